@@ -1,0 +1,34 @@
+# Set-up is idempotent: `.venv/.installed` is a stamp that is refreshed only when
+# pyproject.toml changes, so a second `make test` starts straight away.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: demo test test-all install clean-venv bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# torch first, alone and pinned: otherwise a dependency's `torch` requirement pulls
+# a multi-GB CUDA build on a CPU machine (see ../shared/design/STACK.md).
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test]' torch==2.13.0
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/py4 demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -m "" $(PYTEST_ARGS)
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,5 @@
+"""boa commands (being built)."""
+
+
+def register(app):
+    pass

@@ -1,0 +1,51 @@
+"""`py4`: the pipeline's command line. Each package contributes one sub-command group.
+
+Sub-command modules import heavy libraries (torch, transformers) inside their
+commands, never at import time, so `py4 --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="py4",
+    help="The Python-4 study toolkit: problems, corpus, data, training, graft, evaluation, campaign.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# name -> module holding a `typer.Typer` called `app`. The order is the help's order.
+SUBCOMMANDS: dict[str, str] = {
+    "problems": "py4.problems.cli",
+    "corpus": "py4.corpus.cli",
+    "data": "py4.data.cli",
+    "smoke": "py4.train.smoke_cli",
+    "train": "py4.train.cli",
+    "graft": "py4.graft.cli",
+    "eval": "py4.evaluate.cli",
+    "campaign": "py4.campaign.cli",
+    "report": "py4.report.cli",
+}
+
+for _name, _module in SUBCOMMANDS.items():
+    _sub = importlib.import_module(_module).app
+    if isinstance(_sub, typer.Typer):
+        app.add_typer(_sub, name=_name)
+    else:  # a single command (a plain function)
+        app.command(_name)(_sub)
+
+
+@app.command()
+def demo(out: str = typer.Option("campaign-out/smoke", help="where the smoke campaign writes its runs")) -> None:
+    """Run the smoke campaign end to end and print where the results are."""
+    from py4.campaign.demo import run_demo
+
+    raise typer.Exit(run_demo(out))
+
+
+def main() -> None:  # pragma: no cover - console-script entry point
+    app()

@@ -1,0 +1,188 @@
+"""Strict YAML configs with ``key=value`` overrides.
+
+Every stage, generator and campaign has a frozen pydantic model as its config type.
+Defaults live in that type only. Loading is strict: unknown keys are errors, every
+problem is collected and reported at once with the file, the dotted field path, what
+was given and what was expected.
+
+    cfg = load_config(MidtrainConfig, "configs/train/smoke_midtrain.yaml", ["lr=2e-5"])
+    write_resolved_config(run_dir, cfg)
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pydantic
+import yaml
+
+__all__ = [
+    "ConfigError",
+    "StrictModel",
+    "load_config",
+    "parse_overrides",
+    "apply_overrides",
+    "dump_config",
+    "write_resolved_config",
+]
+
+
+class ConfigError(ValueError):
+    """A config could not be loaded; ``problems`` lists every problem found."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"invalid config {source}: {len(problems)} problem(s)\n{lines}")
+
+
+class StrictModel(pydantic.BaseModel):
+    """Base of every config type: frozen, unknown keys rejected."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+T = TypeVar("T", bound=pydantic.BaseModel)
+
+
+def _parse_scalar(text: str) -> Any:
+    # YAML's own scalar rules, so that `lr=1e-5`, `packing=true`, `gpus=[0,1]` and
+    # `name=null` mean what they mean in a config file.
+    try:
+        return yaml.safe_load(text) if text != "" else ""
+    except yaml.YAMLError:
+        return text
+
+
+def parse_overrides(overrides: list[str] | tuple[str, ...]) -> list[tuple[list[str], Any]]:
+    """Parse ``a.b.c=value`` strings; raises ConfigError naming each malformed one."""
+    parsed: list[tuple[list[str], Any]] = []
+    problems = []
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
+            problems.append(f"override {item!r}: expected key=value with a dotted key, e.g. train.lr=1e-5")
+            continue
+        parsed.append((key.strip().split("."), _parse_scalar(value)))
+    if problems:
+        raise ConfigError("<overrides>", problems)
+    return parsed
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Return a copy of ``data`` with dotted ``key=value`` overrides applied."""
+    import copy
+
+    out = copy.deepcopy(data)
+    for path, value in parse_overrides(overrides):
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError("<overrides>", [f"{'.'.join(path)}: {part!r} is not a mapping"])
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def _field_names(model: type[pydantic.BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    """Field names allowed at ``loc`` (for did-you-mean suggestions)."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        annotation = fields[part].annotation
+        current = _model_in(annotation)
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}) or {})
+
+
+def _model_in(annotation: Any) -> type[pydantic.BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(err: dict[str, Any], model: type[pydantic.BaseModel]) -> str:
+    loc = tuple(err.get("loc", ()))
+    path = ".".join(str(p) for p in loc) or "<root>"
+    if err.get("type") == "extra_forbidden":
+        choices = _field_names(model, loc)
+        hint = difflib.get_close_matches(str(loc[-1]), choices, n=1) if loc else []
+        did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
+        allowed = f" (allowed: {', '.join(sorted(choices))})" if choices else ""
+        return f"{path}: unknown key{did_you_mean}{allowed}"
+    given = err.get("input")
+    given_text = repr(given)
+    if len(given_text) > 80:
+        given_text = given_text[:77] + "..."
+    return f"{path}: {err.get('msg')} (given {given_text})"
+
+
+def validate_config(model: type[T], data: Any, source: str = "<config>") -> T:
+    """Validate a mapping against ``model``; raises ConfigError listing every problem."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(source, [_describe(e, model) for e in exc.errors()]) from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """Read a YAML file; raises ConfigError with the file and line on a parse error."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["file not found"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), [f"cannot read: {exc}"]) from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ConfigError(str(path), [f"{where}YAML syntax error: {getattr(exc, 'problem', exc)}"]) from None
+
+
+def load_config(model: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> T:
+    """Load ``path`` (or the model's defaults when None), apply overrides, validate strictly.
+
+    Raises ConfigError (a ValueError) listing every problem found.
+    """
+    source = str(path) if path is not None else f"<defaults of {model.__name__}>"
+    data = read_yaml(path) if path is not None else {}
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
+    data = apply_overrides(data, overrides)
+    return validate_config(model, data, source)
+
+
+def dump_config(config: pydantic.BaseModel) -> str:
+    """The resolved config as YAML (every field, defaults included)."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def write_resolved_config(run_dir: str | Path, config: pydantic.BaseModel, name: str = "resolved_config.yaml") -> Path:
+    """Write the resolved config next to a run's outputs (atomically)."""
+    from py4.runs import atomic_write_text
+
+    return atomic_write_text(Path(run_dir) / name, dump_config(config))

@@ -1,0 +1,217 @@
+"""Run folders and manifests.
+
+A run is a folder: ``resolved_config.yaml``, ``run_manifest.json`` (inputs with
+revisions and content hashes, hardware, library versions, outputs, timings, status),
+logs and outputs. Writes are atomic (write to a temporary file, then rename) so an
+interrupted run never leaves a half-written manifest that a resume would trust.
+
+    with RunRecorder(out_dir, config, kind="graft") as run:
+        run.add_input("mid", path=mid_dir)
+        ...
+        run.set(tensors_grafted=n)
+    # on success: status "done"; on an exception: status "failed" with the error
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import socket
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+__all__ = [
+    "MANIFEST_NAME",
+    "atomic_write_text",
+    "atomic_write_json",
+    "file_sha256",
+    "tree_sha256",
+    "hardware_info",
+    "library_versions",
+    "read_manifest",
+    "run_is_done",
+    "RunRecorder",
+]
+
+MANIFEST_NAME = "run_manifest.json"
+_HASH_CHUNK = 1 << 20
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_json(path: str | Path, data: Any) -> Path:
+    return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_HASH_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tree_sha256(path: str | Path, exclude: Iterable[str] = (MANIFEST_NAME,)) -> str:
+    """Content hash of a file or of a folder (relative paths and file contents, sorted)."""
+    path = Path(path)
+    if path.is_file():
+        return file_sha256(path)
+    excluded = set(exclude)
+    h = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        rel = file.relative_to(path).as_posix()
+        if file.name in excluded or any(part.startswith(".") for part in file.relative_to(path).parts):
+            continue
+        h.update(rel.encode() + b"\0" + file_sha256(file).encode() + b"\n")
+    return h.hexdigest()
+
+
+def hardware_info() -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+    }
+    try:
+        import torch
+
+        info["cuda_available"] = bool(torch.cuda.is_available())
+        if torch.cuda.is_available():
+            info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except ImportError:  # the language tools do not need torch
+        pass
+    return info
+
+
+_LIBRARIES = ("py4", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "safetensors", "pydantic")
+
+
+def library_versions(names: Iterable[str] = _LIBRARIES) -> dict[str, str | None]:
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
+    """The run's manifest, or None when there is none (or it is unreadable)."""
+    path = Path(run_dir) / MANIFEST_NAME
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def run_is_done(run_dir: str | Path) -> bool:
+    manifest = read_manifest(run_dir)
+    return bool(manifest and manifest.get("status") == "done")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+class RunRecorder:
+    """Writes a run folder's resolved config and manifest; a context manager.
+
+    The manifest is rewritten (atomically) on every ``set``/``add_input``/``add_output``
+    so that a crash leaves the last known state on disk. On normal exit the status is
+    ``done``; on an exception it is ``failed`` with the error, and the exception
+    propagates.
+    """
+
+    def __init__(self, run_dir: str | Path, config: pydantic.BaseModel | None, kind: str):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._t0 = time.monotonic()
+        previous = read_manifest(self.run_dir) or {}
+        self.manifest: dict[str, Any] = {
+            "kind": kind,
+            "status": "running",
+            "started_at": _now(),
+            "attempt": int(previous.get("attempt", 0)) + 1,
+            "inputs": {},
+            "outputs": {},
+            "hardware": hardware_info(),
+            "libraries": library_versions(),
+            "timings": {},
+        }
+        if config is not None:
+            from py4.config import dump_config, write_resolved_config
+
+            write_resolved_config(self.run_dir, config)
+            self.manifest["config"] = config.model_dump(mode="json")
+            self.manifest["config_sha256"] = hashlib.sha256(dump_config(config).encode()).hexdigest()
+        self.flush()
+
+    def flush(self) -> None:
+        atomic_write_json(self.run_dir / MANIFEST_NAME, self.manifest)
+
+    def set(self, **fields: Any) -> None:
+        self.manifest.update(fields)
+        self.flush()
+
+    def add_input(self, name: str, *, path: str | Path | None = None, hub_id: str | None = None,
+                  revision: str | None = None, hash_content: bool = True, **extra: Any) -> None:
+        entry: dict[str, Any] = {k: v for k, v in {"hub_id": hub_id, "revision": revision}.items() if v}
+        if path is not None:
+            entry["path"] = str(path)
+            if hash_content and Path(path).exists():
+                entry["sha256"] = tree_sha256(path)
+        entry.update(extra)
+        self.manifest["inputs"][name] = entry
+        self.flush()
+
+    def add_output(self, name: str, path: str | Path, hash_content: bool = True, **extra: Any) -> None:
+        entry: dict[str, Any] = {"path": str(path)}
+        if hash_content and Path(path).exists():
+            entry["sha256"] = tree_sha256(path)
+        entry.update(extra)
+        self.manifest["outputs"][name] = entry
+        self.flush()
+
+    def timing(self, name: str, seconds: float) -> None:
+        self.manifest["timings"][name] = round(seconds, 4)
+        self.flush()
+
+    def __enter__(self) -> "RunRecorder":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.manifest["timings"]["total_s"] = round(time.monotonic() - self._t0, 4)
+        self.manifest["finished_at"] = _now()
+        if exc is None:
+            self.manifest["status"] = "done"
+        else:
+            self.manifest["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            self.manifest["error"] = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+        self.flush()
+        return False
