@@ -1,0 +1,97 @@
+"""The problem contract: what a Python-4 problem is, as JSON.
+
+Tests are structured inputs with expected outputs. The solution's process only ever
+sees ``args``/``kwargs``; the trusted side compares the returned value with
+``expected``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+__all__ = ["TestCase", "Problem", "SPLITS", "CANARY", "load_problem", "load_problems"]
+
+SPLITS = ("eft_pool", "grpo", "test_heldin", "test_heldout", "eft_large", "train_sanity", "imported")
+
+# A canary string lets anyone detect the bank in a training corpus.
+CANARY = "PY4-BANK-CANARY 7f3c2a9e-1d4b-4e8a-9c61-python4-problem-bank"
+
+_RULE_ID = re.compile(r"^P4-\d\d$")
+
+
+class TestCase(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    __test__ = False  # not a pytest class
+
+    args: list[Any] = pydantic.Field(default_factory=list)
+    kwargs: dict[str, Any] = pydantic.Field(default_factory=dict)
+    expected: Any = None
+    tolerance: float | None = pydantic.Field(default=None, ge=0)
+
+
+class Problem(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    id: str = pydantic.Field(pattern=r"^[a-z0-9_\-]+/[A-Za-z0-9_\-]+$")
+    family: str
+    title: str
+    prompt: str
+    entry_point: str = pydantic.Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    signature: str = ""
+    tests: list[TestCase] = pydantic.Field(min_length=1)
+    rules: list[str] = pydantic.Field(default_factory=list)
+    split: str = "eft_pool"
+    gold: str = ""
+    reference_py3: str = ""
+    difficulty: int = pydantic.Field(default=1, ge=1, le=5)
+    provenance: dict[str, Any] = pydantic.Field(default_factory=dict)
+    canary: str = CANARY
+    bank_version: str = ""
+
+    @pydantic.field_validator("rules")
+    @classmethod
+    def _rule_ids(cls, rules: list[str]) -> list[str]:
+        bad = [r for r in rules if not _RULE_ID.match(r)]
+        if bad:
+            raise ValueError(f"rule ids must look like P4-NN, got {bad}")
+        return rules
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Load one problem JSON file; raises ValueError naming the file and the fields."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such problem file") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    try:
+        return Problem.model_validate(data)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"{path}: invalid problem: {problems}") from None
+
+
+def load_problems(path: str | Path) -> list[Problem]:
+    """Load a JSONL file of problems; errors name the file and line."""
+    path = Path(path)
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append(Problem.model_validate_json(line))
+            except pydantic.ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                raise ValueError(f"{path}:{lineno}: invalid problem: {problems}") from None
+    return out

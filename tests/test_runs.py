@@ -1,0 +1,52 @@
+"""Run folders: resolved config, manifest status on success and failure, hashes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from py4.config import StrictModel
+from py4.runs import MANIFEST_NAME, RunRecorder, read_manifest, run_is_done, tree_sha256
+
+
+class Cfg(StrictModel):
+    seed: int = 42
+
+
+def test_success_marks_done(tmp_path):
+    (tmp_path / "in.txt").write_text("hello")
+    with RunRecorder(tmp_path / "run", Cfg(), kind="unit") as run:
+        run.add_input("data", path=tmp_path / "in.txt", revision="abc")
+        run.set(rows=3)
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest["status"] == "done" and manifest["rows"] == 3
+    assert manifest["inputs"]["data"]["sha256"] == tree_sha256(tmp_path / "in.txt")
+    assert (tmp_path / "run" / "resolved_config.yaml").read_text().strip() == "seed: 42"
+    assert run_is_done(tmp_path / "run")
+
+
+def test_failure_is_recorded_and_propagates(tmp_path):
+    with pytest.raises(RuntimeError):
+        with RunRecorder(tmp_path, Cfg(), kind="unit"):
+            raise RuntimeError("boom")
+    manifest = json.loads((tmp_path / MANIFEST_NAME).read_text())
+    assert manifest["status"] == "failed" and "boom" in manifest["error"]
+    assert not run_is_done(tmp_path)
+
+
+def test_attempts_count_up(tmp_path):
+    for _ in range(2):
+        with RunRecorder(tmp_path, None, kind="unit"):
+            pass
+    assert read_manifest(tmp_path)["attempt"] == 2
+
+
+def test_tree_hash_depends_on_names_and_content(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x").write_text("1")
+    h1 = tree_sha256(tmp_path / "a")
+    (tmp_path / "a" / "x").write_text("2")
+    h2 = tree_sha256(tmp_path / "a")
+    (tmp_path / "a" / "x").rename(tmp_path / "a" / "y")
+    assert len({h1, h2, tree_sha256(tmp_path / "a")}) == 3
