@@ -1,0 +1,123 @@
+"""Verification of a finished graft, independent of the streaming engine.
+
+Every checked tensor is re-read from the inputs and from the output through
+safetensors' own ``safe_open`` and recomputed with plain torch expressions; the stored
+bytes must be bit-identical. The layout checks compare the output index with the plan,
+and the -it files with their copies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from py4.graft.checkpoint import DTYPES, INDEX_NAME, Checkpoint, GraftError, TensorEntry, open_checkpoints
+from py4.graft.config import GraftConfig
+from py4.graft.plan import Decision, build_plan
+from py4.runs import file_sha256
+
+__all__ = ["VerifyResult", "verify_graft"]
+
+_VERIFY_CHUNK = 1 << 22  # elements recomputed at once
+
+
+@dataclass
+class VerifyResult:
+    checked: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)  # "name: what differs"
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+class _Handles:
+    """safe_open handles by file, closed together."""
+
+    def __init__(self, stack: contextlib.ExitStack):
+        self._stack, self._open = stack, {}
+
+    def tensor(self, path: Path, name: str) -> torch.Tensor:
+        from safetensors import safe_open
+
+        if path not in self._open:
+            self._open[path] = self._stack.enter_context(safe_open(str(path), framework="pt"))
+        return self._open[path].get_tensor(name)
+
+
+def _expected(d: Decision, handles: _Handles, config: GraftConfig, lo: int, hi: int) -> torch.Tensor:
+    out_dtype = DTYPES[d.out_dtype].torch_dtype
+
+    def flat(entry: TensorEntry) -> torch.Tensor:
+        return handles.tensor(entry.file, entry.stored_name).reshape(-1)[lo:hi]
+
+    if d.action == "graft":
+        acc = getattr(torch, config.accumulate_dtype)
+        lam = torch.tensor(config.lambda_, dtype=acc)
+        mid, it, base = (flat(d.sources[r]).to(acc) for r in ("mid", "it", "base"))
+        return (mid + lam * (it - base)).to(out_dtype)
+    (entry,) = d.sources.values()
+    return flat(entry).to(out_dtype)
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    # Compare bit patterns, so that NaNs and signed zeros count as what they are.
+    return t.contiguous().view(torch.uint8)
+
+
+def _check_tensor(d: Decision, stored_file: Path, handles: _Handles, config: GraftConfig) -> str | None:
+    stored = handles.tensor(stored_file, d.name)
+    if tuple(stored.shape) != d.shape or stored.dtype != DTYPES[d.out_dtype].torch_dtype:
+        return f"{d.name}: stored {list(stored.shape)} {stored.dtype}, expected {list(d.shape)} {d.out_dtype}"
+    flat = stored.reshape(-1)
+    for lo in range(0, flat.numel(), _VERIFY_CHUNK):
+        hi = min(lo + _VERIFY_CHUNK, flat.numel())
+        if not torch.equal(_bits(flat[lo:hi]), _bits(_expected(d, handles, config, lo, hi))):
+            return f"{d.name}: stored values differ from the recomputed {d.action} (first chunk at element {lo})"
+    return None
+
+
+def _check_layout(config: GraftConfig, decisions: list[Decision], weight_map: dict[str, str],
+                  checkpoints: dict[str, Checkpoint]) -> list[str]:
+    problems = []
+    planned = {d.name for d in decisions if d.action != "skip"}
+    problems += [f"{n}: planned but absent from the output index" for n in sorted(planned - set(weight_map))]
+    problems += [f"{n}: in the output index but not planned (skipped or unknown)"
+                 for n in sorted(set(weight_map) - planned)]
+    out = Path(config.out)
+    for name in config.aux_files:
+        src = checkpoints["it"].folder / name
+        if src.is_file() and (not (out / name).is_file() or file_sha256(out / name) != file_sha256(src)):
+            problems.append(f"{name}: the output's copy differs from the -it model's")
+    return problems
+
+
+def verify_graft(config: GraftConfig, *, sample: int | None, seed: int = 0,
+                 checkpoints: dict[str, Checkpoint] | None = None) -> VerifyResult:
+    """Recompute ``sample`` seeded-random stored tensors (all when None) and compare bit for bit.
+
+    Raises GraftError when the output has no index (not a finished graft).
+    """
+    out = Path(config.out)
+    index_path = out / INDEX_NAME
+    if not index_path.is_file():
+        raise GraftError(f"{out}: no {INDEX_NAME}; not a finished graft")
+    weight_map: dict[str, str] = json.loads(index_path.read_text(encoding="utf-8"))["weight_map"]
+    checkpoints = checkpoints or open_checkpoints(config)
+    plan = build_plan(config, checkpoints)
+    result = VerifyResult(mismatches=_check_layout(config, plan.decisions, weight_map, checkpoints))
+    kept = [d for d in plan.decisions if d.action != "skip" and d.name in weight_map]
+    chosen = kept if sample is None else random.Random(seed).sample(kept, min(sample, len(kept)))
+    with contextlib.ExitStack() as stack:
+        handles = _Handles(stack)
+        for d in chosen:
+            problem = _check_tensor(d, out / weight_map[d.name], handles, config)
+            result.checked.append(d.name)
+            if problem:
+                result.mismatches.append(problem)
+    return result
