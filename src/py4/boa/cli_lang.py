@@ -1,5 +1,96 @@
-"""boa commands (being built)."""
+"""`boa check`, `boa translate`, `boa rules`: the language front end on the command line.
+
+Exit codes: 0 clean, 1 the program has diagnostics (check) or does not compile
+(translate), 2 usage or I/O error. FILE may be ``-`` for standard input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+from py4.lang import RULES, compile_py4
 
 
-def register(app):
-    pass
+class DiagnosticsMode(str, Enum):
+    verbatim = "verbatim"
+    generic = "generic"
+
+
+def read_source(file: str) -> bytes:
+    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable."""
+    try:
+        if file == "-":
+            return sys.stdin.buffer.read()
+        return Path(file).read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        typer.echo(f"boa: cannot read {file!r}: {reason}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _display_name(file: str) -> str:
+    return "<stdin>" if file == "-" else file
+
+
+def check(
+    file: str = typer.Argument(..., help="Python-4 source file, or - for stdin."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    diagnostics: DiagnosticsMode = typer.Option(
+        DiagnosticsMode.verbatim, "--diagnostics",
+        help="verbatim: rule, message and fix; generic: kind and line only."),
+) -> None:
+    """Check a Python-4 program: exit 0 when clean, 1 on any error or warning."""
+    name = _display_name(file)
+    result = compile_py4(read_source(file), name)
+    mode = diagnostics.value
+    if as_json:
+        items = []
+        for diag in result.diagnostics:
+            item = diag.to_json()
+            if mode == "generic":
+                item["message"] = diag.render("generic")
+            items.append(item)
+        payload = {"file": name, "ok": result.ok, "diagnostics": items,
+                   "rules_exercised": result.rules_exercised}
+        typer.echo(json.dumps(payload))
+    else:
+        for diag in result.diagnostics:
+            typer.echo(f"{name}: {diag.render(mode)}")
+        if not result.diagnostics:
+            typer.echo(f"{name}: ok")
+    raise typer.Exit(1 if result.diagnostics else 0)
+
+
+def translate(
+    file: str = typer.Argument(..., help="Python-4 source file, or - for stdin."),
+) -> None:
+    """Print the Python 3 translation of a Python-4 program (exit 1 if it does not compile)."""
+    name = _display_name(file)
+    result = compile_py4(read_source(file), name)
+    if not result.ok or result.python_source is None:
+        for diag in result.diagnostics:
+            typer.echo(f"{name}: {diag.render('verbatim')}", err=True)
+        raise typer.Exit(1)
+    typer.echo(result.python_source)
+
+
+def rules(as_json: bool = typer.Option(False, "--json", help="Print a JSON list.")) -> None:
+    """List the Python-4 rules (id, kind, title, default held-out flag)."""
+    if as_json:
+        typer.echo(json.dumps([rule.to_json() for rule in RULES.values()]))
+        return
+    for rule in RULES.values():
+        held = "held-out" if rule.held_out else "held-in"
+        typer.echo(f"{rule.id}  {rule.kind:<9}  {held:<8}  {rule.title}: {rule.summary}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add check, translate and rules to the `boa` app."""
+    app.command("check")(check)
+    app.command("translate")(translate)
+    app.command("rules")(rules)

@@ -1,0 +1,546 @@
+"""Static analysis of a Python-4 program: compile-time errors, lints, rules exercised.
+
+A separate ``ast.NodeVisitor`` pass over the program as parsed (Python 3 spelling,
+before the semantic transform), so it sees what the programmer wrote.
+
+Errors: P4-02 (assignment to a name not declared earlier in the same scope; scopes are
+Python's: module, fn, class, lambda, comprehension), P4-11 (chained comparison), P4-14
+(negative numeric literal as an index or slice bound; a negative *step* is allowed),
+names reserved for the runtime (``__p4…``, P4-00).
+Warnings: P4-05, P4-25, P4-26, P4-27, P4-28, P4-29, P4-30 (see docs/dev/diagnostics.md).
+
+Rules exercised are **static and over-approximate**: a rule counts as exercised when a
+construct it governs appears anywhere in the program, reachable or not, in its Python-4
+or its Python 3 spelling (a ``def`` exercises P4-01 as ``fn`` does). ``EXERCISED_BY``
+is the whole definition, one row per construct tag; the token pass contributes the tags
+marked ``(tokens)``. Dict inference for P4-16 is local and shallow: a dict display or
+comprehension, ``{:}``, a ``dict(…)`` call, a name bound to one of those anywhere in an
+enclosing scope, or a parameter annotated ``dict``/``dict[…]``/``Dict[…]``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+# (rule, construct tag, what makes the tag appear). The one table of rules exercised.
+EXERCISED_BY: tuple[tuple[str, str, str], ...] = (
+    ("P4-01", "fn", "an `fn` (or `def`) definition (tokens, AST)"),
+    ("P4-02", "let", "a `let` statement (tokens)"),
+    ("P4-03", "else_if", "an `else if` (or `elif`) (tokens)"),
+    ("P4-04", "nil", "`nil`, `true`, `false` (or None/True/False) (tokens)"),
+    ("P4-05", "fn", "an `fn` definition"),
+    ("P4-06", "catch", "a `catch` (or `except`) clause (tokens, AST)"),
+    ("P4-07", "throw", "a `throw` (or `raise`) statement (tokens, AST)"),
+    ("P4-08", "i_string", "an i-string (or f-string) (tokens)"),
+    ("P4-09", "fun", "a `fun` (or `lambda`) expression (tokens, AST)"),
+    ("P4-10", "use", "a `use` (or `import`) statement (tokens, AST)"),
+    ("P4-11", "comparison_pair", "`a < b and b < c`: an `and` of comparisons sharing an operand"),
+    ("P4-11", "chained_comparison", "a chained comparison `a < b < c`"),
+    ("P4-12", "range_call", "a call of `range` or `indices`"),
+    ("P4-13", "slice_upper", "a slice with an explicit upper bound"),
+    ("P4-14", "first_last_call", "a call of `first` or `last`"),
+    ("P4-14", "len_minus_index", "an index of the form `len(x) - k`"),
+    ("P4-14", "negative_index", "a negative literal index or slice bound"),
+    ("P4-15", "empty_braces", "`{}` or `{:}` (tokens)"),
+    ("P4-15", "set_call", "a call of `set`"),
+    ("P4-16", "dict_iteration", "iterating an expression inferred to be a dict"),
+    ("P4-16", "keys_call", "a `.keys()` call"),
+    ("P4-17", "pop_no_args", "a `.pop()` call without arguments"),
+    ("P4-18", "join_call", "a `.join(…)` call"),
+    ("P4-19", "enumerate_call", "a call of `enumerate`"),
+    ("P4-20", "zip_call", "a call of `zip` or `zip_shortest`"),
+    ("P4-21", "sum_count_call", "a call of `sum` or `count`"),
+    ("P4-22", "round_call", "a call of `round`"),
+    ("P4-23", "int_division", "`//` or `%` not formatting a string literal (also `//=`, `%=`, divmod)"),
+    ("P4-24", "trim_strip_attr", "an attribute `.trim*` or `.strip/.lstrip/.rstrip`"),
+    ("P4-25", "percent_format", "`%` with a string literal on the left"),
+    ("P4-26", "param_default", "a parameter with a default value"),
+    ("P4-27", "nil_comparison", "a comparison with `nil`"),
+    ("P4-28", "catch", "any `catch` clause (tokens, AST)"),
+    ("P4-29", "builtin_binding", "a binding of a builtin's name"),
+    ("P4-30", "type_check", "a call of `isinstance`, or a comparison with `type(x)`"),
+)
+
+PY4_EXTRA_BUILTINS = frozenset({"indices", "first", "last", "zip_shortest", "count"})
+BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_")) | PY4_EXTRA_BUILTINS
+RESERVED_PREFIX = "__p4"
+_CALL_TAGS = {
+    "range": "range_call", "indices": "range_call", "first": "first_last_call",
+    "last": "first_last_call", "set": "set_call", "enumerate": "enumerate_call",
+    "zip": "zip_call", "zip_shortest": "zip_call", "sum": "sum_count_call",
+    "count": "sum_count_call", "round": "round_call", "divmod": "int_division",
+    "isinstance": "type_check",
+}
+_ITERATING_CALLS = frozenset({"list", "sorted", "tuple", "set", "iter", "frozenset"})
+_STRIP_NAMES = frozenset({"strip", "lstrip", "rstrip", "trim", "trim_start", "trim_end"})
+_MUTABLE_DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+_MUTABLE_CALLS = frozenset({"list", "dict", "set", "bytearray"})
+_DICT_ANNOTATIONS = frozenset({"dict", "Dict", "defaultdict", "OrderedDict"})
+
+
+@dataclass
+class RawDiagnostic:
+    """A finding at a Python 3 position (line, UTF-8 byte column), before mapping."""
+
+    kind: str
+    line: int
+    col: int
+    fields: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Scope:
+    kind: str  # "module" | "fn" | "class" | "comp"
+    declared: set[str] = field(default_factory=set)
+    reported: set[str] = field(default_factory=set)
+    dict_names: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Analysis:
+    findings: list[RawDiagnostic]
+    tags: set[str]
+
+
+def rules_for_tags(tags: set[str]) -> list[str]:
+    """Sorted rule ids exercised by the given construct tags (see EXERCISED_BY)."""
+    return sorted({rule for rule, tag, _ in EXERCISED_BY if tag in tags})
+
+
+def _call_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
+    return None
+
+
+def _is_negative_literal(node: ast.AST | None) -> bool:
+    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) in (int, float, complex))
+
+
+def _same_operand(a: ast.AST, b: ast.AST) -> bool:
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    if type(a) is not type(b):
+        return False
+    return ast.dump(a) == ast.dump(b)
+
+
+def _is_nil(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _is_str_literal(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
+        node, ast.JoinedStr)
+
+
+class Py4Analyzer(ast.NodeVisitor):
+    """Walks a module once; collects RawDiagnostics and construct tags."""
+
+    def __init__(self, let_positions: set[tuple[int, int]], empty_dicts: set[tuple[int, int]]):
+        self.let_positions = let_positions
+        self.empty_dicts = empty_dicts
+        self.used_lets: set[tuple[int, int]] = set()
+        self.findings: list[RawDiagnostic] = []
+        self.tags: set[str] = set()
+        self.scopes: list[_Scope] = [_Scope("module")]
+
+    # -- bookkeeping -------------------------------------------------------------
+    def report(self, kind: str, node: ast.AST, **fields) -> None:
+        self.findings.append(RawDiagnostic(kind, node.lineno, node.col_offset, fields))
+
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def declare(self, name: str, node: ast.AST, scope: _Scope | None = None) -> None:
+        scope = scope or self.scope
+        scope.declared.add(name)
+        self._check_binding_name(name, node, scope)
+
+    def assign(self, name: str, node: ast.AST) -> None:
+        """A plain (re)binding: the name must be declared earlier in this scope."""
+        scope = self.scope
+        if name not in scope.declared and name not in scope.reported:
+            scope.reported.add(name)
+            self.report("undeclared", node, name=name)
+        self._check_binding_name(name, node, scope)
+
+    def _check_binding_name(self, name: str, node: ast.AST, scope: _Scope) -> None:
+        if name.startswith(RESERVED_PREFIX):
+            self.report("reserved_name", node, name=name)
+        elif name in BUILTIN_NAMES and scope.kind != "class":
+            self.tags.add("builtin_binding")
+            self.report("shadow_builtin", node, name=name)
+
+    def bind_target(self, target: ast.AST, declaring: bool, is_let: bool = False) -> None:
+        """Bind every name in an assignment target (tuples, lists, starred)."""
+        if isinstance(target, ast.Name):
+            (self.declare if declaring else self.assign)(target.id, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self.bind_target(elt, declaring, is_let)
+        elif isinstance(target, ast.Starred):
+            self.bind_target(target.value, declaring, is_let)
+        elif is_let:
+            self.report("let_target", target, target=ast.unparse(target))
+
+    def _is_let(self, node: ast.stmt) -> bool:
+        key = (node.lineno, node.col_offset)
+        if key in self.let_positions:
+            self.used_lets.add(key)
+            return True
+        return False
+
+    def finish(self) -> Analysis:
+        for line, col in sorted(self.let_positions - self.used_lets):
+            self.findings.append(RawDiagnostic("let_statement", line, col))
+        return Analysis(self.findings, self.tags)
+
+    # -- dict inference (P4-16) ---------------------------------------------------
+    def _is_dict_expr(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Dict):
+            return bool(node.keys) or (node.lineno, node.col_offset) in self.empty_dicts
+        if isinstance(node, ast.DictComp) or _call_name(node) == "dict":
+            return True
+        if isinstance(node, ast.Name):
+            return any(node.id in scope.dict_names for scope in self.scopes)
+        return False
+
+    def _note_iteration(self, node: ast.AST) -> None:
+        if self._is_dict_expr(node):
+            self.tags.add("dict_iteration")
+
+    def _track_dict_binding(self, target: ast.AST, value: ast.AST | None) -> None:
+        if isinstance(target, ast.Name):
+            if value is not None and self._is_dict_expr(value):
+                self.scope.dict_names.add(target.id)
+            else:
+                self.scope.dict_names.discard(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)) and value is not None:
+            self._note_iteration(value)
+
+    # -- statements that bind ------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        is_let = self._is_let(node)
+        self.visit(node.value)
+        for target in node.targets:
+            self._visit_target_parts(target)
+            self.bind_target(target, declaring=is_let, is_let=is_let)
+            self._track_dict_binding(target, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        is_let = self._is_let(node)
+        if node.value is not None:
+            self.visit(node.value)
+        self.visit(node.annotation)
+        self._visit_target_parts(node.target)
+        if is_let or node.value is not None:
+            self.bind_target(node.target, declaring=is_let, is_let=is_let)
+        self._track_dict_binding(node.target, node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            self.tags.add("int_division")
+        self.visit(node.value)
+        self._visit_target_parts(node.target)
+        if isinstance(node.target, ast.Name):
+            self.assign(node.target.id, node.target)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._visit_target_parts(target)
+            if isinstance(target, ast.Name):
+                self.assign(target.id, target)
+
+    def _visit_target_parts(self, target: ast.AST) -> None:
+        """Visit the expressions inside a target (subscripts, attributes), not its names."""
+        if isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.visit(target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._visit_target_parts(elt)
+        elif isinstance(target, ast.Starred):
+            self._visit_target_parts(target.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        self._note_iteration(node.iter)
+        self._visit_target_parts(node.target)
+        self.bind_target(node.target, declaring=True)
+        self._track_dict_binding(node.target, None)
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._visit_target_parts(item.optional_vars)
+                self.bind_target(item.optional_vars, declaring=True)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_AsyncWith = visit_With
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.tags.add("catch")
+        if node.type is None:
+            self.report("bare_catch", node)
+        else:
+            self.visit(node.type)
+        if node.name:
+            self.declare(node.name, node)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.tags.add("use")
+        for alias in node.names:
+            self.declare(alias.asname or alias.name.split(".")[0], node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self.tags.add("use")
+        for alias in node.names:
+            if alias.name != "*":
+                self.declare(alias.asname or alias.name, node)
+
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
+        for name in node.names:
+            self.declare(name, node)
+
+    visit_Nonlocal = visit_Global
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        self.tags.add("throw")
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        if node.name:
+            self.declare(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        if node.name:
+            self.declare(node.name, node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        if node.rest:
+            self.declare(node.rest, node)
+        self.generic_visit(node)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        owner = next((s for s in reversed(self.scopes) if s.kind != "comp"), self.scopes[0])
+        self.declare(node.target.id, node.target, owner)
+        self.scope.declared.add(node.target.id)
+
+    # -- scopes ----------------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.tags.add("fn")
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self._visit_defaults(node.args)
+        self._visit_annotations(node)
+        in_class = self.scope.kind == "class"
+        self.declare(node.name, node)
+        self._check_annotations(node, in_class)
+        self.scopes.append(_Scope("fn"))
+        self._declare_params(node.args)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.tags.add("fun")
+        self._visit_defaults(node.args)
+        self.scopes.append(_Scope("fn"))
+        self._declare_params(node.args)
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.decorator_list, *node.bases, *node.keywords]:
+            self.visit(expr)
+        self.declare(node.name, node)
+        self.scopes.append(_Scope("class"))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def _comprehension(self, node, parts: list[ast.AST]) -> None:
+        generators = node.generators
+        self.visit(generators[0].iter)  # evaluated in the enclosing scope
+        self.scopes.append(_Scope("comp"))
+        for i, gen in enumerate(generators):
+            if i:
+                self.visit(gen.iter)
+            self._note_iteration(gen.iter)
+            self._visit_target_parts(gen.target)
+            self.bind_target(gen.target, declaring=True)
+            for cond in gen.ifs:
+                self.visit(cond)
+        for part in parts:
+            self.visit(part)
+        self.scopes.pop()
+
+    def visit_ListComp(self, node):
+        self._comprehension(node, [node.elt])
+
+    visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+    def visit_DictComp(self, node):
+        self._comprehension(node, [node.key, node.value])
+
+    def _all_params(self, args: ast.arguments) -> list[ast.arg]:
+        params = [*args.posonlyargs, *args.args]
+        if args.vararg:
+            params.append(args.vararg)
+        params.extend(args.kwonlyargs)
+        if args.kwarg:
+            params.append(args.kwarg)
+        return params
+
+    def _declare_params(self, args: ast.arguments) -> None:
+        for param in self._all_params(args):
+            self.declare(param.arg, param)
+            if self._is_dict_annotation(param.annotation):
+                self.scope.dict_names.add(param.arg)
+
+    @staticmethod
+    def _is_dict_annotation(annotation: ast.AST | None) -> bool:
+        if isinstance(annotation, ast.Subscript):
+            annotation = annotation.value
+        if isinstance(annotation, ast.Attribute):
+            return annotation.attr in _DICT_ANNOTATIONS
+        return isinstance(annotation, ast.Name) and annotation.id in _DICT_ANNOTATIONS
+
+    def _visit_defaults(self, args: ast.arguments) -> None:
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+        pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        for param, default in pairs:
+            self.tags.add("param_default")
+            if isinstance(default, _MUTABLE_DISPLAYS) or _call_name(default) in _MUTABLE_CALLS:
+                self.report("mutable_default", default, name=param.arg)
+            self.visit(default)
+
+    def _visit_annotations(self, node: ast.FunctionDef) -> None:
+        for param in self._all_params(node.args):
+            if param.annotation is not None:
+                self.visit(param.annotation)
+        if node.returns is not None:
+            self.visit(node.returns)
+
+    def _check_annotations(self, node: ast.FunctionDef, in_class: bool) -> None:
+        params = self._all_params(node.args)
+        positional = [*node.args.posonlyargs, *node.args.args]
+        missing = []
+        for param in params:
+            exempt = in_class and positional and param is positional[0] and param.arg in ("self", "cls")
+            if param.annotation is None and not exempt:
+                missing.append(f"parameter `{param.arg}`")
+        if node.returns is None:
+            missing.append("return type")
+        if missing:
+            self.report("annotations", node, name=node.name, missing=", ".join(missing))
+
+    # -- expressions --------------------------------------------------------------------
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if len(node.ops) > 1:
+            self.tags.add("chained_comparison")
+            self.report("chained", node)
+        operands = [node.left, *node.comparators]
+        for left, op, right in zip(operands, node.ops, operands[1:]):
+            if _is_nil(left) or _is_nil(right):
+                self.tags.add("nil_comparison")
+                if isinstance(op, (ast.Eq, ast.NotEq)):
+                    self.report("nil_compare", node, op="==" if isinstance(op, ast.Eq) else "!=")
+            if _call_name(left) == "type" or _call_name(right) == "type":
+                self.tags.add("type_check")
+                if isinstance(op, (ast.Eq, ast.NotEq)):
+                    self.report("type_compare", node, op="==" if isinstance(op, ast.Eq) else "!=")
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        if isinstance(node.op, ast.And):
+            values = node.values
+            for a, b in zip(values, values[1:]):
+                if (isinstance(a, ast.Compare) and isinstance(b, ast.Compare)
+                        and len(a.ops) == 1 and len(b.ops) == 1
+                        and _same_operand(a.comparators[0], b.left)):
+                    self.tags.add("comparison_pair")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Mod) and _is_str_literal(node.left):
+            self.tags.add("percent_format")
+            self.report("percent_format", node)
+        elif isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            self.tags.add("int_division")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _call_name(node)
+        if name is not None:
+            tag = _CALL_TAGS.get(name)
+            if tag:
+                self.tags.add(tag)
+            if name in _ITERATING_CALLS and node.args:
+                self._note_iteration(node.args[0])
+        elif isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr == "pop" and not node.args and not node.keywords:
+                self.tags.add("pop_no_args")
+            elif attr == "join":
+                self.tags.add("join_call")
+            elif attr == "keys":
+                self.tags.add("keys_call")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _STRIP_NAMES:
+            self.tags.add("trim_strip_attr")
+        self.generic_visit(node)
+
+    def visit_Starred(self, node: ast.Starred) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._note_iteration(node.value)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, ast.Slice):
+                if part.upper is not None:
+                    self.tags.add("slice_upper")
+                for bound in (part.lower, part.upper):
+                    self._check_negative_index(bound)
+            else:
+                self._check_negative_index(part)
+                if (isinstance(part, ast.BinOp) and isinstance(part.op, ast.Sub)
+                        and _call_name(part.left) == "len"):
+                    self.tags.add("len_minus_index")
+        self.generic_visit(node)
+
+    def _check_negative_index(self, node: ast.AST | None) -> None:
+        if _is_negative_literal(node):
+            self.tags.add("negative_index")
+            self.report("negative_index", node, literal=f"-{node.operand.value!r}")
+
+
+def analyze(tree: ast.Module, let_positions: set[tuple[int, int]],
+            empty_dicts: set[tuple[int, int]]) -> Analysis:
+    """Analyse a parsed (untransformed) module; positions are Python 3 (line, byte col)."""
+    analyzer = Py4Analyzer(let_positions, empty_dicts)
+    analyzer.visit(tree)
+    return analyzer.finish()

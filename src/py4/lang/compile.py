@@ -1,0 +1,193 @@
+"""`compile_py4`: Python-4 source to diagnostics, rules exercised and a code object.
+
+Pipeline: input guards → token rewrite (tokens.py) → ``ast.parse`` → static analysis
+(analyze.py) → semantic transform (translate.py) → ``compile()`` of the AST. The code
+object's line numbers are the Python-4 source's; diagnostics carry Python-4 positions.
+
+This runs in Boa's trusted parent on hostile input, so for any ``str`` or ``bytes`` it
+never raises and stays fast: oversize sources, invalid UTF-8, NUL bytes, deep nesting
+(RecursionError / MemoryError in the parser or compiler), huge literals (the int/str
+conversion limit) all become ``P4-00`` diagnostics. A bug in the compiler itself also
+becomes a diagnostic, worded "internal error", so tests can look for it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import CodeType
+
+from py4.lang.analyze import analyze, rules_for_tags
+from py4.lang.diagnostics import Diagnostic, make_diagnostic, sort_key
+from py4.lang.tokens import TokenPass, rewrite_tokens
+from py4.lang.translate import transform
+
+# A study program is a few hundred lines; this bound keeps the worst case well under 2 s.
+MAX_SOURCE_CHARS = 200_000
+
+# CPython's parser messages, spoken in Python-4 words.
+_PY3_WORDS = {
+    "None": "nil", "True": "true", "False": "false", "lambda": "fun", "def": "fn",
+    "elif": "else if", "except": "catch", "raise": "throw", "import": "use",
+    "f-string": "i-string", "f-strings": "i-strings",
+}
+_PY3_WORDS_RE = re.compile(r"(?<![\w-])(" + "|".join(
+    re.escape(w) for w in sorted(_PY3_WORDS, key=len, reverse=True)) + r")(?![\w-])")
+
+
+@dataclass
+class CompileResult:
+    """What compiling a Python-4 program gives. See docs/dev/contracts.md."""
+
+    filename: str
+    diagnostics: list[Diagnostic]
+    rules_exercised: list[str]
+    code: CodeType | None = None
+    tree: ast.Module | None = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    @cached_property
+    def python_source(self) -> str | None:
+        """The readable Python 3 translation (None when the program does not compile)."""
+        if self.tree is None:
+            return None
+        try:
+            return ast.unparse(self.tree)
+        except (RecursionError, MemoryError, ValueError):
+            return None
+
+
+def python4_words(message: str) -> str:
+    """Replace Python 3 spellings in a CPython parser message by Python-4 ones."""
+    return _PY3_WORDS_RE.sub(lambda m: _PY3_WORDS[m.group(1)], message)
+
+
+def compile_py4(source: str | bytes, filename: str = "<py4>") -> CompileResult:
+    """Compile Python-4 ``source``; never raises for str or bytes input.
+
+    Raises TypeError only when ``source`` is neither str nor bytes.
+    """
+    if isinstance(source, (bytes, bytearray)):
+        text, problem = _decode(bytes(source))
+        if problem is not None:
+            return CompileResult(filename, [problem], [])
+    elif isinstance(source, str):
+        text = source
+    else:
+        raise TypeError(f"compile_py4 takes str or bytes, not {type(source).__name__}")
+    try:
+        return _compile_text(text, filename)
+    except (RecursionError, MemoryError):
+        return CompileResult(filename, [make_diagnostic("too_deep", 1, 0)], [])
+    except Exception as exc:  # noqa: BLE001 - never crash the trusted parent; loud message
+        detail = f"{type(exc).__name__}: {exc}"[:200]
+        return CompileResult(filename, [make_diagnostic("internal", 1, 0, detail=detail)], [])
+
+
+def _decode(data: bytes) -> tuple[str, Diagnostic | None]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        col = len(before[before.rfind(b"\n") + 1:].decode("utf-8", "replace"))
+        detail = f"byte 0x{data[exc.start]:02x} at line {line}"
+        return "", make_diagnostic("encoding", line, col, detail=detail)
+    return text, None
+
+
+def _position_of(text: str, index: int) -> tuple[int, int]:
+    line = text.count("\n", 0, index) + 1
+    return line, index - (text.rfind("\n", 0, index) + 1)
+
+
+def _compile_text(text: str, filename: str) -> CompileResult:
+    if len(text) > MAX_SOURCE_CHARS:
+        diag = make_diagnostic("too_large", 1, 0, size=len(text), limit=MAX_SOURCE_CHARS)
+        return CompileResult(filename, [diag], [])
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    nul = text.find("\0")
+    if nul >= 0:
+        return CompileResult(filename, [make_diagnostic("null_byte", *_position_of(text, nul))], [])
+    tokens = rewrite_tokens(text)
+    diagnostics = list(tokens.diagnostics)
+    if tokens.fatal:
+        return _finish(filename, diagnostics, tokens.tags)
+    tree, parse_problem = _parse(tokens, filename)
+    if tree is None:
+        diagnostics.append(parse_problem)
+        return _finish(filename, diagnostics, tokens.tags)
+    analysis = analyze(tree, tokens.let_positions, tokens.empty_dicts)
+    tags = tokens.tags | analysis.tags
+    for raw in analysis.findings:
+        line, col = tokens.py4_position(raw.line, raw.col, col_is_bytes=True)
+        diagnostics.append(make_diagnostic(raw.kind, line, col, **raw.fields))
+    if any(d.severity == "error" for d in diagnostics):
+        return _finish(filename, diagnostics, tags)
+    tree = transform(tree, tokens.empty_dicts)
+    code, compile_problem = _compile_tree(tree, tokens, filename)
+    if compile_problem is not None:
+        diagnostics.append(compile_problem)
+        return _finish(filename, diagnostics, tags)
+    return _finish(filename, diagnostics, tags, code=code, tree=tree)
+
+
+def _finish(filename, diagnostics, tags, code=None, tree=None) -> CompileResult:
+    diagnostics.sort(key=sort_key)
+    return CompileResult(filename, diagnostics, rules_for_tags(tags), code=code, tree=tree)
+
+
+def _parse(tokens: TokenPass, filename: str) -> tuple[ast.Module | None, Diagnostic | None]:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(tokens.text, filename)
+    except SyntaxError as exc:
+        return None, _syntax_diagnostic(exc, tokens)
+    except (RecursionError, MemoryError):
+        return None, make_diagnostic("too_deep", 1, 0)
+    except (ValueError, OverflowError) as exc:
+        return None, make_diagnostic("literal_too_large", 1, 0, detail=str(exc)[:200])
+    if tokens.token_error is not None:  # the parser accepted what tokenize could not
+        line, col, message = tokens.token_error
+        return None, make_diagnostic("syntax", line, col, detail=python4_words(message))
+    return tree, None
+
+
+def _compile_tree(tree: ast.Module, tokens: TokenPass, filename: str):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(tree, filename, "exec", dont_inherit=True), None
+    except SyntaxError as exc:
+        return None, _syntax_diagnostic(exc, tokens)
+    except (RecursionError, MemoryError):
+        return None, make_diagnostic("too_deep", 1, 0)
+    except (ValueError, OverflowError) as exc:
+        return None, make_diagnostic("literal_too_large", 1, 0, detail=str(exc)[:200])
+
+
+def _syntax_diagnostic(exc: SyntaxError, tokens: TokenPass) -> Diagnostic:
+    message = exc.msg or "invalid syntax"
+    if "integer string conversion" in message or "Exceeds the limit" in message:
+        kind, fields = "literal_too_large", {"detail": message[:200]}
+    else:
+        kind, fields = "syntax", {"detail": python4_words(message)}
+    line, col = tokens.py4_position(exc.lineno or 1, max((exc.offset or 1) - 1, 0))
+    return make_diagnostic(kind, line, col, **fields)
