@@ -1,0 +1,258 @@
+"""What runs inside a run's child process, after it has been confined.
+
+The child executes the program's code object and reports on a private channel (a pipe
+to its supervisor, framed with a per-run token): for ``run`` jobs the outcome (exit code,
+uncaught exception type and line); for ``certify`` jobs one frame per test with the
+entry point's return value as strict JSON. The child never sees expected outputs, so
+the most a hostile program can do to this channel is claim return values it could have
+returned anyway; the trusted parent makes every pass/fail decision.
+
+Everything the harness needs (serialiser pieces, ``os.write``, ``json.dumps``) is bound
+at import time, in the worker, before any user code exists: monkeypatching builtins or
+modules from the program cannot change how its results are encoded.
+"""
+
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import sys
+import traceback
+from json.encoder import encode_basestring_ascii as _quote
+
+# Bound once, before user code: the program can rebind names in modules but not these.
+_write = os.write
+_dumps = json.dumps
+_loads = json.loads
+_int_repr, _int_value = int.__repr__, int.__int__
+_float_repr, _float_value = float.__repr__, float.__float__
+_str_value = str.__str__
+_dict_items, _list_copy = dict.items, list.copy
+_tuple_iter = tuple.__iter__
+_isinstance, _type, _len, _str, _iter, _list = isinstance, type, len, str, iter, list
+_bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(None)
+_exit = os._exit
+_enumerate, _callable, _exec = enumerate, callable, exec
+_INFINITIES = (float("inf"), float("-inf"))
+
+MAX_RESULT_CHARS = 1_000_000
+MAX_DEPTH = 200
+HARNESS_FILES = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),)
+
+
+class Unserialisable(Exception):
+    """A return value that is not strict JSON (the test fails with this reason)."""
+
+
+def strict_json(value) -> str:
+    """Serialise ``value`` as strict JSON using only the exact builtin types' methods.
+
+    Subclasses of int/float/str/list/tuple/dict are reduced to their builtin value, so
+    an overridden ``__eq__``/``__repr__``/``__str__`` has no effect; NaN and infinities,
+    sets, bytes and other objects raise Unserialisable.
+    """
+    parts: list[str] = []
+    budget = [MAX_RESULT_CHARS]
+    _emit(value, parts, budget, 0)
+    return "".join(parts)
+
+
+def _emit(value, parts: list, budget: list, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise Unserialisable("nested too deeply")
+    kind = _type(value)
+    if value is None:
+        text = "null"
+    elif kind is _bool:
+        text = "true" if value else "false"
+    elif _isinstance(value, _int):
+        try:
+            text = _int_repr(_int_value(value))
+        except ValueError:
+            raise Unserialisable("integer too large") from None
+    elif _isinstance(value, _float):
+        number = _float_value(value)
+        if number != number or number in _INFINITIES:
+            raise Unserialisable("NaN or infinity is not JSON")
+        text = _float_repr(number)
+    elif _isinstance(value, _str):
+        text = _quote(_str_value(value))
+    elif _isinstance(value, (_list, _tuple)):
+        items = _list_copy(value) if _isinstance(value, _list) else _list(_tuple_iter(value))
+        parts.append("[")
+        for n, item in _enumerate(items):
+            if n:
+                parts.append(",")
+            _emit(item, parts, budget, depth + 1)
+        text = "]"
+    elif _isinstance(value, _dict):
+        parts.append("{")
+        for n, (key, item) in _enumerate(_list(_dict_items(value))):
+            if n:
+                parts.append(",")
+            parts.append(_quote(_key_text(key)) + ":")
+            _emit(item, parts, budget, depth + 1)
+        text = "}"
+    else:
+        raise Unserialisable(f"a {kind.__name__} is not JSON")
+    budget[0] -= _len(text) + 1
+    if budget[0] < 0:
+        raise Unserialisable("result too large")
+    parts.append(text)
+
+
+def _key_text(key) -> str:
+    """Dict keys as json.dumps coerces them (so results match JSON-made expectations)."""
+    if _isinstance(key, _str):
+        return _str_value(key)
+    if key is None:
+        return "null"
+    if _type(key) is _bool:
+        return "true" if key else "false"
+    if _isinstance(key, _int):
+        return _int_repr(_int_value(key))
+    if _isinstance(key, _float):
+        return _float_repr(_float_value(key))
+    raise Unserialisable(f"a {_type(key).__name__} dict key is not JSON")
+
+
+class Channel:
+    """Frames to the supervisor: token (16 bytes) + 4-byte length + JSON payload."""
+
+    def __init__(self, fd: int, token: bytes):
+        self._fd, self._token = fd, token
+
+    def send(self, message: dict) -> None:
+        data = _dumps(message).encode("utf-8", "backslashreplace")
+        frame = self._token + _len(data).to_bytes(4, "big") + data
+        view = memoryview(frame)
+        while view:
+            view = view[_write(self._fd, view):]
+
+
+# ----------------------------------------------------------------------------- errors
+
+def _user_frames(tb, filename: str) -> list:
+    """Frames of the traceback worth showing: drop Boa's own (harness and runtime)."""
+    frames = traceback.extract_tb(tb)
+    return [f for f in frames if not f.filename.startswith(HARNESS_FILES)]
+
+
+def error_line(exc: BaseException, filename: str) -> int | None:
+    """Line of the innermost frame in the user's program, or None."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == filename:
+            line = frame.lineno
+    if line is None and _isinstance(exc, SyntaxError) and exc.filename == filename:
+        line = exc.lineno
+    return line
+
+
+def describe_error(exc: BaseException, filename: str, mode: str) -> str:
+    """Traceback text for stderr: verbatim, or squashed to ``<Type> at line N``."""
+    name = _type(exc).__name__
+    line = error_line(exc, filename)
+    if mode == "generic":
+        return f"{name} at line {line}\n" if line is not None else f"{name}\n"
+    try:
+        frames = _user_frames(exc.__traceback__, filename)
+        lines = ["Traceback (most recent call last):\n"]
+        lines += traceback.format_list(frames)
+        lines += traceback.format_exception_only(_type(exc), exc)
+        return "".join(lines)
+    except BaseException:  # noqa: BLE001 - a hostile __str__ must not break reporting
+        return f"{name} (message unavailable)\n"
+
+
+# ----------------------------------------------------------------------------- jobs
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - the program may have replaced or closed them
+            pass
+
+
+def _write_stderr(text: str) -> None:
+    try:
+        _write(2, text.encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+def _exit_code_of(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if _isinstance(code, _int) and not _isinstance(code, _bool):
+        return _int_value(code) & 0xFF
+    _write_stderr(f"{code}\n")
+    return 1
+
+
+def run_program(job: dict, code, chan: Channel, new_globals) -> None:
+    """Execute a ``run`` job and exit the process; never returns."""
+    filename, mode = job["filename"], job["diagnostics"]
+    exit_code, exc_info = 0, None
+    try:
+        _exec(code, _main_globals(new_globals, filename))
+    except SystemExit as exc:
+        exit_code = _exit_code_of(exc)
+    except BaseException as exc:  # noqa: BLE001 - every failure is an honest outcome
+        exit_code = 1
+        exc_info = {"type": _type(exc).__name__, "line": error_line(exc, filename)}
+        _flush_streams()
+        _write_stderr(describe_error(exc, filename, mode))
+    _flush_streams()
+    try:
+        chan.send({"k": "exit", "code": exit_code, "exc": exc_info})
+    finally:
+        _exit(exit_code)
+
+
+def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> None:
+    """Execute a ``certify`` job: load the module, call the entry point per test, exit."""
+    filename = job["filename"]
+    chan.send({"k": "start", "i": -1})
+    try:
+        namespace = _main_globals(new_globals, filename)
+        _exec(code, namespace)
+        func = namespace.get(job["entry_point"])
+        if not _callable(func):
+            raise NameError(f"entry point {job['entry_point']!r} is not defined")
+    except BaseException as exc:  # noqa: BLE001 - includes an early SystemExit
+        chan.send({"k": "load_error", "type": _type(exc).__name__, "line": error_line(exc, filename)})
+        _flush_streams()
+        _exit(1)
+    for i, test_json in _enumerate(job["tests"]):
+        test = _loads(test_json)
+        args, kwargs = to_py4(test["args"]), to_py4(test["kwargs"])
+        chan.send({"k": "start", "i": i})
+        try:
+            value = func(*args, **kwargs)
+            chan.send({"k": "result", "i": i, "v": strict_json(value)})
+        except Unserialisable as exc:
+            chan.send({"k": "error", "i": i, "type": "Unserialisable", "line": None,
+                       "detail": exc.args[0]})
+        except BaseException as exc:  # noqa: BLE001
+            chan.send({"k": "error", "i": i, "type": _type(exc).__name__,
+                       "line": error_line(exc, filename)})
+    _flush_streams()
+    chan.send({"k": "done"})
+    _exit(0)
+
+
+def _main_globals(new_globals, filename: str) -> dict:
+    namespace = new_globals()
+    namespace["__name__"] = "__main__"
+    namespace["__file__"] = filename
+    return namespace
+
+
+def register_source(filename: str, source: str) -> None:
+    """Let tracebacks quote the program's lines (the file exists nowhere on disk)."""
+    lines = source.splitlines(keepends=True)
+    linecache.cache[filename] = (_len(source), None, lines, filename)

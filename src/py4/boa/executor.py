@@ -1,0 +1,292 @@
+"""Boa's executor: run untrusted Python-4 programs fast, in isolated pre-forked workers.
+
+``Executor`` compiles in the trusted parent (``frontend``), then hands the code object to
+one of its workers (``worker``), each an isolated process that forks a confined child per
+run. See ``docs/boa.md`` for what the sandbox covers and what it does not.
+
+    with Executor(workers=2, timeout_s=5.0) as ex:
+        result = ex.run('print("hi")\\n')
+        results = ex.run_many([src1, src2, src3])
+
+Statuses: ``ok`` (exit code 0), ``compile_error``, ``runtime_error`` (uncaught exception,
+non-zero exit, or a crash such as a segfault), ``timeout`` (wall clock or CPU), ``memory``
+(MemoryError under the memory limit), ``output_limit`` (stdout or stderr over the cap;
+the run is stopped), ``killed`` (the process died of a signal the sandbox did not send,
+or the sandbox could not be set up).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import marshal
+import os
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from py4.boa import frontend
+from py4.boa.isolation import Limits
+from py4.boa.protocol import WorkerGone, read_message, write_frame, write_message
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "memory", "output_limit", "killed")
+TRUNCATION_MARKER = "…[output truncated]"
+RUN_UID_BASE = 61000  # worker i runs programs as uid/gid RUN_UID_BASE + i (no other user)
+BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
+WORKER_START_TIMEOUT_S = 60.0
+CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
+                 signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
+                 signal.SIGABRT: "Aborted"}
+_SRC_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass
+class RunResult:
+    """The outcome of one run; ``status`` is one of ``STATUSES``."""
+
+    status: str
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    diagnostics: list[dict] = field(default_factory=list)
+    duration_s: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """One program for ``run_many`` with its own options."""
+
+    source: str | bytes
+    timeout_s: float | None = None
+    diagnostics: str = "verbatim"
+    filename: str = "<py4>"
+
+
+class WorkerError(RuntimeError):
+    """A worker could not be started (the message says why)."""
+
+
+class _Worker:
+    """The parent's handle on one worker process (used by one thread at a time)."""
+
+    def __init__(self, index: int, config: dict):
+        self.index, self.config = index, dict(config, run_uid=RUN_UID_BASE + index)
+        self.proc: subprocess.Popen | None = None
+        self.caps: dict = {}
+
+    def start(self) -> None:
+        boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
+        config = dict(self.config, parent_pid=os.getpid())
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", boot, json.dumps(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if config["debug"] else subprocess.DEVNULL,
+            env=env, close_fds=True, start_new_session=True)
+
+    def await_ready(self) -> None:
+        ready = self._read_reply(WORKER_START_TIMEOUT_S)
+        if ready is None or not ready.get("ready"):
+            self.kill()
+            raise WorkerError(f"Boa worker {self.index} did not start (see stderr with debug=True)")
+        self.caps = ready["caps"]
+
+    def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
+        """Send a job and wait for the reply; None when the worker died or hung."""
+        try:
+            write_message(self.proc.stdin.fileno(), header)
+            write_frame(self.proc.stdin.fileno(), code)
+        except OSError:
+            return None
+        return self._read_reply(backstop_s)
+
+    def _read_reply(self, timeout_s: float) -> dict | None:
+        fd = self.proc.stdout.fileno()
+        ready, _, _ = select.select([fd], [], [], timeout_s)
+        if not ready:
+            return None
+        try:
+            return read_message(fd)
+        except (WorkerGone, OSError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        try:  # the supervisor dies with it (parent-death signal), and with it every run
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            stream.close()
+        self.proc = None
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+        self.await_ready()
+
+
+class Executor:
+    """A pool of isolated workers running untrusted programs; a context manager.
+
+    ``workers``: number of worker processes (default: one per core). ``timeout_s``: wall
+    clock per run. ``output_cap``: characters kept of stdout and of stderr. ``memory_mb``:
+    address-space limit of a run. ``dialect``: ``py4`` (default) or ``python3``.
+    ``isolate=False`` turns namespaces off (for debugging only).
+
+    Raises WorkerError when the workers cannot be started.
+    """
+
+    def __init__(self, workers: int | None = None, timeout_s: float = 5.0, output_cap: int = 2048,
+                 *, memory_mb: int = 512, nproc: int = 32, dialect: str = "py4",
+                 isolate: bool = True, seccomp: bool = True, debug: bool = False):
+        if dialect not in ("py4", "python3"):
+            raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
+        if timeout_s <= 0 or output_cap < 0:
+            raise ValueError("timeout_s must be > 0 and output_cap >= 0")
+        self.timeout_s, self.output_cap, self.dialect = float(timeout_s), int(output_cap), dialect
+        limits = Limits(cpu_s=int(timeout_s) + 1, memory_bytes=memory_mb * 2**20, nproc=nproc)
+        config = {"dialect": dialect, "isolate": isolate, "seccomp": seccomp, "debug": debug,
+                  "limits": asdict(limits)}
+        self._limits = limits
+        count = workers or os.cpu_count() or 1
+        self._workers = [_Worker(i, config) for i in range(count)]
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._closed = False
+        try:
+            for worker in self._workers:
+                worker.start()
+            for worker in self._workers:
+                worker.await_ready()
+                self._idle.put(worker)
+        except BaseException:
+            self.close()
+            raise
+        for warning in self.capabilities.get("warnings", []):
+            log.warning("Boa sandbox: %s", warning)
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def capabilities(self) -> dict:
+        """What isolation the workers actually got (namespaces, root, privileges, …)."""
+        return dict(self._workers[0].caps)
+
+    @property
+    def workers(self) -> int:
+        return len(self._workers)
+
+    def close(self) -> None:
+        self._closed = True
+        for worker in self._workers:
+            worker.kill()
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ running
+    def run(self, source: str | bytes, *, stdin: Any = None, timeout_s: float | None = None,
+            diagnostics: str = "verbatim", filename: str = "<py4>") -> RunResult:
+        """Compile and run one program. ``stdin`` is ignored: programs read an empty stdin.
+
+        Never raises for anything the program does; raises ValueError for a bad
+        ``diagnostics`` mode and RuntimeError when the executor is closed.
+        """
+        del stdin
+        if diagnostics not in ("verbatim", "generic"):
+            raise ValueError(f"unknown diagnostics mode {diagnostics!r}; expected 'verbatim' or 'generic'")
+        compiled = frontend.compile_source(source, filename, self.dialect)
+        diags = [frontend.diagnostic_to_json(d, diagnostics) for d in compiled.diagnostics]
+        if not compiled.ok:
+            return RunResult("compile_error", None, "", _render_errors(compiled, diagnostics), diags)
+        timeout = float(timeout_s or self.timeout_s)
+        header = {"mode": "run", "filename": filename, "source": _text(source),
+                  "diagnostics": diagnostics, "timeout_s": timeout, "output_cap": self.output_cap}
+        reply = self.dispatch(header, marshal.dumps(compiled.code), timeout)
+        return _run_result(reply, diags, self.output_cap, timeout)
+
+    def run_many(self, requests: Iterable[str | bytes | RunRequest]) -> list[RunResult]:
+        """Run many programs on all workers at once; results come back in input order."""
+        items = [r if isinstance(r, RunRequest) else RunRequest(r) for r in requests]
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(lambda r: self.run(r.source, timeout_s=r.timeout_s,
+                                                    diagnostics=r.diagnostics, filename=r.filename), items))
+
+    def dispatch(self, header: dict, code: bytes, timeout_s: float) -> dict | None:
+        """Send one job to an idle worker and return its reply (None: the worker was lost).
+
+        The parent's own deadline (timeout + grace) backs up the worker's: a worker that
+        does not answer in time is killed with its whole namespace and replaced.
+        """
+        if self._closed:
+            raise RuntimeError("this Executor is closed")
+        worker = self._idle.get()
+        try:
+            reply = worker.call(header, code, timeout_s + BACKSTOP_GRACE_S)
+            if reply is None or not reply.get("clean", False):
+                worker.restart()
+            return reply
+        finally:
+            self._idle.put(worker)
+
+
+def _text(source: str | bytes) -> str:
+    return source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+
+
+def _render_errors(compiled: frontend.Compiled, mode: str) -> str:
+    return "".join(d.render(mode) + "\n" for d in compiled.diagnostics if d.severity == "error")
+
+
+def _cut(text: str, truncated: bool) -> str:
+    return text + TRUNCATION_MARKER if truncated else text
+
+
+def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float) -> RunResult:
+    if reply is None:
+        return RunResult("killed", None, "", "boa: the run's worker was lost and replaced\n", diags, timeout)
+    stdout = _cut(reply["stdout"], reply["stdout_truncated"])
+    stderr = _cut(reply["stderr"], reply["stderr_truncated"])
+    status, exit_code = _status_of(reply)
+    if reply["signal"] in CRASH_SIGNALS and reply["reason"] is None:
+        stderr += f"{CRASH_SIGNALS[reply['signal']]} (signal {reply['signal']})\n"
+    if status == "timeout":
+        stderr += f"boa: timed out after {timeout:g} s\n"
+    return RunResult(status, exit_code, stdout, stderr, diags, reply["duration_s"])
+
+
+def _status_of(reply: dict) -> tuple[str, int | None]:
+    reason, sig, code = reply["reason"], reply["signal"], reply["exit_code"]
+    if reason == "timeout":
+        return "timeout", None
+    if reason == "output_limit":
+        return "output_limit", None
+    if sig is not None:
+        if sig == signal.SIGXCPU:
+            return "timeout", None
+        if sig in CRASH_SIGNALS:
+            return ("memory" if "MemoryError" in reply["stderr"] else "runtime_error"), None
+        return "killed", None
+    if code == 125 and "boa: sandbox setup failed" in reply["stderr"]:
+        return "killed", None
+    exits = [m for m in reply["messages"] if m.get("k") == "exit"]
+    exc = exits[-1].get("exc") if exits else None
+    if isinstance(exc, dict) and exc.get("type") == "MemoryError":
+        return "memory", code
+    return ("ok" if code == 0 else "runtime_error"), code

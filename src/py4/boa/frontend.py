@@ -1,0 +1,163 @@
+"""The trusted side of a run: turn source into a code object and diagnostics.
+
+This is the only place where Boa's executor touches the language front end
+(``py4.lang.compile_py4`` and ``py4.lang.runtime.new_globals``). Everything here runs in
+the trusted parent and must survive hostile source: a front-end crash (RecursionError,
+MemoryError, any exception) becomes a ``P4-00`` error diagnostic, never an exception.
+
+The ``python3`` dialect compiles plain Python 3 with CPython's ``compile``; it exists so
+that the sandbox can be exercised and benchmarked independently of the language.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any, Literal
+
+Dialect = Literal["py4", "python3"]
+Rendering = Literal["verbatim", "generic"]
+
+# Programs larger than this are refused before any parsing (the front end may have its
+# own, smaller limit). Protects the parent against pathological input sizes.
+MAX_SOURCE_CHARS = 1_000_000
+
+# Modules a run's worker imports once, before isolation, so that programs find them
+# already loaded (and so that a late import never needs the hidden repository).
+PRELOAD_MODULES = (
+    "json", "math", "cmath", "re", "string", "collections", "collections.abc", "itertools",
+    "functools", "heapq", "bisect", "decimal", "fractions", "statistics", "random",
+    "operator", "copy", "dataclasses", "typing", "enum", "textwrap", "datetime",
+    "array", "struct", "unicodedata", "traceback", "linecache", "warnings",
+)
+
+
+@dataclass
+class Compiled:
+    """What the trusted side knows about a program before it runs."""
+
+    ok: bool
+    code: CodeType | None
+    diagnostics: list[Any] = field(default_factory=list)  # Diagnostic-like objects
+    rules_exercised: list[str] = field(default_factory=list)
+
+    @property
+    def warnings(self) -> list[Any]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+
+@dataclass(frozen=True)
+class SimpleDiagnostic:
+    """A diagnostic made by Boa itself (front-end crash, plain Python 3 syntax error)."""
+
+    rule: str
+    severity: str
+    line: int
+    col: int
+    message: str
+    fix: str = ""
+
+    def render(self, mode: Rendering = "verbatim") -> str:
+        if mode == "generic":
+            kind = "SyntaxError" if self.severity == "error" else "warning"
+            return f"{kind} at line {self.line}"
+        fix = f". Fix: {self.fix}" if self.fix else ""
+        return f"line {self.line}, col {self.col}: {self.severity} {self.rule}: {self.message}{fix}"
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity, "line": self.line,
+                "col": self.col, "message": self.message}
+
+
+def py4_available() -> bool:
+    """True when the Python-4 front end (``py4.lang.compile_py4``) can be imported."""
+    try:
+        from py4.lang import compile_py4  # noqa: F401
+        from py4.lang.runtime import new_globals  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def compile_source(source: str | bytes, filename: str = "<py4>", dialect: Dialect = "py4") -> Compiled:
+    """Compile ``source``; never raises (front-end failures become P4-00 diagnostics)."""
+    size = len(source)
+    if size > MAX_SOURCE_CHARS:
+        return _failed("too_large", f"source is too large ({size} characters; the limit is "
+                       f"{MAX_SOURCE_CHARS})", "split the program")
+    try:
+        if dialect == "py4":
+            return _compile_py4(source, filename)
+        if dialect == "python3":
+            return _compile_python3(source, filename)
+    except RecursionError:
+        return _failed("too_deep", "program is nested too deeply for Boa",
+                       "reduce the nesting of brackets and expressions")
+    except MemoryError:
+        return _failed("too_large", "program too large to compile", "split the program")
+    except Exception as exc:  # noqa: BLE001 - a front-end bug must not crash the harness
+        return _failed("internal", f"internal error in the compiler: {type(exc).__name__}: {exc}",
+                       "report this program to the Boa maintainers")
+    raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
+
+
+def _compile_py4(source: str | bytes, filename: str) -> Compiled:
+    from py4.lang import compile_py4
+
+    with warnings.catch_warnings():
+        # CPython's own SyntaxWarnings are not Python-4 diagnostics; keep them off the
+        # parent's stderr (the analyser reports what matters).
+        warnings.simplefilter("ignore")
+        res = compile_py4(source, filename=filename)
+    return Compiled(ok=bool(res.ok), code=res.code if res.ok else None,
+                    diagnostics=list(res.diagnostics), rules_exercised=list(res.rules_exercised))
+
+
+def _compile_python3(source: str | bytes, filename: str) -> Compiled:
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return _failed("encoding", f"source is not valid UTF-8: {exc.reason}", "save as UTF-8")
+    if "\x00" in source:
+        return _failed("null_byte", "source contains a NUL byte", "remove the NUL byte")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            code = compile(source, filename, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return Compiled(ok=False, code=None, diagnostics=[SimpleDiagnostic(
+            "P4-00", "error", exc.lineno or 1, max((exc.offset or 1) - 1, 0),
+            f"syntax error: {exc.msg}")])
+    except (ValueError, OverflowError) as exc:
+        return _failed("literal", f"cannot compile: {exc}", "check the program")
+    return Compiled(ok=True, code=code)
+
+
+def _failed(kind: str, message: str, fix: str) -> Compiled:
+    del kind  # the message already says it; kept for readability at call sites
+    return Compiled(ok=False, code=None,
+                    diagnostics=[SimpleDiagnostic("P4-00", "error", 1, 0, message, fix)])
+
+
+def diagnostic_to_json(diag: Any, mode: Rendering) -> dict:
+    """The JSON of one diagnostic as ``boa check --json`` shows it, in either rendering.
+
+    Generic mode keeps only the kind and position (no rule id, no words).
+    """
+    if mode == "generic":
+        return {"rule": None, "severity": diag.severity, "line": diag.line, "col": diag.col,
+                "message": diag.render("generic")}
+    return diag.to_json()
+
+
+def new_globals_factory(dialect: Dialect):
+    """The function a run's child calls to build its module globals."""
+    if dialect == "py4":
+        from py4.lang.runtime import new_globals
+
+        return new_globals
+    import builtins
+
+    return lambda: {"__builtins__": builtins}

@@ -1,0 +1,347 @@
+"""Kernel isolation for Boa's workers and run children, through raw syscalls (ctypes).
+
+Two layers, set up at two moments:
+
+* **Once per worker** (``isolate_worker`` then ``build_sandbox_root``): new user (only
+  when not root), mount, PID, IPC, UTS and network namespaces; a fresh root filesystem
+  made of read-only bind mounts of the system directories Python needs (``/usr``, the
+  interpreter's prefix) plus an empty ``/etc``, a few device nodes, a ``/proc`` of the new
+  PID namespace mounted ``hidepid=2``, and a size-limited tmpfs at ``/tmp`` for scratch.
+  ``pivot_root`` then detaches the host filesystem: the repository, the problem bank,
+  tests, home directories and other runs' folders simply do not exist in the sandbox.
+* **Once per run** (``confine_child``, in the forked child before user code): new
+  session, rlimits, closed descriptors, scrubbed environment, no-new-privs, a seccomp
+  filter, and a switch to an unprivileged uid/gid private to the worker.
+
+Every step is probed; a step that the kernel refuses is recorded in ``Capabilities`` with
+a warning and the worker carries on with what it has (``docs/boa.md`` lists what was
+active where the tests ran). Nothing here is an in-process guard: user code runs with
+the whole Python language available and is contained by the kernel only.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import resource
+import signal
+import sys
+from dataclasses import dataclass, field
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+SYS_PIVOT_ROOT = 155  # x86_64
+
+# Where the sandbox root is assembled (inside the worker's private mount namespace,
+# so the host never sees these mounts).
+STAGING_DIR = "/tmp"
+SCRATCH_DIR = "/tmp"  # path of the scratch tmpfs *inside* the sandbox root
+DEVICE_NODES = ("null", "zero", "urandom", "random")
+
+NAMESPACES = (  # (name, flag) in the order they are unshared
+    ("mount", CLONE_NEWNS), ("ipc", CLONE_NEWIPC), ("uts", CLONE_NEWUTS),
+    ("net", CLONE_NEWNET), ("pid", CLONE_NEWPID),
+)
+
+
+@dataclass
+class Capabilities:
+    """Which isolation layers a worker actually got (reported to the parent)."""
+
+    namespaces: list[str] = field(default_factory=list)
+    private_root: bool = False
+    scratch_tmpfs: bool = False
+    proc_hidepid: bool = False
+    drop_privileges: bool = False
+    seccomp: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run resource limits applied with setrlimit in the run's child."""
+
+    cpu_s: int = 6
+    memory_bytes: int = 512 * 2**20
+    nproc: int = 32
+    fsize_bytes: int = 4 * 2**20
+    nofile: int = 64
+    scratch_bytes: int = 16 * 2**20
+
+
+class IsolationError(OSError):
+    """A syscall needed for isolation failed (errno and the call are in the message)."""
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise IsolationError(err, f"{what}: {os.strerror(err)}")
+
+
+def unshare(flags: int) -> None:
+    _check(_libc.unshare(ctypes.c_int(flags)), f"unshare({flags:#x})")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int = 0,
+          data: str | None = None) -> None:
+    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {source!r} on {target!r} ({fstype}, {data})")
+
+
+def umount(target: str, flags: int = MNT_DETACH) -> None:
+    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), f"umount {target!r}")
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    _check(_libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0)), f"prctl({option})")
+
+
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------- worker
+
+def isolate_worker(caps: Capabilities) -> None:
+    """Unshare namespaces for this process and its future children (call before fork).
+
+    Each namespace is tried separately so that one refusal does not cost the others.
+    """
+    if os.geteuid() != 0:
+        _enter_user_namespace(caps)
+    for name, flag in NAMESPACES:
+        try:
+            unshare(flag)
+            caps.namespaces.append(name)
+        except IsolationError as exc:
+            caps.warnings.append(f"no {name} namespace ({exc.strerror})")
+    if "mount" in caps.namespaces:
+        try:  # nothing we mount from now on may propagate back to the host
+            mount(None, "/", None, MS_REC | MS_PRIVATE)
+        except IsolationError as exc:
+            caps.namespaces.remove("mount")
+            caps.warnings.append(f"cannot make mounts private ({exc.strerror}); not mounting")
+    if "uts" in caps.namespaces:
+        _libc.sethostname(b"boa", ctypes.c_size_t(3))
+
+
+def _enter_user_namespace(caps: Capabilities) -> None:
+    uid, gid = os.geteuid(), os.getegid()
+    try:
+        unshare(CLONE_NEWUSER)
+        with open("/proc/self/setgroups", "w") as fh:
+            fh.write("deny")
+        with open("/proc/self/uid_map", "w") as fh:
+            fh.write(f"0 {uid} 1")
+        with open("/proc/self/gid_map", "w") as fh:
+            fh.write(f"0 {gid} 1")
+        caps.namespaces.append("user")
+    except OSError as exc:
+        caps.warnings.append(f"not root and no user namespace ({exc}); namespaces unavailable")
+
+
+def build_sandbox_root(caps: Capabilities, readonly_paths: list[str]) -> None:
+    """Assemble a minimal root filesystem and pivot into it (call as PID 1 of the worker).
+
+    On failure the worker keeps the host filesystem and records a warning.
+    """
+    if "mount" not in caps.namespaces:
+        caps.warnings.append("no mount namespace: programs can read the host filesystem")
+        return
+    root = STAGING_DIR
+    try:
+        mount("boa-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
+        for path in _system_paths(readonly_paths):
+            _bind_readonly(path, root + path)
+        os.makedirs(root + "/etc", exist_ok=True)
+        _make_devices(root)
+        os.makedirs(root + "/proc", exist_ok=True)
+        os.makedirs(root + SCRATCH_DIR, exist_ok=True)
+        os.makedirs(root + "/.oldroot", exist_ok=True)
+        os.chdir(root)
+        _check(_libc.syscall(ctypes.c_long(SYS_PIVOT_ROOT), b".", b".oldroot"), "pivot_root")
+        os.chdir("/")
+        umount("/.oldroot")
+        os.rmdir("/.oldroot")
+        caps.private_root = True
+    except OSError as exc:
+        caps.warnings.append(f"private root failed ({exc}); programs can read the host filesystem")
+        return
+    _mount_proc(caps)
+    try:  # the root tmpfs itself becomes read-only: only the scratch dir is writable
+        mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    except IsolationError as exc:
+        caps.warnings.append(f"cannot make the sandbox root read-only ({exc.strerror})")
+
+
+def _system_paths(extra: list[str]) -> list[str]:
+    """Paths to expose read-only: system dirs plus the interpreter's base prefix.
+
+    A virtual environment's own prefix is deliberately left out: it usually lives in the
+    project checkout, and programs need only the standard library.
+    """
+    wanted = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin",
+              os.path.realpath(sys.base_prefix), *extra]
+    out: list[str] = []
+    for path in wanted:
+        if not os.path.lexists(path) or any(path == p or path.startswith(p + "/") for p in out):
+            continue
+        out.append(path)
+    return out
+
+
+def _bind_readonly(path: str, target: str) -> None:
+    if os.path.islink(path) and os.path.dirname(path) == "/":
+        os.symlink(os.readlink(path), target)  # e.g. /lib -> usr/lib on merged-/usr systems
+        return
+    os.makedirs(target, exist_ok=True)
+    mount(path, target, None, MS_BIND | MS_REC)
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _make_devices(root: str) -> None:
+    os.makedirs(root + "/dev", exist_ok=True)
+    for name in DEVICE_NODES:
+        target = f"{root}/dev/{name}"
+        open(target, "w").close()
+        mount(f"/dev/{name}", target, None, MS_BIND)
+        mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NOEXEC)
+
+
+def _mount_proc(caps: Capabilities) -> None:
+    if "pid" not in caps.namespaces or os.getpid() != 1:
+        return  # a /proc of the host's PID namespace would show the host's processes
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    try:
+        mount("proc", "/proc", "proc", flags, "hidepid=2")
+        caps.proc_hidepid = True
+    except IsolationError:
+        try:
+            mount("proc", "/proc", "proc", flags)
+        except IsolationError as exc:
+            caps.warnings.append(f"no /proc in the sandbox ({exc.strerror})")
+
+
+def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Limits) -> str:
+    """Give the next run an empty scratch directory; returns its path.
+
+    With a private root the scratch dir is a fresh tmpfs (size- and inode-limited), so
+    wiping is a detach-and-remount; otherwise it is a host directory emptied by hand.
+    """
+    if caps.private_root:
+        if caps.scratch_tmpfs:
+            umount(SCRATCH_DIR)
+        mount("boa-scratch", SCRATCH_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
+              f"mode=0700,uid={owner_uid},gid={owner_gid},size={limits.scratch_bytes},nr_inodes=2048")
+        caps.scratch_tmpfs = True
+        return SCRATCH_DIR
+    return _reset_host_scratch(owner_uid, owner_gid)
+
+
+_HOST_SCRATCH: list[str] = []
+
+
+def _reset_host_scratch(owner_uid: int, owner_gid: int) -> str:
+    import shutil
+    import tempfile
+
+    if not _HOST_SCRATCH:
+        _HOST_SCRATCH.append(tempfile.mkdtemp(prefix="boa-scratch-"))
+    path = _HOST_SCRATCH[0]
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    if os.geteuid() == 0:
+        os.chown(path, owner_uid, owner_gid)
+    return path
+
+
+# ----------------------------------------------------------------------------- per run
+
+def confine_child(limits: Limits, run_uid: int | None, run_gid: int | None,
+                  scratch: str, use_seccomp: bool) -> None:
+    """Confine the current (freshly forked) process before it runs untrusted code.
+
+    Called with fds 0/1/2 and the result channel already in place; raises OSError when a
+    mandatory step fails (the caller then exits without running the program).
+    """
+    os.setsid()
+    _set_limits(limits)
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch,
+                       "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8"})
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write raises, not kills
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    if run_uid is not None and run_gid is not None:
+        os.setgroups([])
+        os.setgid(run_gid)
+        os.setuid(run_uid)
+        if os.geteuid() != run_uid or os.getuid() != run_uid:
+            raise OSError(errno.EPERM, "privileges were not dropped")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if use_seccomp:
+        from py4.boa.seccomp import install_filter
+
+        install_filter()
+
+
+def _set_limits(limits: Limits) -> None:
+    cpu = limits.cpu_s
+    setrlimit = resource.setrlimit
+    setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+    setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
+    setrlimit(resource.RLIMIT_NOFILE, (limits.nofile, limits.nofile))
+    setrlimit(resource.RLIMIT_CORE, (0, 0))
+    setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
+    setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+
+
+def kill_everything_else(run_uid: int | None) -> None:
+    """Kill every process the last run left behind.
+
+    As PID 1 of a PID namespace, ``kill(-1, SIGKILL)`` reaches exactly the processes of
+    that namespace. Without one, a helper child switches to the run's private uid and
+    does the same, which reaches only that uid's processes. As root outside a PID
+    namespace nothing is sent: kill(-1) there would hit the whole machine.
+    """
+    if os.getpid() == 1:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        return
+    if run_uid is None or os.geteuid() != 0:
+        return
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(run_uid)
+            os.setuid(run_uid)
+            if os.getuid() == run_uid and os.geteuid() == run_uid and run_uid != 0:
+                os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)

@@ -1,0 +1,361 @@
+"""A Boa worker: an isolated, pre-warmed process that supervises one run at a time.
+
+Started by the executor as a fresh interpreter (never forked from it, so it holds none of
+the parent's memory: no problem bank, no expected outputs). At start it imports the
+runtime, unshares its namespaces and forks the *supervisor*, which is PID 1 of the new
+PID namespace and pivots into the sandbox root. For each job the supervisor forks a
+child, confines it (``isolation.confine_child``) and runs the program in it
+(``child.py``), while it enforces the wall-clock deadlines and the output cap, reads the
+child's private result channel, then kills every process left in the namespace, reaps
+them, checks that none remain and wipes the scratch tmpfs before the next job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import importlib
+import json
+import marshal
+import os
+import random
+import selectors
+import signal
+import sys
+import time
+
+from py4.boa import child, isolation
+from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
+from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
+
+JOB_FD_IN, JOB_FD_OUT = 0, 1
+TOKEN_BYTES = 16
+MAX_CHANNEL_BYTES = 32 * 2**20
+MAX_CHANNEL_FRAME = 8 * 2**20
+READ_CHUNK = 65536
+
+
+def main(argv: list[str]) -> None:
+    """Entry point of a worker process; ``argv[0]`` is its JSON configuration."""
+    config = json.loads(argv[0])
+    isolation.die_with_parent()
+    if os.getppid() != config["parent_pid"]:
+        os._exit(1)  # the executor died before we could tie ourselves to it
+    for name in PRELOAD_MODULES:
+        importlib.import_module(name)
+    new_globals = new_globals_factory(config["dialect"])
+    to_py4 = _to_py4(config["dialect"])
+    caps = isolation.Capabilities()
+    if config["isolate"]:
+        isolation.isolate_worker(caps)
+    else:
+        caps.warnings.append("isolation disabled by configuration")
+    pid = os.fork()
+    if pid:
+        _wait_for_supervisor(pid)
+    isolation.die_with_parent()
+    Supervisor(config, caps, new_globals, to_py4).serve()
+
+
+def _to_py4(dialect: str):
+    if dialect == "py4":
+        from py4.lang.runtime import to_py4
+
+        return to_py4
+    return lambda value: value
+
+
+def _wait_for_supervisor(pid: int) -> None:
+    """The outer process only waits: it keeps no copy of the job pipes."""
+    os.close(JOB_FD_IN)
+    os.close(JOB_FD_OUT)
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
+
+
+class Supervisor:
+    """PID 1 of the worker's namespaces: runs jobs one at a time, forever."""
+
+    def __init__(self, config: dict, caps: isolation.Capabilities, new_globals, to_py4):
+        self.config, self.caps = config, caps
+        self.new_globals, self.to_py4 = new_globals, to_py4
+        if config["isolate"]:
+            isolation.build_sandbox_root(caps, config.get("readonly_paths", []))
+        privileged = os.geteuid() == 0 and "user" not in caps.namespaces
+        self.run_uid = config["run_uid"] if privileged and config["isolate"] else None
+        caps.drop_privileges = self.run_uid is not None
+        if not caps.drop_privileges:
+            caps.warnings.append("programs run with the worker's own uid")
+        self.use_seccomp = bool(config.get("seccomp")) and _seccomp_available(caps)
+        caps.seccomp = self.use_seccomp
+        self.limits = isolation.Limits(**config["limits"])
+        if config["isolate"]:
+            isolation.reset_scratch(caps, *self._owner(), self.limits)
+
+    def serve(self) -> None:
+        gc.collect()
+        gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
+        write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
+        while True:
+            try:
+                job = read_message(JOB_FD_IN)
+                code = read_frame(JOB_FD_IN)
+            except (WorkerGone, OSError, ValueError):
+                os._exit(0)
+            reply = self.run_job(job, code)
+            write_message(JOB_FD_OUT, reply)
+            if not reply["clean"]:
+                os._exit(3)  # the executor starts a fresh worker in our place
+
+    def run_job(self, job: dict, code_bytes: bytes) -> dict:
+        scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
+        token = os.urandom(TOKEN_BYTES)
+        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, channel
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            self._child(job, code_bytes, pipes, token, scratch)
+        for read_end, write_end in pipes:
+            os.close(write_end)
+        watch = RunWatch(job, pid, [r for r, _ in pipes], token, started)
+        try:
+            watch.loop()
+        finally:
+            isolation.kill_everything_else(self.run_uid)
+            watch.finish()
+        reply = watch.reply()
+        reply["clean"] = self._reap_and_check()
+        return reply
+
+    def _owner(self) -> tuple[int, int]:
+        uid = self.run_uid if self.run_uid is not None else os.geteuid()
+        return uid, (self.run_uid if self.run_uid is not None else os.getegid())
+
+    def _child(self, job: dict, code_bytes: bytes, pipes, token: bytes, scratch: str) -> None:
+        """In the forked child: wire descriptors, confine, run; never returns."""
+        try:
+            (out_r, out_w), (err_r, err_w), (chan_r, chan_w) = pipes
+            devnull = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            chan_fd = random.randrange(10, self.limits.nofile - 1)
+            os.dup2(chan_w, chan_fd, inheritable=False)
+            os.closerange(3, chan_fd)
+            os.closerange(chan_fd + 1, 1 << 16)
+            limits = dataclasses.replace(self.limits, cpu_s=int(job["timeout_s"]) + 1)
+            isolation.confine_child(limits, self.run_uid, self.run_uid, scratch, self.use_seccomp)
+            _fresh_std_streams()
+            code = marshal.loads(code_bytes)
+            child.register_source(job["filename"], job["source"])
+            chan = child.Channel(chan_fd, token)
+            del code_bytes, pipes
+        except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
+            os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
+            os._exit(125)
+        if job["mode"] == "certify":
+            child.certify_solution(job, code, chan, self.new_globals, self.to_py4)
+        child.run_program(job, code, chan, self.new_globals)
+
+    def _reap_and_check(self) -> bool:
+        """Reap every child; the worker is clean when no process but itself remains."""
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return self._no_strays()
+            if pid == 0:
+                time.sleep(0.0005)
+        return False
+
+    def _no_strays(self) -> bool:
+        if os.getpid() != 1 or not self.caps.proc_hidepid:
+            return True  # without a private /proc the absence of children is the check
+        return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
+
+
+def _seccomp_available(caps: isolation.Capabilities) -> bool:
+    try:
+        from py4.boa import seccomp
+
+        seccomp.build_filter()
+    except Exception as exc:  # noqa: BLE001 - optional layer
+        caps.warnings.append(f"no seccomp filter ({exc})")
+        return False
+    return True
+
+
+def _fresh_std_streams() -> None:
+    import io
+
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+
+
+class RunWatch:
+    """Supervises one child: deadlines, output caps, result channel, exit status."""
+
+    def __init__(self, job: dict, pid: int, fds: list[int], token: bytes, started: float):
+        self.job, self.pid, self.token, self.started = job, pid, token, started
+        self.out_fd, self.err_fd, self.chan_fd = fds
+        self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray(), self.chan_fd: bytearray()}
+        self.byte_caps = {self.out_fd: job["output_cap"] * 4 + 4, self.err_fd: job["output_cap"] * 4 + 4,
+                          self.chan_fd: MAX_CHANNEL_BYTES}
+        self.overflow = {self.out_fd: False, self.err_fd: False, self.chan_fd: False}
+        self.deadline = started + job["timeout_s"]
+        self.test_deadline: float | None = None
+        self.reason: str | None = None
+        self.status: int | None = None
+        self.frames = FrameReader(token)
+        self.sel = selectors.DefaultSelector()
+        for fd in fds:
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ)
+        self.pidfd = os.pidfd_open(pid)
+        self.sel.register(self.pidfd, selectors.EVENT_READ)
+
+    def loop(self) -> None:
+        while self.status is None:
+            now = time.monotonic()
+            limit = self.deadline if self.test_deadline is None else min(self.deadline, self.test_deadline)
+            if now >= limit:
+                self.reason = "timeout"
+                return
+            for key, _ in self.sel.select(limit - now):
+                if key.fd == self.pidfd:
+                    self._collect_exit()
+                else:
+                    self._read(key.fd)
+            if self.reason:
+                return
+
+    def _collect_exit(self) -> None:
+        _, status = os.waitpid(self.pid, 0)
+        self.status = status
+        self.ended = time.monotonic()
+        self.sel.unregister(self.pidfd)
+        os.close(self.pidfd)
+
+    def _read(self, fd: int) -> None:
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.sel.unregister(fd)
+            return
+        buf = self.buffers[fd]
+        room = self.byte_caps[fd] - len(buf)
+        if len(data) > room:
+            self.overflow[fd] = True
+            data = data[:max(room, 0)]
+        buf += data
+        if fd == self.chan_fd:
+            self._on_channel()
+        elif self.job["mode"] == "run" and self._over_cap(fd):
+            self.reason = "output_limit"
+
+    def _over_cap(self, fd: int) -> bool:
+        buf, cap = self.buffers[fd], self.job["output_cap"]
+        return len(buf) > cap and len(buf.decode("utf-8", "replace")) > cap
+
+    def _on_channel(self) -> None:
+        if self.overflow[self.chan_fd]:
+            self.frames.violation = self.frames.violation or "result channel overflow"
+        for message in self.frames.feed(self.buffers[self.chan_fd]):
+            if message.get("k") == "start" and self.job["mode"] == "certify":
+                self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
+                self.frames.current = message.get("i")
+        if self.frames.violation:
+            self.reason = self.reason or "protocol"
+
+    def finish(self) -> None:
+        """After every process is dead: collect the exit status and drain the pipes."""
+        if self.status is None:
+            try:
+                self._collect_exit()
+            except ChildProcessError:
+                self.status = -1
+        drain_until = time.monotonic() + 0.5
+        while len(self.sel.get_map()) and time.monotonic() < drain_until:
+            for key, _ in self.sel.select(drain_until - time.monotonic()):
+                self._read(key.fd)
+        for fd in (self.out_fd, self.err_fd, self.chan_fd):
+            os.close(fd)
+        self.sel.close()
+
+    def reply(self) -> dict:
+        cap = self.job["output_cap"]
+        out, out_cut = _decode_capped(self.buffers[self.out_fd], cap, self.overflow[self.out_fd])
+        err, err_cut = _decode_capped(self.buffers[self.err_fd], cap, self.overflow[self.err_fd])
+        status = self.status if self.status is not None and self.status >= 0 else None
+        return {
+            "reason": self.reason,
+            "exit_code": os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
+            "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
+            "duration_s": round(getattr(self, "ended", time.monotonic()) - self.started, 6),
+            "messages": self.frames.messages, "violation": self.frames.violation,
+        }
+
+
+def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bool]:
+    text = data.decode("utf-8", "replace")
+    if len(text) > cap or overflowed:
+        return text[:cap], True
+    return text, False
+
+
+class FrameReader:
+    """Parses token-framed JSON messages from the child's channel; tolerates nothing."""
+
+    MAX_MESSAGES = 100_000
+
+    def __init__(self, token: bytes):
+        self.token, self.offset = token, 0
+        self.messages: list[dict] = []
+        self.violation: str | None = None
+        self.current = None
+
+    def feed(self, buf: bytearray) -> list[dict]:
+        new: list[dict] = []
+        head = len(self.token) + 4
+        while not self.violation and len(buf) - self.offset >= head:
+            start = self.offset
+            if bytes(buf[start:start + len(self.token)]) != self.token:
+                self.violation = "frame with a wrong token"
+                break
+            size = int.from_bytes(buf[start + len(self.token):start + head], "big")
+            if size > MAX_CHANNEL_FRAME:
+                self.violation = "oversized frame"
+                break
+            if len(buf) - start - head < size:
+                break
+            try:
+                message = json.loads(bytes(buf[start + head:start + head + size]))
+            except ValueError:
+                self.violation = "malformed frame"
+                break
+            if not isinstance(message, dict) or len(self.messages) >= self.MAX_MESSAGES:
+                self.violation = "malformed frame"
+                break
+            self.offset = start + head + size
+            self.messages.append(message)
+            new.append(message)
+        return new
+
+
+if __name__ == "__main__":  # pragma: no cover - started by the executor
+    main(sys.argv[1:])
