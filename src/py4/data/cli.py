@@ -1,5 +1,186 @@
-"""`py4 data` command group."""
+"""``py4 data``: mix, pack, schedule, inspect (and smoke-replay).
+
+    py4 data mix --config configs/data/smoke_mix_iso.yaml [key=value ...]
+    py4 data pack --config configs/data/smoke_sft.yaml [key=value ...]
+    py4 data schedule --total-tokens 80090880 --micro-batch 1 --grad-accum 8 --gpus 4 --rounding ceil --warmup 0.03
+    py4 data inspect runs/smoke/mix_iso --index 0
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
+from rich.console import Console
 
-app = typer.Typer(help="data", no_args_is_help=True)
+app = typer.Typer(help="Data: replay and instruction sources, mixing, packing, step schedules.",
+                  no_args_is_help=True)
+
+_console = Console(stderr=False)
+_err = Console(stderr=True)
+OVERRIDES = typer.Argument(None, help="key=value overrides of the config, e.g. seed=7 replay.path=dir")
+
+
+def _fail(exc: Exception) -> None:
+    _err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+    raise typer.Exit(2)
+
+
+def _load(kind: str, config: Optional[Path], overrides: list[str] | None, extra: dict[str, Any] | None = None):
+    from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
+    from py4.data.configs import config_type_for
+
+    model = config_type_for(kind)
+    data = read_yaml(config) if config is not None else {}
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(config), ["<root>: expected a mapping"])
+    data = apply_overrides(data, overrides or [])
+    data.update({k: v for k, v in (extra or {}).items() if v is not None})
+    return validate_config(model, data, str(config) if config else "<command line>")
+
+
+def _summary(manifest: dict[str, Any]) -> None:
+    keys = ("kind", "arm", "total_mix_tokens", "total_tokens", "rows", "content_sha256")
+    for key in keys:
+        if key in manifest:
+            _console.print(f"{key}: {manifest[key]}", highlight=False)
+    for section in ("counts", "source"):
+        if section in manifest:
+            _console.print(f"{section}: {json.dumps(manifest[section])}", highlight=False)
+    if "step_schedule" in manifest:
+        s = manifest["step_schedule"]
+        _console.print(f"max_steps: {s['max_steps']} ({s['rounding']}), warmup_steps: {s['warmup_steps']}",
+                       highlight=False)
+
+
+@app.command()
+def mix(config: Path = typer.Option(..., "--config", help="a data.mix YAML"), overrides: list[str] = OVERRIDES) -> None:
+    """Mix N corpus copies into an equal-token replay stream and pack it (midtraining data)."""
+    from py4.data.mix import run_mix
+
+    try:
+        _summary(run_mix(_load("data.mix", config, overrides)))
+    except ValueError as exc:  # ConfigError and DataError are ValueErrors
+        _fail(exc)
+
+
+@app.command()
+def pack(config: Path = typer.Option(..., "--config", help="a data.pack YAML"), overrides: list[str] = OVERRIDES) -> None:
+    """Pack chat conversations (SFT, assistant-only labels) or text documents."""
+    from py4.data.pack import run_pack
+
+    try:
+        _summary(run_pack(_load("data.pack", config, overrides)))
+    except ValueError as exc:
+        _fail(exc)
+
+
+def _total_from(path: str) -> int:
+    from py4.data.packed_io import read_data_manifest
+    from py4.data.tokens import DataError
+
+    manifest = read_data_manifest(path)
+    total = manifest.get("total_mix_tokens", manifest.get("total_tokens"))
+    if not isinstance(total, int):
+        raise DataError(f"{path}: manifest has no total_mix_tokens/total_tokens")
+    return total
+
+
+@app.command()
+def schedule(
+    config: Optional[Path] = typer.Option(None, "--config", help="a data.schedule YAML"),
+    overrides: list[str] = OVERRIDES,
+    total_tokens: Optional[str] = typer.Option(None, help="tokens of the mix (80090880, 80,090,880, 77.05M)"),
+    rows: Optional[int] = typer.Option(None, help="rows per epoch, for unpacked stages (EFT)"),
+    epochs: Optional[int] = typer.Option(None),
+    seq_len: Optional[int] = typer.Option(None, help="sequence length [default 8192]"),
+    micro_batch: Optional[int] = typer.Option(None),
+    grad_accum: Optional[int] = typer.Option(None),
+    gpus: Optional[int] = typer.Option(None),
+    rounding: Optional[str] = typer.Option(None, help="ceil | floor [default floor]"),
+    warmup: Optional[float] = typer.Option(None, help="warmup steps (>= 1) or ratio (< 1)"),
+    max_steps_cap: Optional[int] = typer.Option(None, help="upper bound on steps"),
+    out: Optional[Path] = typer.Option(None, help="folder for step_schedule.json [default: current folder]"),
+    as_json: bool = typer.Option(False, "--json", help="print the schedule as JSON"),
+) -> None:
+    """Compute max steps from token (or row) counts and write step_schedule.json."""
+    from py4.data.schedule import compute_schedule, parse_count, write_step_schedule
+
+    try:
+        flags = {"total_tokens": parse_count(total_tokens) if total_tokens is not None else None, "rows": rows,
+                 "epochs": epochs, "seq_len": seq_len, "micro_batch": micro_batch, "grad_accum": grad_accum,
+                 "gpus": gpus, "rounding": rounding, "warmup": warmup, "max_steps_cap": max_steps_cap,
+                 "out_dir": str(out) if out is not None else None}
+        if config is not None and (flags["total_tokens"] is not None or rows is not None):
+            overrides = list(overrides or []) + ["total_tokens=null", "total_tokens_from=null", "rows=null"]
+        cfg = _load("data.schedule", config, overrides, flags)
+        total = cfg.total_tokens if cfg.total_tokens_from is None else _total_from(cfg.total_tokens_from)
+        result = compute_schedule(seq_len=cfg.seq_len, micro_batch=cfg.micro_batch, grad_accum=cfg.grad_accum,
+                                  gpus=cfg.gpus, rounding=cfg.rounding, total_tokens=total if cfg.rows is None else None,
+                                  rows=cfg.rows, epochs=cfg.epochs, warmup=cfg.warmup, max_steps_cap=cfg.max_steps_cap)
+        if cfg.expected_max_steps is not None and result.max_steps != cfg.expected_max_steps:
+            raise ValueError(f"max_steps {result.max_steps} differs from the expected {cfg.expected_max_steps}")
+        path = write_step_schedule(cfg.out_dir or ".", result)
+    except ValueError as exc:
+        _fail(exc)
+    if as_json:
+        print(json.dumps(result.to_json(), indent=2))
+        return
+    size = f"{result.total_tokens:,} tokens" if result.unit == "tokens" else f"{result.rows:,} rows"
+    _console.print(
+        f"sequence length {result.seq_len:,}; micro {result.micro_batch} x accum {result.grad_accum} x "
+        f"gpus {result.gpus} = {result.sequences_per_step} sequences = {result.tokens_per_step:,} tokens per step\n"
+        f"total {size} x {result.epochs} epoch(s) -> max steps {result.max_steps:,} ({result.rounding}"
+        f"{', capped at %d' % result.max_steps_cap if result.max_steps_cap else ''}); "
+        f"warmup steps {result.warmup_steps}\nwrote {path}", highlight=False)
+
+
+@app.command()
+def inspect(
+    dataset: Optional[Path] = typer.Argument(None, help="a packed dataset folder"),
+    config: Optional[Path] = typer.Option(None, "--config", help="a data.inspect YAML"),
+    overrides: list[str] = typer.Option([], "--set", help="key=value overrides of the config"),
+    index: Optional[int] = typer.Option(None, help="row to show [default 0]"),
+    tokenizer: Optional[str] = typer.Option(None, help="default: the tokenizer in the dataset's manifest.json"),
+    max_tokens: Optional[int] = typer.Option(None, help="show at most this many tokens"),
+    tokens: bool = typer.Option(False, "--tokens", help="also list every token: index id label position token"),
+) -> None:
+    """Decode a packed row and mark the supervised tokens (like axolotl preprocess --debug)."""
+    from py4.data.inspect import inspect_packed_row
+
+    try:
+        cfg = _load("data.inspect", config, overrides, {"dataset": str(dataset) if dataset else None, "index": index,
+                                                       "tokenizer": tokenizer, "max_tokens": max_tokens,
+                                                       "show_tokens": tokens or None})
+        text = inspect_packed_row(cfg.dataset, cfg.index, tokenizer_name=cfg.tokenizer,
+                                  tokenizer_revision=cfg.tokenizer_revision, max_tokens=cfg.max_tokens,
+                                  show_tokens=cfg.show_tokens)
+    except ValueError as exc:
+        _fail(exc)
+    _console.print(text, highlight=False, markup=False)
+
+
+@app.command("smoke-replay")
+def smoke_replay(
+    out: Path = typer.Option(..., help="folder for the jsonl shards and manifest.json"),
+    max_docs: Optional[int] = typer.Option(None, help="stop after this many documents"),
+    target_tokens: Optional[str] = typer.Option(None, help="stop once this many tokens are written (needs --tokenizer)"),
+    tokenizer: Optional[str] = typer.Option(None, help="tokenizer to count with"),
+    max_chars_per_doc: int = typer.Option(8000),
+) -> None:
+    """Write the smoke replay corpus made from the standard library's docstrings and source."""
+    from py4.data.replay import build_smoke_replay
+    from py4.data.schedule import parse_count
+    from py4.data.tokens import load_tokenizer
+
+    try:
+        tok = load_tokenizer(tokenizer) if tokenizer else None
+        manifest = build_smoke_replay(out, target_tokens=parse_count(target_tokens) if target_tokens else None,
+                                      max_docs=max_docs, tokenizer=tok, max_chars_per_doc=max_chars_per_doc)
+    except ValueError as exc:
+        _fail(exc)
+    _console.print(json.dumps(manifest, indent=2), highlight=False)

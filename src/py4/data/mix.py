@@ -1,0 +1,229 @@
+"""The midtraining mix: N copies of the Python-4 corpus shuffled into an equal-token stream
+of replay text, packed into ``seq_len`` blocks (``py4 data mix``).
+
+Steps, each streamed in bounded memory:
+
+1. **Corpus** (corpus arm): every document encoded once with the run's tokenizer
+   (``[BOS] text [EOS]``) and appended to a flat on-disk token store; ``C`` = its tokens.
+2. **Replay**: documents read in source order and encoded until they hold exactly
+   ``round(C x copies x replay_ratio)`` tokens (the control arm: a given target, or the
+   ``total_mix_tokens`` of a corpus arm's manifest); the last document is cut to hit the
+   target exactly and the cut is recorded. ``total_mix_tokens = C x copies + replay``.
+3. **Shuffle**: the stream's entries are the ``copies x D_corpus`` corpus entries
+   (entry ``e`` is corpus document ``e mod D_corpus``, copy ``e div D_corpus``) followed
+   by the ``D_replay`` replay documents; their order is
+   ``numpy.random.default_rng(seed).permutation(n_entries)``. Only this index (8 bytes
+   an entry) is in memory; tokens are read from the memory-mapped store.
+4. **Pack**: the shuffled documents are concatenated and cut into ``seq_len`` blocks,
+   every token supervised (:mod:`py4.data.pack_text`); the remainder is recorded.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from array import array
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from py4.data.configs import MixConfig
+from py4.data.outputs import write_outputs
+from py4.data.pack_chat import batched
+from py4.data.pack_text import BlockPacker
+from py4.data.packed_io import PackedDatasetWriter, read_data_manifest
+from py4.data.progress import progress_bar
+from py4.data.sources import Document, describe_source, iter_corpus, iter_text_source, read_corpus_manifest
+from py4.data.tokens import DataError, DocumentEncoder, load_tokenizer
+from py4.runs import RunRecorder, file_sha256, tree_sha256
+
+__all__ = ["TokenStore", "mix_order", "run_mix"]
+
+
+class TokenStore:
+    """Documents' token ids appended to one flat int32 file; read back memory-mapped."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "wb")
+        self._lengths = array("q")
+        self.tokens = 0
+        self._offsets: np.ndarray | None = None
+        self._map: np.ndarray | None = None
+
+    def append(self, tokens: np.ndarray) -> None:
+        self._fh.write(np.ascontiguousarray(tokens, dtype=np.int32).tobytes())
+        self._lengths.append(len(tokens))
+        self.tokens += len(tokens)
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def seal(self) -> None:
+        self._fh.close()
+        self._offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
+        np.cumsum(np.frombuffer(self._lengths, dtype=np.int64), out=self._offsets[1:])
+        self._map = np.memmap(self.path, dtype=np.int32, mode="r") if self.tokens else np.zeros(0, np.int32)
+
+    def doc(self, index: int) -> np.ndarray:
+        return self._map[self._offsets[index]:self._offsets[index + 1]]
+
+    def release(self) -> None:
+        self._map = None
+
+
+def _encode_stream(docs: Iterable[Document], encoder: DocumentEncoder, batch: int) -> Iterator[tuple[Document, np.ndarray]]:
+    for chunk in batched(docs, batch):
+        yield from zip(chunk, encoder.encode_batch([d.text for d in chunk]))
+
+
+def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, store: TokenStore, batch: int) -> dict[str, Any]:
+    with progress_bar("corpus: tokenizing") as advance:
+        for _, tokens in _encode_stream(iter_corpus(corpus), encoder, batch):
+            store.append(tokens)
+            advance(len(tokens))
+    if len(store) == 0:
+        raise DataError(f"corpus {corpus}: no documents")
+    return {"docs": len(store), "tokens": store.tokens}
+
+
+def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, store: TokenStore, target: int) -> dict[str, Any]:
+    truncated_tail = 0
+    with progress_bar("replay: tokenizing", total=target) as advance:
+        for _, tokens in _encode_stream(iter_text_source(config.replay), encoder, config.encode_batch_docs):
+            need = target - store.tokens
+            if len(tokens) >= need:
+                truncated_tail = len(tokens) - need
+                store.append(tokens[:need])
+                advance(need)
+                break
+            store.append(tokens)
+            advance(len(tokens))
+    if store.tokens < target:
+        raise DataError(f"replay source ran out: {store.tokens} tokens of the {target} needed "
+                        f"({describe_source(config.replay)})")
+    return {"docs": len(store), "tokens": store.tokens, "target_tokens": target,
+            "last_doc_tokens_cut": truncated_tail}
+
+
+def mix_order(corpus_docs: int, copies: int, replay_docs: int, seed: int) -> np.ndarray:
+    """The shuffled entry order (see the module docstring for what an entry is)."""
+    return np.random.default_rng(seed).permutation(corpus_docs * copies + replay_docs)
+
+
+def _control_target(config: MixConfig) -> int:
+    if config.control_target_tokens is not None:
+        return config.control_target_tokens
+    manifest = read_data_manifest(config.control_target_manifest)
+    total = manifest.get("total_mix_tokens")
+    if not isinstance(total, int) or total < 1:
+        raise DataError(f"{config.control_target_manifest}: no positive integer total_mix_tokens to match")
+    return total
+
+
+def _corpus_input(corpus: str) -> dict[str, Any]:
+    manifest = read_corpus_manifest(corpus)
+    entry = {"path": corpus, "sha256": tree_sha256(corpus, exclude=()),
+             "manifest_sha256": file_sha256(Path(corpus) / "manifest.json")}
+    for key in ("name", "version", "revision", "docs", "tokens", "tokenizer", "content_sha256"):
+        if key in manifest:
+            entry[f"manifest_{key}"] = manifest[key]
+    return entry
+
+
+def _pack_in_order(order: np.ndarray, corpus: TokenStore | None, copies: int, replay: TokenStore,
+                   packer: BlockPacker) -> None:
+    corpus_docs = len(corpus) if corpus is not None else 0
+    corpus_entries = corpus_docs * copies
+    with progress_bar("packing", total=len(order), unit="docs") as advance:
+        for entry in order.tolist():
+            if entry < corpus_entries:
+                packer.add(corpus.doc(entry % corpus_docs))
+            else:
+                packer.add(replay.doc(entry - corpus_entries))
+            advance()
+
+
+def run_mix(config: MixConfig) -> dict[str, Any]:
+    """Build the mix and write the packed dataset, ``manifest.json`` and ``step_schedule.json``.
+
+    Returns the data manifest. Raises DataError on bad inputs (missing corpus manifest,
+    malformed shard line, a replay source too small for the target) and ValueError when
+    an ``expected_*`` campaign record is not reproduced.
+    """
+    out = Path(config.out_dir)
+    work = out / ".work-tokens"
+    started = time.monotonic()
+    with RunRecorder(out, config, kind="data.mix") as run:
+        tokenizer = load_tokenizer(config.tokenizer, config.tokenizer_revision)
+        encoder = DocumentEncoder(tokenizer, add_bos=config.add_bos, add_eos=config.add_eos)
+        inputs: dict[str, Any] = {"replay": describe_source(config.replay)}
+        corpus_store = None
+        if config.arm == "corpus":
+            inputs["corpus"] = _corpus_input(config.corpus)
+            corpus_store = TokenStore(work / "corpus.bin")
+            corpus_counts = _tokenize_corpus(config.corpus, encoder, corpus_store, config.encode_batch_docs)
+            corpus_store.seal()
+            target = round(corpus_counts["tokens"] * config.copies * config.replay_ratio)
+        else:
+            corpus_counts = {"docs": 0, "tokens": 0}
+            target = _control_target(config)
+        replay_store = TokenStore(work / "replay.bin")
+        replay_counts = _tokenize_replay(config, encoder, replay_store, target)
+        replay_store.seal()
+
+        order = mix_order(corpus_counts["docs"], config.copies if corpus_store else 0, replay_counts["docs"], config.seed)
+        writer = PackedDatasetWriter(out)
+        try:
+            packer = BlockPacker(config.seq_len, writer)
+            _pack_in_order(order, corpus_store, config.copies, replay_store, packer)
+            stats = packer.finish()
+            for store in (corpus_store, replay_store):
+                if store is not None:
+                    store.release()
+            digest = writer.finish()
+        except BaseException:
+            writer.abort()
+            raise
+        if not config.keep_work:
+            shutil.rmtree(work, ignore_errors=True)
+
+        corpus_total = corpus_counts["tokens"] * (config.copies if corpus_store else 0)
+        total_mix_tokens = corpus_total + replay_counts["tokens"]
+        if stats.tokens_in != total_mix_tokens or stats.packed_tokens + stats.remainder_tokens != total_mix_tokens:
+            raise AssertionError(f"token accounting broken: {stats} vs total {total_mix_tokens}")  # a bug, not input
+        manifest = {
+            "kind": "midtrain_mix", "arm": config.arm, "seq_len": config.seq_len, "seed": config.seed,
+            "copies": config.copies if corpus_store else 0, "replay_ratio": config.replay_ratio,
+            "tokenizer": {"name": config.tokenizer, "revision": config.tokenizer_revision,
+                          "class": type(tokenizer).__name__, "vocab_size": len(tokenizer), **encoder.describe()},
+            "inputs": inputs,
+            "counts": {"corpus_docs": corpus_counts["docs"], "corpus_tokens": corpus_counts["tokens"],
+                       "corpus_tokens_all_copies": corpus_total, "replay_docs": replay_counts["docs"],
+                       "replay_tokens": replay_counts["tokens"], "replay_target_tokens": target,
+                       "replay_last_doc_tokens_cut": replay_counts["last_doc_tokens_cut"],
+                       "entries": int(len(order)), "sequences": stats.blocks,
+                       "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens},
+            "total_mix_tokens": total_mix_tokens,
+            "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
+                                     "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
+            "packing": {"labels": "all tokens supervised", "position_ids": "0..seq_len-1 per sequence",
+                        "separators": "BOS + text + EOS per document"},
+            "content_sha256": digest,
+            "expected": {"total_mix_tokens": config.expected_total_mix_tokens, "max_steps": config.expected_max_steps},
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        schedule = write_outputs(out, manifest, config.schedule, config.seq_len, total_mix_tokens,
+                                 config.expected_max_steps)
+        if config.expected_total_mix_tokens is not None and total_mix_tokens != config.expected_total_mix_tokens:
+            raise ValueError(f"total_mix_tokens {total_mix_tokens} differs from the expected "
+                             f"{config.expected_total_mix_tokens}")
+        for name, entry in inputs.items():
+            run.add_input(name, path=entry.get("path"), hub_id=entry.get("hub_id"), revision=entry.get("revision"),
+                          hash_content=False, details=entry)
+        run.add_output("packed", out, hash_content=False, content_sha256=digest, rows=stats.blocks)
+        run.set(total_mix_tokens=total_mix_tokens, schedule=schedule.to_json() if schedule else None)
+    return manifest

@@ -1,0 +1,71 @@
+"""Tokenizer loading and document encoding with the run's tokenizer.
+
+Every token count in the data pipeline (corpus tokens, replay tokens, ``total_mix_tokens``)
+is a count of what :class:`DocumentEncoder` produces: a document's text tokens without
+the tokenizer's own post-processing, with the BOS token in front and the EOS token at
+the end when the tokenizer has them and the config asks for them. The campaign's
+counting basis was "BOS included" (Gemma-3 tokenizer), which is ``add_bos=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DataError", "load_tokenizer", "DocumentEncoder"]
+
+
+class DataError(ValueError):
+    """Bad input data: the message names the file, line and field, and what was expected."""
+
+
+def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
+    """Load a fast tokenizer from a local folder or a Hub id (at ``revision``).
+
+    Raises DataError when it cannot be loaded or is not a fast (Rust-backed) tokenizer:
+    packing relies on batched Rust encoding and on assistant masks from the chat template.
+    """
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, revision=revision)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"tokenizer {name_or_path!r} (revision {revision}): cannot load: {exc}") from None
+    if not isinstance(tokenizer, PreTrainedTokenizerFast):
+        raise DataError(f"tokenizer {name_or_path!r}: expected a fast tokenizer "
+                        f"(PreTrainedTokenizerFast), got {type(tokenizer).__name__}")
+    return tokenizer
+
+
+class DocumentEncoder:
+    """Encodes documents as ``[BOS] + text tokens + [EOS]`` in batches (Rust, no offsets)."""
+
+    def __init__(self, tokenizer: Any, add_bos: bool = True, add_eos: bool = True):
+        self.tokenizer = tokenizer
+        self._backend = tokenizer.backend_tokenizer
+        self.bos_id = tokenizer.bos_token_id if add_bos else None
+        self.eos_id = tokenizer.eos_token_id if add_eos else None
+        self._prefix = [self.bos_id] if self.bos_id is not None else []
+        self._suffix = [self.eos_id] if self.eos_id is not None else []
+
+    def describe(self) -> dict[str, Any]:
+        """The separators actually used (recorded in manifests)."""
+        return {
+            "bos_token": self.tokenizer.bos_token if self.bos_id is not None else None,
+            "bos_token_id": self.bos_id,
+            "eos_token": self.tokenizer.eos_token if self.eos_id is not None else None,
+            "eos_token_id": self.eos_id,
+        }
+
+    def encode_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token ids (int32) of each text with its separators."""
+        encodings = self._backend.encode_batch_fast(list(texts), add_special_tokens=False)
+        prefix, suffix = self._prefix, self._suffix
+        return [np.asarray(prefix + enc.ids + suffix, dtype=np.int32) for enc in encodings]
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        extra = len(self._prefix) + len(self._suffix)
+        encodings = self._backend.encode_batch_fast(list(texts), add_special_tokens=False)
+        return [len(enc.ids) + extra for enc in encodings]
