@@ -1,0 +1,204 @@
+"""The code examples of the Python-4 spec (docs/python4.md), parsed and checkable.
+
+The spec tags its fenced code blocks (see its section "How to read the examples"):
+`py4` programs with an expected `output` and/or `raises` block, `py4-diag` programs with
+an expected `diagnostics` block, `python` (Python 3) programs with an optional `output`,
+and unchecked `text`. `parse_examples` turns a spec file into `Example`s; `check_example`
+compiles and runs one and returns what differs from the spec (an empty list when it
+agrees). Tests, `make demo` and benchmarks share this module.
+
+Running an example executes its code in this process: only for the trusted spec.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROGRAM_TAGS = ("py4", "py4-diag", "python")
+RESULT_TAGS = ("output", "raises", "diagnostics")
+KNOWN_TAGS = PROGRAM_TAGS + RESULT_TAGS + ("text", "")
+
+_FENCE = re.compile(r"^```(\S*)\s*$")
+_RULE_HEADING = re.compile(r"^#+\s+(P4-\d\d)\b")
+_HEADING = re.compile(r"^#+\s+(.*)$")
+_SHORT_DIAGNOSTIC = re.compile(r"^(P4-\d\d) (error|warning) (\d+):(\d+)$")
+_VERBATIM_DIAGNOSTIC = re.compile(r"^line (\d+), col (\d+): (error|warning) (P4-\d\d): ")
+
+
+class SpecFormatError(ValueError):
+    """The spec's blocks do not follow the convention (names the file and line)."""
+
+
+@dataclass(frozen=True)
+class Block:
+    tag: str
+    text: str
+    line: int  # line of the opening fence in the spec file
+
+
+@dataclass
+class Example:
+    """One program of the spec and what the spec says Boa does with it."""
+
+    kind: str                      # "py4", "py4-diag" or "python"
+    source: str
+    line: int                      # line of the program's fence in the spec
+    section: str                   # the nearest heading above it
+    rule: str | None               # the rule id of the enclosing rule section, if any
+    output: str | None = None      # expected stdout (py4/python); None: not given
+    raises: str | None = None      # expected "ExceptionType: message"
+    diagnostics: list[str] = field(default_factory=list)  # expected lines (py4-diag)
+
+    @property
+    def name(self) -> str:
+        return f"line {self.line} ({self.rule or self.section})"
+
+
+def read_blocks(text: str, filename: str = "<spec>") -> tuple[list[Block], dict[int, str], dict[int, str | None]]:
+    """The fenced blocks of a markdown text, with the heading and rule id above each line.
+
+    Raises:
+        SpecFormatError: an unclosed fence or an unknown tag.
+    """
+    blocks: list[Block] = []
+    section_at: dict[int, str] = {}
+    rule_at: dict[int, str | None] = {}
+    section, rule = "", None
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence is None:
+            heading = _HEADING.match(line)
+            if heading:
+                section = heading.group(1).strip()
+                rule_match = _RULE_HEADING.match(line)
+                rule = rule_match.group(1) if rule_match else (rule if line.startswith("### ") else None)
+            i += 1
+            continue
+        tag, start = fence.group(1), i + 1
+        if tag not in KNOWN_TAGS:
+            raise SpecFormatError(f"{filename}:{start}: unknown code block tag {tag!r} "
+                                  f"(known: {', '.join(t for t in KNOWN_TAGS if t)})")
+        end = i + 1
+        while end < len(lines) and lines[end].rstrip() != "```":
+            end += 1
+        if end == len(lines):
+            raise SpecFormatError(f"{filename}:{start}: code block is never closed")
+        body = "\n".join(lines[i + 1:end]) + ("\n" if end > i + 1 else "")
+        blocks.append(Block(tag, body, start))
+        section_at[start], rule_at[start] = section, rule
+        i = end + 1
+    return blocks, section_at, rule_at
+
+
+def parse_examples(path: str | Path) -> list[Example]:
+    """Every checkable example of the spec at `path`, in document order.
+
+    Raises:
+        OSError: the file cannot be read.
+        SpecFormatError: a result block without its program, a `py4-diag` without a
+            `diagnostics` block, or a malformed diagnostics line.
+    """
+    path = Path(path)
+    blocks, section_at, rule_at = read_blocks(path.read_text(encoding="utf-8"), str(path))
+    examples: list[Example] = []
+    current: Example | None = None
+    for block in blocks:
+        where = f"{path}:{block.line}"
+        if block.tag in PROGRAM_TAGS:
+            current = Example(block.tag, block.text, block.line, section_at[block.line],
+                              rule_at[block.line])
+            examples.append(current)
+        elif block.tag in RESULT_TAGS:
+            _attach_result(current, block, where)
+        else:
+            current = None
+    for example in examples:
+        if example.kind == "py4-diag" and not example.diagnostics:
+            raise SpecFormatError(f"{path}:{example.line}: py4-diag block without a "
+                                  "diagnostics block after it")
+    return examples
+
+
+def _attach_result(example: Example | None, block: Block, where: str) -> None:
+    if example is None:
+        raise SpecFormatError(f"{where}: {block.tag} block does not follow a program block")
+    if block.tag == "diagnostics":
+        if example.kind != "py4-diag" or example.diagnostics:
+            raise SpecFormatError(f"{where}: a diagnostics block belongs after one py4-diag block")
+        lines = [line for line in block.text.splitlines() if line.strip()]
+        for line in lines:
+            if not (_SHORT_DIAGNOSTIC.match(line) or _VERBATIM_DIAGNOSTIC.match(line)):
+                raise SpecFormatError(f"{where}: diagnostics line {line!r} is neither "
+                                      "'P4-NN SEVERITY L:C' nor a verbatim rendering")
+        example.diagnostics = lines
+    elif example.kind == "py4-diag":
+        raise SpecFormatError(f"{where}: a py4-diag program takes a diagnostics block, "
+                              f"not {block.tag}")
+    elif block.tag == "output":
+        if example.output is not None or example.raises is not None:
+            raise SpecFormatError(f"{where}: output block must come once, before raises")
+        example.output = block.text
+    else:
+        lines = block.text.strip().splitlines()
+        if example.raises is not None or len(lines) != 1:
+            raise SpecFormatError(f"{where}: a raises block holds one line, once per program")
+        example.raises = lines[0]
+
+
+def _run(code, globals_: dict) -> tuple[str, str | None]:
+    """Run `code`, returning (stdout, "Type: message" of the exception or None)."""
+    stdout = io.StringIO()
+    raised = None
+    with contextlib.redirect_stdout(stdout):
+        try:
+            exec(code, globals_)
+        except Exception as error:  # noqa: BLE001 - the spec states which one is expected
+            raised = f"{type(error).__name__}: {error}"
+    return stdout.getvalue(), raised
+
+
+def _diagnostic_matches(expected: str, diag) -> bool:
+    short = _SHORT_DIAGNOSTIC.match(expected)
+    if short:
+        rule, severity, line, col = short.groups()
+        return (diag.rule, diag.severity, diag.line, diag.col) == (rule, severity, int(line), int(col))
+    return diag.render("verbatim") == expected
+
+
+def check_example(example: Example) -> list[str]:
+    """What Boa does differently from what the spec says of `example` ([] when it agrees)."""
+    if example.kind == "python":
+        return _check_run(compile(example.source, f"<spec line {example.line}>", "exec"),
+                          {"__name__": "__main__"}, example)
+    from py4.lang import compile_py4
+    from py4.lang.runtime import new_globals
+
+    result = compile_py4(example.source, f"<spec line {example.line}>")
+    if example.kind == "py4-diag":
+        got = [d.render("verbatim") for d in result.diagnostics]
+        if len(got) == len(example.diagnostics) and all(
+                _diagnostic_matches(want, diag)
+                for want, diag in zip(example.diagnostics, result.diagnostics)):
+            return []
+        return [f"diagnostics differ:\n  spec: {example.diagnostics}\n  boa:  {got}"]
+    if result.diagnostics:
+        return ["a py4 example must compile without diagnostics, Boa says:\n  "
+                + "\n  ".join(d.render("verbatim") for d in result.diagnostics)]
+    return _check_run(result.code, new_globals(), example)
+
+
+def _check_run(code, globals_: dict, example: Example) -> list[str]:
+    stdout, raised = _run(code, globals_)
+    problems = []
+    expected_output = example.output or ""
+    if stdout != expected_output:
+        problems.append(f"output differs:\n  spec: {expected_output!r}\n  got:  {stdout!r}")
+    if raised != example.raises:
+        problems.append(f"exception differs:\n  spec: {example.raises!r}\n  got:  {raised!r}")
+    return problems
