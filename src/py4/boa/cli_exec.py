@@ -1,5 +1,126 @@
-"""boa commands (being built)."""
+"""`boa run` and `boa certify`: the sandboxed executor on the command line.
+
+`boa run FILE` behaves like an interpreter: the program's output on stdout, diagnostics
+and errors on stderr, and the program's exit status (124 on timeout, 137 when killed,
+1 for compile errors, memory and output-limit stops). With ``--json`` it prints one
+object and exits 0 when the status is ``ok``, else 1.
+
+`boa certify --problem-file P.json --solution FILE` exits 0 when certified, 1 when not,
+2 for unreadable or invalid input. FILE and P.json may be ``-`` (standard input; not both).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+
+import typer
+
+EXIT_TIMEOUT, EXIT_KILLED = 124, 137
 
 
-def register(app):
-    pass
+class DiagnosticsMode(str, Enum):
+    verbatim = "verbatim"
+    generic = "generic"
+
+
+def _read_bytes(file: str, what: str) -> bytes:
+    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable."""
+    try:
+        return sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+    except OSError as exc:
+        typer.echo(f"boa: cannot read {what} {file!r}: {exc.strerror or type(exc).__name__}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _display_name(file: str) -> str:
+    return "<stdin>" if file == "-" else file
+
+
+def run(
+    file: str = typer.Argument(..., help="Python-4 program, or - for stdin."),
+    timeout: float = typer.Option(5.0, "--timeout", min=0.01, help="Wall-clock limit in seconds."),
+    output_cap: int = typer.Option(2048, "--output-cap", min=0, help="Characters kept of stdout and stderr."),
+    diagnostics: DiagnosticsMode = typer.Option(DiagnosticsMode.verbatim, "--diagnostics",
+                                                help="verbatim, or generic (kind and line only)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Run a Python-4 program in Boa's sandbox."""
+    from py4.boa.executor import Executor
+
+    source = _read_bytes(file, "program")
+    name = _display_name(file)
+    with Executor(workers=1, timeout_s=timeout, output_cap=output_cap) as executor:
+        result = executor.run(source, timeout_s=timeout, diagnostics=diagnostics.value, filename=name)
+    if as_json:
+        typer.echo(json.dumps(result.to_json()))
+        raise typer.Exit(0 if result.status == "ok" else 1)
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    if result.status != "compile_error":
+        for diag in result.diagnostics:  # warnings of a program that compiled
+            sys.stderr.write(f"{name}: {_render(diag, diagnostics.value)}\n")
+    sys.stderr.write(result.stderr)
+    raise typer.Exit(_exit_status(result))
+
+
+def _render(diag: dict, mode: str) -> str:
+    if mode == "generic":
+        return diag["message"]
+    return f"line {diag['line']}, col {diag['col']}: {diag['severity']} {diag['rule']}: {diag['message']}"
+
+
+def _exit_status(result) -> int:
+    if result.status == "timeout":
+        return EXIT_TIMEOUT
+    if result.status == "killed":
+        return EXIT_KILLED
+    if result.exit_code is not None:
+        return result.exit_code
+    return 0 if result.status == "ok" else 1
+
+
+def certify(
+    problem_file: str = typer.Option(..., "--problem-file", help="Problem JSON file, or - for stdin."),
+    solution: str = typer.Option(..., "--solution", help="Python-4 solution file, or - for stdin."),
+    as_json: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
+) -> None:
+    """Certify a solution against a problem's tests (exit 0 certified, 1 not, 2 bad input)."""
+    from py4.boa.certify import certify as certify_solution
+    from py4.boa.executor import Executor
+    from py4.problems.schema import Problem
+
+    if problem_file == "-" and solution == "-":
+        typer.echo("boa: --problem-file and --solution cannot both be - (stdin)", err=True)
+        raise typer.Exit(2)
+    raw = _read_bytes(problem_file, "problem file")
+    try:
+        problem = Problem.model_validate_json(raw)
+    except ValueError as exc:
+        typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
+        raise typer.Exit(2) from None
+    source = _read_bytes(solution, "solution")
+    with Executor(workers=1) as executor:
+        cert = certify_solution(problem, source, executor=executor, filename=_display_name(solution))
+    if as_json:
+        typer.echo(json.dumps(cert.to_json()))
+    else:
+        verdict = "certified" if cert.certified else "NOT certified"
+        typer.echo(f"{problem.id}: {verdict}: {cert.tests_passed}/{cert.tests_total} tests passed, "
+                   f"{len(cert.warnings)} warning(s), status {cert.status}")
+        for diag in cert.diagnostics:
+            typer.echo(f"  {_render(diag, 'verbatim')}")
+        for failure in cert.failures:
+            typer.echo(f"  failed: {json.dumps(failure)}")
+    raise typer.Exit(0 if cert.certified else 1)
+
+
+def _first_lines(exc: Exception, limit: int = 5) -> str:
+    return "; ".join(str(exc).splitlines()[:limit])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("certify")(certify)

@@ -300,7 +300,7 @@ def confine_child(limits: Limits, run_uid: int | None, run_gid: int | None,
             raise OSError(errno.EPERM, "privileges were not dropped")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     if use_seccomp:
-        from py4.boa.seccomp import install_filter
+        from py4.boa.seccomp import install_filter  # imported by the worker before isolation
 
         install_filter()
 

@@ -24,7 +24,7 @@ import signal
 import sys
 import time
 
-from py4.boa import child, isolation
+from py4.boa import child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
 from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
 
@@ -184,8 +184,6 @@ class Supervisor:
 
 def _seccomp_available(caps: isolation.Capabilities) -> bool:
     try:
-        from py4.boa import seccomp
-
         seccomp.build_filter()
     except Exception as exc:  # noqa: BLE001 - optional layer
         caps.warnings.append(f"no seccomp filter ({exc})")
