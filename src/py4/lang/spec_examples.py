@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PROGRAM_TAGS = ("py4", "py4-diag", "python")
-RESULT_TAGS = ("output", "raises", "diagnostics")
+RESULT_TAGS = ("output", "raises", "diagnostics", "rules")
 KNOWN_TAGS = PROGRAM_TAGS + RESULT_TAGS + ("text", "")
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
@@ -51,6 +51,7 @@ class Example:
     output: str | None = None      # expected stdout (py4/python); None: not given
     raises: str | None = None      # expected "ExceptionType: message"
     diagnostics: list[str] = field(default_factory=list)  # expected lines (py4-diag)
+    rules: list[str] | None = None  # expected rules_exercised (py4); None: not stated
 
     @property
     def name(self) -> str:
@@ -128,7 +129,14 @@ def parse_examples(path: str | Path) -> list[Example]:
 def _attach_result(example: Example | None, block: Block, where: str) -> None:
     if example is None:
         raise SpecFormatError(f"{where}: {block.tag} block does not follow a program block")
-    if block.tag == "diagnostics":
+    if block.tag == "rules":
+        if example.kind != "py4" or example.rules is not None:
+            raise SpecFormatError(f"{where}: a rules block belongs after one py4 block")
+        example.rules = block.text.split()
+        if not all(re.fullmatch(r"P4-\d\d", rule) for rule in example.rules):
+            raise SpecFormatError(f"{where}: a rules block lists rule ids P4-NN, "
+                                  "separated by spaces")
+    elif block.tag == "diagnostics":
         if example.kind != "py4-diag" or example.diagnostics:
             raise SpecFormatError(f"{where}: a diagnostics block belongs after one py4-diag block")
         lines = [line for line in block.text.splitlines() if line.strip()]
@@ -190,7 +198,11 @@ def check_example(example: Example) -> list[str]:
     if result.diagnostics:
         return ["a py4 example must compile without diagnostics, Boa says:\n  "
                 + "\n  ".join(d.render("verbatim") for d in result.diagnostics)]
-    return _check_run(result.code, new_globals(), example)
+    problems = []
+    if example.rules is not None and list(result.rules_exercised) != example.rules:
+        problems.append(f"rules exercised differ:\n  spec: {example.rules}\n"
+                        f"  boa:  {list(result.rules_exercised)}")
+    return problems + _check_run(result.code, new_globals(), example)
 
 
 def _check_run(code, globals_: dict, example: Example) -> list[str]:
