@@ -129,12 +129,15 @@ def floordiv(a, b):
         ZeroDivisionError: `b` is zero.
         TypeError: the operands do not support `//`.
     """
-    if (type(a) is int and type(b) is int) or (isinstance(a, int) and isinstance(b, int)):
-        quotient, remainder = _py3_divmod(a, b)
-        if remainder and (a < 0) != (b < 0):
-            return quotient + 1
-        return quotient
-    return a // b
+    if type(a) is int and type(b) is int:
+        if a >= 0 and b > 0:  # the common case: floor and truncation agree
+            return a // b
+    elif not (isinstance(a, int) and isinstance(b, int)):
+        return a // b
+    quotient = a // b
+    if (a < 0) != (b < 0) and quotient * b != a:
+        return quotient + 1
+    return quotient
 
 
 def mod(a, b):
@@ -146,12 +149,15 @@ def mod(a, b):
         ZeroDivisionError: `b` is zero.
         TypeError: the operands do not support `%`.
     """
-    if (type(a) is int and type(b) is int) or (isinstance(a, int) and isinstance(b, int)):
-        remainder = a % b
-        if remainder and (a < 0) != (b < 0):
-            return remainder - b
-        return remainder
-    return a % b
+    if type(a) is int and type(b) is int:
+        if a >= 0 and b > 0:  # the common case: floor and truncation agree
+            return a % b
+    elif not (isinstance(a, int) and isinstance(b, int)):
+        return a % b
+    remainder = a % b
+    if remainder and (a < 0) != (b < 0):
+        return remainder - b
+    return remainder
 
 
 def divmod(a, b):  # noqa: A001

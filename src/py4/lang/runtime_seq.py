@@ -249,11 +249,16 @@ def getslice(xs, a, b, s):
         TypeError: a bound that is not an integer, or `xs` not subscriptable.
     """
     if s is None and (type(xs) is list or type(xs) is str or type(xs) is tuple):
-        # Hot path: step 1 on a builtin sequence.
-        start = 0 if a is None else _bound(a, "start")
-        if start < 0:
+        # Hot path: step 1 on a builtin sequence, int or omitted bounds.
+        if a is None:
             start = 0
-        stop = len(xs) if b is None else _bound(b, "end") + 1
+        else:
+            start = a if type(a) is int else _bound(a, "start")
+            if start < 0:
+                start = 0
+        if b is None:
+            return xs[start:]
+        stop = (b if type(b) is int else _bound(b, "end")) + 1
         if stop <= start:
             return xs[0:0]
         return xs[start:stop]
