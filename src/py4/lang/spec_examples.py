@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PROGRAM_TAGS = ("py4", "py4-diag", "python")
-RESULT_TAGS = ("output", "raises", "diagnostics", "rules")
+RESULT_TAGS = ("output", "raises", "diagnostics", "generic", "rules")
 KNOWN_TAGS = PROGRAM_TAGS + RESULT_TAGS + ("text", "")
 
 _FENCE = re.compile(r"^```(\S*)\s*$")
@@ -52,6 +52,7 @@ class Example:
     raises: str | None = None      # expected "ExceptionType: message"
     diagnostics: list[str] = field(default_factory=list)  # expected lines (py4-diag)
     rules: list[str] | None = None  # expected rules_exercised (py4); None: not stated
+    generic: list[str] | None = None  # expected generic renderings (py4-diag); None: not stated
 
     @property
     def name(self) -> str:
@@ -136,6 +137,11 @@ def _attach_result(example: Example | None, block: Block, where: str) -> None:
         if not all(re.fullmatch(r"P4-\d\d", rule) for rule in example.rules):
             raise SpecFormatError(f"{where}: a rules block lists rule ids P4-NN, "
                                   "separated by spaces")
+    elif block.tag == "generic":
+        if example.kind != "py4-diag" or not example.diagnostics or example.generic is not None:
+            raise SpecFormatError(f"{where}: a generic block follows a py4-diag program's "
+                                  "diagnostics block")
+        example.generic = [line for line in block.text.splitlines() if line.strip()]
     elif block.tag == "diagnostics":
         if example.kind != "py4-diag" or example.diagnostics:
             raise SpecFormatError(f"{where}: a diagnostics block belongs after one py4-diag block")
@@ -190,11 +196,16 @@ def check_example(example: Example) -> list[str]:
     result = compile_py4(example.source, f"<spec line {example.line}>")
     if example.kind == "py4-diag":
         got = [d.render("verbatim") for d in result.diagnostics]
-        if len(got) == len(example.diagnostics) and all(
+        problems = []
+        if len(got) != len(example.diagnostics) or not all(
                 _diagnostic_matches(want, diag)
                 for want, diag in zip(example.diagnostics, result.diagnostics)):
-            return []
-        return [f"diagnostics differ:\n  spec: {example.diagnostics}\n  boa:  {got}"]
+            problems.append(f"diagnostics differ:\n  spec: {example.diagnostics}\n  boa:  {got}")
+        generic = [d.render("generic") for d in result.diagnostics]
+        if example.generic is not None and generic != example.generic:
+            problems.append(f"generic renderings differ:\n  spec: {example.generic}\n"
+                            f"  boa:  {generic}")
+        return problems
     if result.diagnostics:
         return ["a py4 example must compile without diagnostics, Boa says:\n  "
                 + "\n  ".join(d.render("verbatim") for d in result.diagnostics)]
