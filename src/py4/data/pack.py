@@ -48,10 +48,12 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
             for conversation, whole in zip(chunk, rendered):
                 for piece in fit_conversation(tokenizer, conversation, whole, config.seq_len,
                                               config.long_conversations, stats, template_kwargs):
-                    packer.add(piece)
+                    packer.add(piece)  # writes at most one row
+                if config.max_sequences is not None and stats.rows >= config.max_sequences:
+                    stopped_at_limit = True
+                    break
             advance(len(chunk))
-            if config.max_sequences is not None and stats.rows >= config.max_sequences:
-                stopped_at_limit = True
+            if stopped_at_limit:
                 break
     unwritten = packer.finish(config.max_sequences)
     if stats.rows == 0:
@@ -67,14 +69,20 @@ def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetW
     encoder = DocumentEncoder(tokenizer, add_bos=config.add_bos, add_eos=config.add_eos)
     packer = BlockPacker(config.seq_len, writer)
     docs = 0
-    with progress_bar("tokenizing + packing") as advance:
+    limit = config.max_sequences
+
+    def documents():
         for spec in config.text:
             for _, tokens in _encode_stream(iter_text_source(spec), encoder, config.render_batch):
-                packer.add(tokens)
-                docs += 1
-                advance(len(tokens))
-                if config.max_sequences is not None and packer.blocks >= config.max_sequences:
-                    break
+                yield tokens
+
+    with progress_bar("tokenizing + packing") as advance:
+        for tokens in documents():
+            packer.add(tokens)
+            docs += 1
+            advance(len(tokens))
+            if limit is not None and packer.blocks >= limit:
+                break
     stats = packer.finish()
     if stats.blocks == 0:
         raise DataError(f"no packed rows: {stats.tokens_in} tokens are less than one sequence of {config.seq_len}")

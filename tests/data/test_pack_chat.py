@@ -1,0 +1,141 @@
+"""SFT packing: assistant-only labels, position ids per conversation, splits and drops counted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from py4.data.configs import PackConfig
+from py4.data.inspect import segments_of
+from py4.data.instructions import Conversation
+from py4.data.pack import run_pack
+from py4.data.pack_chat import ChatPackStats, check_chat_template, fit_conversation, render_conversations, turn_groups
+from py4.data.packed_io import IGNORE_INDEX, load_packed
+from py4.data.tokens import DataError
+
+from data_helpers import build_tokenizer, conversation, write_jsonl
+
+
+def pack_config(out: Path, source: Path, tokenizer_dir: Path, **extra) -> PackConfig:
+    data = {"out_dir": str(out), "tokenizer": str(tokenizer_dir), "seq_len": 256, "format": "chat",
+            "instructions": {"path": str(source)}, "open_bins": 4}
+    data.update(extra)
+    return PackConfig.model_validate(data)
+
+
+def supervised_spans(tokenizer, ids, labels) -> list[str]:
+    spans, current = [], []
+    for token, label in zip(ids, labels):
+        if label != IGNORE_INDEX:
+            assert label == token
+            current.append(token)
+        elif current:
+            spans.append(tokenizer.decode(current))
+            current = []
+    if current:
+        spans.append(tokenizer.decode(current))
+    return spans
+
+
+def test_labels_are_exactly_the_assistant_turns(tokenizer):
+    messages = conversation(3, turns=2, system=True)
+    [rendered] = render_conversations(tokenizer, [Conversation(messages)])
+    spans = supervised_spans(tokenizer, rendered.input_ids.tolist(), rendered.labels.tolist())
+    assert spans == [m["content"] + "<|end|>" for m in messages if m["role"] == "assistant"]
+
+
+def test_packed_rows_keep_masks_and_restart_positions(tmp_path, chat_dir, tokenizer_dir, tokenizer):
+    manifest = run_pack(pack_config(tmp_path / "sft", chat_dir, tokenizer_dir))
+    assert manifest["source"]["rows_total"] == 34 and manifest["source"]["rows_kept"] == 30
+    assert sum(manifest["source"]["rejected_by_reason"].values()) == 4
+    dataset = load_packed(tmp_path / "sft")
+    seen_answers = []
+    for row in dataset:
+        ids, labels, pos = (np.asarray(row[k]) for k in ("input_ids", "labels", "position_ids"))
+        assert len(ids) == 256  # padded to seq_len
+        for start, end in segments_of(pos):
+            assert pos[start] == 0 and (np.diff(pos[start:end]) == 1).all()
+        seen_answers += supervised_spans(tokenizer, ids.tolist(), labels.tolist())
+    expected = [m["content"] + "<|end|>" for i in range(30) for m in conversation(i, 1 + i % 3, i % 2 == 0)
+                if m["role"] == "assistant"]
+    assert sorted(seen_answers) == sorted(expected)  # every assistant turn once, nothing else
+    counts = manifest["counts"]
+    assert counts["rows"] == len(dataset) and counts["conversations"] == 30
+    assert counts["segments"] == 30 and counts["conversations_fitting"] == 30
+    assert counts["conversation_tokens"] + counts["padding_tokens"] == 256 * len(dataset)
+
+
+def test_long_conversation_is_split_between_turns(tokenizer):
+    long = Conversation(conversation(1, turns=8, system=True))
+    [whole] = render_conversations(tokenizer, [long])
+    stats = ChatPackStats()
+    pieces = fit_conversation(tokenizer, long, whole, 120, "split", stats)
+    assert stats.conversations_split == 1 and stats.pieces_from_splits == len(pieces) > 1
+    assert all(len(p) <= 120 for p in pieces)
+    answers = [s for p in pieces for s in supervised_spans(tokenizer, p.input_ids.tolist(), p.labels.tolist())]
+    assert answers == [m["content"] + "<|end|>" for m in long.messages if m["role"] == "assistant"]
+    for p in pieces:  # each piece starts with the system prompt and a user turn
+        assert tokenizer.decode(p.input_ids.tolist()).startswith("<bos><|system|>\nsystem prompt 1<|end|>\n<|user|>")
+
+
+def test_turn_too_long_alone_is_dropped_and_counted(tokenizer):
+    messages = conversation(2, turns=2)
+    messages[1]["content"] = "long " * 200
+    conv = Conversation(messages)
+    [whole] = render_conversations(tokenizer, [conv])
+    stats = ChatPackStats()
+    pieces = fit_conversation(tokenizer, conv, whole, 100, "split", stats)
+    assert stats.turns_dropped_too_long == 1 and len(pieces) == 1
+    assert supervised_spans(tokenizer, pieces[0].input_ids.tolist(), pieces[0].labels.tolist()) == [
+        messages[3]["content"] + "<|end|>"]
+
+
+def test_drop_policy_counts_dropped_conversations(tmp_path, tokenizer_dir):
+    rows = [{"messages": conversation(i, turns=6)} for i in range(3)] + [{"messages": conversation(9)}]
+    source = write_jsonl(tmp_path / "src" / "a.jsonl", rows).parent
+    manifest = run_pack(pack_config(tmp_path / "out", source, tokenizer_dir, seq_len=120, long_conversations="drop"))
+    assert manifest["counts"]["conversations_dropped"] == 3 and manifest["counts"]["segments"] == 1
+
+
+def test_template_without_generation_markers_is_refused():
+    with pytest.raises(DataError, match="generation"):
+        check_chat_template(build_tokenizer(template="{% for m in messages %}{{ m['content'] }}{% endfor %}"))
+
+
+def test_turn_groups():
+    system, groups = turn_groups(conversation(0, turns=3, system=True))
+    assert [m["role"] for m in system] == ["system"] and len(groups) == 3
+    assert all(g[0]["role"] == "user" for g in groups)
+
+
+def test_sft_determinism_and_schedule(tmp_path, chat_dir, tokenizer_dir):
+    schedule = {"micro_batch": 1, "grad_accum": 2, "gpus": 1, "max_steps_cap": 2, "warmup": 1}
+    a = run_pack(pack_config(tmp_path / "a", chat_dir, tokenizer_dir, schedule=schedule))
+    b = run_pack(pack_config(tmp_path / "b", chat_dir, tokenizer_dir, schedule=schedule))
+    assert a["content_sha256"] == b["content_sha256"]
+    assert (tmp_path / "a" / "data-00000-of-00001.arrow").read_bytes() == (tmp_path / "b" / "data-00000-of-00001.arrow").read_bytes()
+    steps = json.loads((tmp_path / "a" / "step_schedule.json").read_text())
+    assert steps["total_tokens"] == a["rows"] * 256 and steps["max_steps"] == min(2, a["rows"] // 2)
+
+
+def test_unpadded_rows_and_max_sequences(tmp_path, chat_dir, tokenizer_dir):
+    manifest = run_pack(pack_config(tmp_path / "u", chat_dir, tokenizer_dir, pad_to_seq_len=False, max_sequences=2))
+    dataset = load_packed(tmp_path / "u")
+    assert len(dataset) == 2 and manifest["counts"]["stopped_at_max_sequences"]
+    assert all(len(r["input_ids"]) <= 256 for r in dataset)
+    assert manifest["counts"]["padding_tokens"] == 0
+
+
+def test_tool_rows_pass_with_filter_none(tmp_path, tokenizer_dir, tokenizer):
+    rows = [{"messages": [{"role": "user", "content": "add 1 and 2"},
+                          {"role": "assistant", "content": "<tool_call>run_code</tool_call>"},
+                          {"role": "tool", "content": "3"},
+                          {"role": "assistant", "content": "the answer is 3"}]}]
+    source = write_jsonl(tmp_path / "tools" / "a.jsonl", rows).parent
+    run_pack(pack_config(tmp_path / "out", source, tokenizer_dir, instructions={"path": str(source), "filter": "none"}))
+    row = load_packed(tmp_path / "out")[0]
+    assert supervised_spans(tokenizer, row["input_ids"], row["labels"]) == [
+        "<tool_call>run_code</tool_call><|end|>", "the answer is 3<|end|>"]
