@@ -18,7 +18,7 @@ from typing import Any
 from py4.problems.family import Call, Family, FamilyError, Variant
 from py4.problems.schema import CANARY, Problem, TestCase
 
-__all__ = ["GeneratedProblem", "generate_family", "run_reference", "to_json_value", "PROMPT_TEMPLATE"]
+__all__ = ["GeneratedProblem", "generate_family", "run_reference", "load_reference", "to_json_value", "PROMPT_TEMPLATE"]
 
 PROMPT_TEMPLATE = "{task}\n\nWrite it in Python-4. Signature:\n\n    {signature}\n"
 
@@ -89,11 +89,10 @@ def to_json_value(value: Any, where: str = "value") -> Any:
     raise FamilyError(f"{where}: {type(value).__name__} is not a JSON value")
 
 
-def run_reference(reference: str, entry_point: str, call: Call) -> Any:
-    """Run the Python 3 reference on one input in-process and return its JSON result.
+def load_reference(reference: str, entry_point: str) -> Any:
+    """Exec the Python 3 reference and return its entry point (a Python function).
 
-    Raises FamilyError when the reference does not compile, lacks the entry point,
-    raises, or returns a non-JSON value.
+    Raises FamilyError when it does not compile or run, or lacks the entry point.
     """
     namespace: dict[str, Any] = {"__name__": "reference"}
     try:
@@ -103,6 +102,16 @@ def run_reference(reference: str, entry_point: str, call: Call) -> Any:
     fn = namespace.get(entry_point)
     if not callable(fn):
         raise FamilyError(f"reference defines no function {entry_point!r}")
+    return fn
+
+
+def run_reference(reference: str | Any, entry_point: str, call: Call) -> Any:
+    """Run the Python 3 reference (source, or a loaded entry point) on one input in-process.
+
+    Returns the JSON form of the result. Raises FamilyError when the reference does not
+    load, raises, or returns a non-JSON value.
+    """
+    fn = load_reference(reference, entry_point) if isinstance(reference, str) else reference
     args, kwargs = copy.deepcopy(call.args), copy.deepcopy(call.kwargs)
     try:
         result = fn(*args, **kwargs)
@@ -117,21 +126,22 @@ def _check_inputs_are_json(call: Call, where: str) -> None:
 
 
 def _variant_key(v: Variant) -> str:
-    calls = [(c.args, c.kwargs) for c in v.calls()]
-    blob = json.dumps([v.entry_point, v.reference, v.gold, calls], sort_keys=True)
+    # Inputs are not part of the key: a problem is distinct by its code, not by its random tests.
+    blob = json.dumps([v.entry_point, v.reference, v.gold, v.task], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
 def _tests_for(v: Variant) -> list[TestCase]:
     tests = []
     seen = set()
+    fn = load_reference(v.reference, v.entry_point)
     for call in v.calls():
         _check_inputs_are_json(call, f"{v.entry_point} inputs")
         key = json.dumps([call.args, call.kwargs], sort_keys=True)
         if key in seen:  # duplicate random inputs add nothing
             continue
         seen.add(key)
-        expected = run_reference(v.reference, v.entry_point, call)
+        expected = run_reference(fn, v.entry_point, call)
         tests.append(TestCase(args=call.args, kwargs=call.kwargs, expected=expected, tolerance=v.tolerance))
     return tests
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 import importlib
 
 MODULES: tuple[str, ...] = (
+    "errors",
+    "formatting",
+    "functional",
+    "imports",
+    "comparisons",
     "ranges",
+    "slices",
+    "indexing",
+    "dicts",
 )
 
 _loaded = False
