@@ -225,3 +225,37 @@ def _check_run(code, globals_: dict, example: Example) -> list[str]:
     if raised != example.raises:
         problems.append(f"exception differs:\n  spec: {example.raises!r}\n  got:  {raised!r}")
     return problems
+
+
+def summarize(path: str | Path) -> tuple[int, list[tuple[Example, list[str]]]]:
+    """Check every example of the spec at `path`: (number checked, [(example, problems)]).
+
+    Raises:
+        OSError, SpecFormatError: as `parse_examples`.
+    """
+    examples = parse_examples(path)
+    disagreements = []
+    for example in examples:
+        problems = check_example(example)
+        if problems:
+            disagreements.append((example, problems))
+    return len(examples), disagreements
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m py4.lang.spec_examples [SPEC]`: check the spec's examples against Boa."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0]) if args else Path("docs/python4.md")
+    total, disagreements = summarize(path)
+    for example, problems in disagreements:
+        print(f"{path}:{example.line}: {example.rule or example.section}")
+        for problem in problems:
+            print("  " + problem.replace("\n", "\n  "))
+    print(f"{total - len(disagreements)} of {total} examples in {path} agree with Boa")
+    return 1 if disagreements else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
