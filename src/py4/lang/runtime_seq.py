@@ -305,7 +305,11 @@ def sliceobj(xs, a, b, s) -> slice:
 
 
 class enumerate(_py3_enumerate):  # noqa: A001
-    """Python-4 `enumerate(xs, start=1)`: counts from 1 unless told otherwise (P4-19)."""
+    """Python-4 `enumerate(xs, start=1)`: counts from 1 unless told otherwise (P4-19).
+
+    Raises:
+        TypeError: `iterable` is not iterable or `start` is not an integer.
+    """
 
     def __new__(cls, iterable, start=1):
         return _py3_enumerate.__new__(cls, iterable, start)
