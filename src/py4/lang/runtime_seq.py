@@ -26,6 +26,9 @@ _SEQUENCE_TYPES = (list, tuple, str, bytes, bytearray, _py3_range, memoryview,
                    array.array, collections.deque)
 
 
+_MISSING = object()
+
+
 class range:  # noqa: A001 - it *is* the Python-4 builtin `range`
     """Python-4 `range(a, b[, s])`: the closed interval a, a+s, … while not past b (P4-12).
 
@@ -40,22 +43,25 @@ class range:  # noqa: A001 - it *is* the Python-4 builtin `range`
 
     __slots__ = ("start", "stop", "step", "_r")
 
-    def __init__(self, *args):
-        n_args = len(args)
-        if n_args == 1:
-            start, stop, step = 0, _as_int(args[0]), 1
-        elif n_args == 2:
-            start, stop, step = _as_int(args[0]), _as_int(args[1]), 1
-        elif n_args == 3:
-            start, stop, step = _as_int(args[0]), _as_int(args[1]), _as_int(args[2])
+    def __init__(self, start=_MISSING, stop=_MISSING, step=1, /, *extra):
+        if stop is _MISSING:
+            if start is _MISSING:
+                raise TypeError("range expected at least 1 argument, got 0")
+            start, stop = 0, start
+        elif extra:
+            raise TypeError(f"range expected at most 3 arguments, got {3 + len(extra)}")
+        if type(start) is not int:
+            start = _as_int(start)
+        if type(stop) is not int:
+            stop = _as_int(stop)
+        if step == 1 and type(step) is int:  # the common case first
+            self._r = _py3_range(start, stop + 1)
+        else:
+            step = _as_int(step)
             if step == 0:
                 raise ValueError("range() step must not be zero")
-        elif n_args == 0:
-            raise TypeError("range expected at least 1 argument, got 0")
-        else:
-            raise TypeError(f"range expected at most 3 arguments, got {n_args}")
+            self._r = _py3_range(start, stop + 1 if step > 0 else stop - 1, step)
         self.start, self.stop, self.step = start, stop, step
-        self._r = _py3_range(start, stop + 1 if step > 0 else stop - 1, step)
 
     @classmethod
     def _from_py3(cls, r: _py3_range) -> "range":
@@ -83,7 +89,12 @@ class range:  # noqa: A001 - it *is* the Python-4 builtin `range`
     def __getitem__(self, i):
         if type(i) is slice:
             return range._from_py3(self._r[i])
-        if _as_int(i) < 0:
+        try:
+            position = _as_int(i)
+        except TypeError:
+            raise TypeError(f"range indices must be integers or slices, "
+                            f"not {type(i).__name__}") from None
+        if position < 0:
             raise IndexError(_negative_index_message(self, i))
         return self._r[i]
 
