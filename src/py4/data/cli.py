@@ -18,8 +18,8 @@ from rich.console import Console
 app = typer.Typer(help="Data: replay and instruction sources, mixing, packing, step schedules.",
                   no_args_is_help=True)
 
-_console = Console(stderr=False)
-_err = Console(stderr=True)
+_console = Console(soft_wrap=True)
+_err = Console(stderr=True, soft_wrap=True)
 OVERRIDES = typer.Argument(None, help="key=value overrides of the config, e.g. seed=7 replay.path=dir")
 
 

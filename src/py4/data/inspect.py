@@ -89,9 +89,9 @@ def inspect_packed_row(dataset_dir: str | Path, index: int = 0, *, tokenizer: An
                 out.append(text, style="dim")
         out.append("\n")
     if show_tokens:
-        out.append("\nindex\tid\tlabel\tpos\ttoken\n", style="bold")
+        out.append(f"\n{'index':>6} {'id':>7} {'label':>7} {'pos':>6}  token\n", style="bold")
         for i in range(limit):
             token = tokenizer.convert_ids_to_tokens(int(ids[i]))
-            out.append(f"{i}\t{ids[i]}\t{labels[i]}\t{positions[i]}\t{token!r}\n",
+            out.append(f"{i:>6} {ids[i]:>7} {labels[i]:>7} {positions[i]:>6}  {token!r}\n",
                        style="green" if supervised[i] else None)
     return out

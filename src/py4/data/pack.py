@@ -67,10 +67,8 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
 def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetWriter) -> dict[str, Any]:
     """Pack the configured text sources, in order, into ``seq_len`` blocks."""
     encoder = DocumentEncoder(tokenizer, add_bos=config.add_bos, add_eos=config.add_eos)
-    packer = BlockPacker(config.seq_len, writer)
+    packer = BlockPacker(config.seq_len, writer, max_blocks=config.max_sequences)
     docs = 0
-    limit = config.max_sequences
-
     def documents():
         for spec in config.text:
             for _, tokens in _encode_stream(iter_text_source(spec), encoder, config.render_batch):
@@ -81,14 +79,15 @@ def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetW
             packer.add(tokens)
             docs += 1
             advance(len(tokens))
-            if limit is not None and packer.blocks >= limit:
+            if packer.full:
                 break
     stats = packer.finish()
     if stats.blocks == 0:
         raise DataError(f"no packed rows: {stats.tokens_in} tokens are less than one sequence of {config.seq_len}")
     return {"separators": encoder.describe(),
             "counts": {"docs": docs, "tokens_in": stats.tokens_in, "sequences": stats.blocks,
-                       "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens}}
+                       "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens,
+                       "tokens_beyond_max_sequences": stats.tokens_beyond_max_blocks}}
 
 
 def run_pack(config: PackConfig) -> dict[str, Any]:
