@@ -23,6 +23,8 @@ KNOWN_MISMATCHES = {
     "let py3_total = 1": "py3_ names are not reserved (docs/dev/spec-mismatches.md #1)",
     "fn area(nil: int) -> int:": "reserved word as a parameter gets the generic syntax "
                                  "message (docs/dev/spec-mismatches.md #2)",
+    "from . use sibling": "relative `from . use` is a syntax error "
+                          "(docs/dev/spec-mismatches.md #3)",
 }
 
 
