@@ -89,3 +89,7 @@ def test_division_by_zero():
     for op in (rt.floordiv, rt.mod, p4divmod):
         with pytest.raises(ZeroDivisionError):
             op(1, 0)
+
+
+def test_round_int_with_huge_negative_ndigits_is_fast():
+    assert p4round(5, -10**7) == 0 and p4round(-5 * 10**20, -21) == -10**21

@@ -131,3 +131,9 @@ def test_floordiv_and_mod_truncate(a, b):
     assert B["divmod"](a, b) == (q, a - b * q)
     r = rt.mod(a, b)
     assert r == 0 or (r > 0) == (a > 0)  # the remainder has the sign of a
+
+
+@given(st.integers(-10**45, 10**45), st.integers(-50, 0))
+def test_round_int_far_ndigits(x, ndigits):
+    """Covers the shortcut that returns 0 without computing 10 ** -ndigits."""
+    assert B["round"](x, ndigits) == reference_round(Fraction(x), ndigits)

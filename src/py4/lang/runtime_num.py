@@ -47,6 +47,10 @@ def sum(iterable, /, start=0):  # noqa: A001
 def _round_int(x: int, ndigits: int) -> int:
     if ndigits >= 0:
         return x
+    # |x| has at most bit_length // 3 + 1 decimal digits; far below half a unit it rounds
+    # to 0, and 10 ** -ndigits (possibly gigantic) need not be computed.
+    if -ndigits > abs(x).bit_length() // 3 + 2:
+        return 0
     unit = 10 ** -ndigits
     quotient, remainder = _py3_divmod(abs(x), unit)
     if 2 * remainder >= unit:
