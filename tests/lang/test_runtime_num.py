@@ -93,3 +93,11 @@ def test_division_by_zero():
 
 def test_round_int_with_huge_negative_ndigits_is_fast():
     assert p4round(5, -10**7) == 0 and p4round(-5 * 10**20, -21) == -10**21
+
+
+def test_sum_of_a_long_generator_is_chunked_and_exact():
+    assert p4sum(x for x in range(10_001)) == sum(range(10_001))
+    assert p4sum((0.1 for _ in range(9000)), 0.5) == sum((0.1 for _ in range(9000)), 0.5)
+    assert p4sum(iter([[1]] * 5000), []) == [1] * 5000
+    with pytest.raises(TypeError, match="count"):
+        p4sum(x == 9000 if x > 8000 else x for x in range(9001))
