@@ -454,6 +454,12 @@ class Py4Analyzer(ast.NodeVisitor):
             self.report("annotations", node, name=node.name, missing=", ".join(missing))
 
     # -- expressions --------------------------------------------------------------------
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass  # a leaf; NodeVisitor's own visit_Constant probes deprecated handlers (slow)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        pass  # a leaf (its ctx needs no visit)
+
     def visit_Compare(self, node: ast.Compare) -> None:
         if len(node.ops) > 1:
             self.tags.add("chained_comparison")

@@ -26,7 +26,7 @@ from py4.lang.tokens import TokenPass, rewrite_tokens
 from py4.lang.translate import transform
 
 # A study program is a few hundred lines; this bound keeps the worst case well under 2 s.
-MAX_SOURCE_CHARS = 200_000
+MAX_SOURCE_CHARS = 100_000
 
 # CPython's parser messages, spoken in Python-4 words.
 _PY3_WORDS = {
@@ -125,6 +125,13 @@ def _compile_text(text: str, filename: str) -> CompileResult:
     nul = text.find("\0")
     if nul >= 0:
         return CompileResult(filename, [make_diagnostic("null_byte", *_position_of(text, nul))], [])
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: not text a file can hold
+            detail = f"unpaired surrogate U+{ord(text[exc.start]):04X}"
+            diag = make_diagnostic("encoding", *_position_of(text, exc.start), detail=detail)
+            return CompileResult(filename, [diag], [])
     tokens = rewrite_tokens(text)
     diagnostics = list(tokens.diagnostics)
     if tokens.fatal:

@@ -226,6 +226,10 @@ def _plan_name(tokens, i, prev, edits, result) -> int:
                 nxt.type == tokenize.NAME or nxt.string in _LET_TARGET_STARTS):
             edits.append(_Edit(line, col, nxt.start[1], "", "let"))
             result.tags.add("let")
+            if nxt.type == tokenize.NAME and (nxt.string in PY4_KEYWORDS or nxt.string == "let"):
+                # `let fun = 3`: name the misused word, and parse it as the plain name.
+                result.diagnostics.append(make_diagnostic("reserved", *nxt.start, word=nxt.string))
+                return i + 1
         else:
             result.diagnostics.append(make_diagnostic("reserved", line, col, word="let"))
     elif word in I_STRING_PREFIXES and nxt is not None and nxt.type == tokenize.STRING \
@@ -253,18 +257,22 @@ def _apply_edits(result: TokenPass, edits: list[_Edit]) -> None:
         original = lines[line_no - 1]
         pieces: list[str] = []
         anchors: list[tuple[int, int, int]] = []
-        py3_len = 0
+        py3_len = 0  # characters of Python 3 text so far on this line
+        py3_bytes = 0  # the same in UTF-8 bytes (AST columns are bytes)
+        ascii_line = original.isascii()
         cursor = 0
         for edit in sorted(line_edits, key=lambda e: e.start):
-            pieces.append(original[cursor:edit.start])
-            py3_len += edit.start - cursor
+            kept = original[cursor:edit.start]
+            pieces.append(kept)
+            py3_len += len(kept)
+            py3_bytes += len(kept) if ascii_line else len(kept.encode("utf-8"))
             if edit.marker:
-                prefix = "".join(pieces)
-                position = (line_no, len(prefix.encode("utf-8")))
+                position = (line_no, py3_bytes)
                 (result.let_positions if edit.marker == "let" else result.empty_dicts).add(position)
             anchors.append((py3_len, edit.start, py3_len + len(edit.text)))
             pieces.append(edit.text)
             py3_len += len(edit.text)
+            py3_bytes += len(edit.text.encode("utf-8"))
             anchors.append((py3_len, edit.end, py3_len))
             cursor = edit.end
         pieces.append(original[cursor:])

@@ -150,6 +150,9 @@ class Py4Transformer(ast.NodeTransformer):
         return _helper_call(node, "Dict", [self._scoped(node, "comp")])
 
     # -- the rewrites ----------------------------------------------------------
+    def visit_Constant(self, node):
+        return node  # a leaf; NodeTransformer's visit_Constant probes deprecated handlers
+
     def visit_Name(self, node):
         # Only reachable inside i-strings: the token pass rewrote every other use.
         if isinstance(node.ctx, ast.Load) and node.id in _CONSTANT_NAMES:
