@@ -43,7 +43,7 @@ def test_token_accounting_is_exact(iso, tokenizer, corpus_dir):
     encoder = DocumentEncoder(tokenizer)
     corpus_tokens = sum(len(t) for t in encoder.encode_batch([d.text for d in iter_corpus(corpus_dir)]))
     assert counts["corpus_tokens"] == corpus_tokens
-    assert counts["replay_tokens"] == corpus_tokens * 4 == counts["replay_target_tokens"]  # equal-token
+    assert counts["replay_tokens"] == corpus_tokens * 4 == counts["replay_target_basis_tokens"]  # equal-token
     assert manifest["total_mix_tokens"] == corpus_tokens * 8
     assert counts["packed_tokens"] + counts["remainder_tokens"] == manifest["total_mix_tokens"]
     assert 0 <= counts["remainder_tokens"] < SEQ
@@ -139,3 +139,25 @@ def test_config_needs_arm_inputs(tmp_path, replay_dir):
         MixConfig.model_validate({"out_dir": "x", "tokenizer": "t", "replay": {"path": str(replay_dir)}})
     with pytest.raises(ValueError, match="exactly one"):
         MixConfig.model_validate({"out_dir": "x", "tokenizer": "t", "arm": "control", "replay": {"path": "r"}})
+
+
+def test_separate_counting_tokenizer_matches_in_its_basis(tmp_path, corpus_dir, replay_dir, tokenizer_dir, tokenizer):
+    # Pack with the run's tokenizer, count with another (the campaign: Gemma-3 counts, GLM packing).
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    char_level = Tokenizer(models.WordLevel({chr(i): i for i in range(32, 127)} | {"<bos>": 200, "<eos>": 201},
+                                            unk_token="<bos>"))
+    char_level.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    counter = PreTrainedTokenizerFast(tokenizer_object=char_level, bos_token="<bos>", eos_token="<eos>")
+    counter.save_pretrained(tmp_path / "counter")
+    manifest = run_mix(mix_config(tmp_path / "out", corpus_dir, replay_dir, tokenizer=str(tokenizer_dir),
+                                  count_tokenizer=str(tmp_path / "counter")))
+    counts = manifest["counts"]
+    assert counts["corpus_basis_tokens"] != counts["corpus_tokens"]
+    assert counts["replay_basis_tokens"] == counts["replay_target_basis_tokens"] + counts["replay_basis_overshoot_tokens"]
+    assert counts["replay_target_basis_tokens"] == counts["corpus_basis_tokens"] * 4
+    assert counts["replay_last_doc_tokens_cut"] == 0  # whole documents with two tokenizers
+    assert manifest["total_mix_tokens"] == counts["corpus_tokens"] * 4 + counts["replay_tokens"]
+    assert manifest["basis_total_mix_tokens"] == counts["corpus_basis_tokens"] * 4 + counts["replay_basis_tokens"]
+    assert counts["packed_tokens"] + counts["remainder_tokens"] == manifest["total_mix_tokens"]

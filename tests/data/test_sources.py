@@ -147,3 +147,21 @@ def test_document_encoder_matches_the_tokenizer(tokenizer):
 def test_local_data_files_rejects_empty_folder(tmp_path):
     with pytest.raises(DataError, match="no"):
         sources.local_data_files(tmp_path)
+
+
+def test_arrow_null_filling_is_undone_for_tool_calls(tmp_path):
+    rows = [
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "", "tool_calls": [
+                          {"type": "function", "function": {"name": "run_code", "arguments": {"code": "print(1)"}}}]},
+                      {"role": "tool", "content": "1"}, {"role": "assistant", "content": "done"}],
+         "tools": [{"type": "function", "function": {"name": "run_code"}}]},
+        {"messages": [{"role": "user", "content": "q"},
+                      {"role": "assistant", "content": "", "tool_calls": [
+                          {"type": "function", "function": {"name": "submit", "arguments": {"answer": "x"}}}]}]},
+    ]
+    write_jsonl(tmp_path / "t.jsonl", rows)
+    first, second = load_instruction_source({"path": str(tmp_path), "filter": "none"})
+    assert first.messages[1]["tool_calls"][0]["function"]["arguments"] == {"code": "print(1)"}
+    assert second.messages[1]["tool_calls"][0]["function"]["arguments"] == {"answer": "x"}
+    assert first.tools == rows[0]["tools"] and second.tools is None

@@ -51,6 +51,11 @@ class MixConfig(_TokenizerFields):
     control_target_tokens: int | None = pydantic.Field(None, ge=1, description="control arm: replay tokens to take")
     control_target_manifest: str | None = pydantic.Field(None, description="control arm: a corpus arm's output "
                                                          "folder or manifest.json; its total_mix_tokens is the target")
+    count_tokenizer: str | None = pydantic.Field(None, description="counting basis for the equal-token match and "
+                                                 "the control target, when it is not the run's tokenizer (the "
+                                                 "campaign counted with the Gemma-3 tokenizer; GLM runs packed with "
+                                                 "their own)")
+    count_tokenizer_revision: str | None = None
     seed: int = 42
     add_bos: bool = True
     add_eos: bool = True

@@ -5,8 +5,9 @@ Format (what ``datasets.load_dataset("allenai/Dolci-Instruct-SFT", split="train"
 as far as this code relies on it): one row per conversation with a ``messages`` list of
 ``{"role": str, "content": str}`` dicts; other row fields (``id``, ``source`` ...) are
 ignored. A local folder holds the same rows as ``*.jsonl[.gz]`` or ``*.parquet`` files.
-Message keys whose value is null (Arrow fills absent keys with null) are dropped before
-rendering, so a template's ``message.get(...)`` sees them as absent.
+An optional ``tools`` field (JSON schemas) is passed to the chat template. Null values
+inside messages and tools are dropped at every depth before rendering (Arrow fills keys
+absent from a row with null), so a template's ``is defined`` tests see them as absent.
 
 The strict filter (the campaign's; 1,923,659 of 2,152,112 rows at revision bd3c8f3a):
 an optional leading ``system`` message; then ``user``, ``assistant``, ``user``, ...
@@ -77,12 +78,23 @@ def strict_alternation_problem(messages: Any) -> str | None:
     return None
 
 
+def _drop_nulls(value: Any) -> Any:
+    # Arrow unifies the struct keys of all rows and fills the missing ones with null, so
+    # a tool call's arguments may come back as {"code": "...", "answer": None}. Nulls are
+    # therefore read as "absent", at every depth (a genuine null argument is lost too).
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
 def _clean(messages: list[Any], where: str) -> list[dict[str, Any]]:
     cleaned = []
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise DataError(f"{where}: message {i}: expected an object with a string 'role'")
-        cleaned.append({k: v for k, v in message.items() if v is not None})
+        cleaned.append(_drop_nulls(message))
     return cleaned
 
 
@@ -118,7 +130,7 @@ class InstructionSource:
             elif not isinstance(messages, list) or not messages:
                 raise DataError(f"{where}: row {index}: {field!r} must be a non-empty list of messages")
             self.rows_kept += 1
-            tools = row.get("tools") or None
+            tools = _drop_nulls(row.get("tools")) or None
             yield Conversation(_clean(messages, f"{where}: row {index}"), tools)
 
 

@@ -75,38 +75,58 @@ class TokenStore:
         self._map = None
 
 
-def _encode_stream(docs: Iterable[Document], encoder: DocumentEncoder, batch: int) -> Iterator[tuple[Document, np.ndarray]]:
+def _encode_stream(docs: Iterable[Document], encoder: DocumentEncoder, batch: int,
+                   basis: DocumentEncoder | None = None) -> Iterator[tuple[Document, np.ndarray, int]]:
+    """(document, run-tokenizer ids, count in the counting basis) for each document."""
     for chunk in batched(docs, batch):
-        yield from zip(chunk, encoder.encode_batch([d.text for d in chunk]))
+        texts = [d.text for d in chunk]
+        encoded = encoder.encode_batch(texts)
+        counts = basis.count_batch(texts) if basis is not None else [len(t) for t in encoded]
+        yield from zip(chunk, encoded, counts)
 
 
-def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, store: TokenStore, batch: int) -> dict[str, Any]:
+def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
+                     batch: int) -> dict[str, Any]:
+    basis_tokens = 0
     with progress_bar("corpus: tokenizing") as advance:
-        for _, tokens in _encode_stream(iter_corpus(corpus), encoder, batch):
+        for _, tokens, count in _encode_stream(iter_corpus(corpus), encoder, batch, basis):
             store.append(tokens)
+            basis_tokens += count
             advance(len(tokens))
     if len(store) == 0:
         raise DataError(f"corpus {corpus}: no documents")
-    return {"docs": len(store), "tokens": store.tokens}
+    return {"docs": len(store), "tokens": store.tokens, "basis_tokens": basis_tokens}
 
 
-def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, store: TokenStore, target: int) -> dict[str, Any]:
-    truncated_tail = 0
+def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
+                     target: int) -> dict[str, Any]:
+    """Replay documents until ``target`` tokens in the counting basis.
+
+    With one tokenizer the last document is cut to hit the target exactly; with a
+    separate counting tokenizer whole documents are taken and the overshoot recorded
+    (a cut in one tokenization is not a cut in the other).
+    """
+    cut = basis_tokens = 0
+    stream = _encode_stream(iter_text_source(config.replay), encoder, config.encode_batch_docs, basis)
     with progress_bar("replay: tokenizing", total=target) as advance:
-        for _, tokens in _encode_stream(iter_text_source(config.replay), encoder, config.encode_batch_docs):
-            need = target - store.tokens
-            if len(tokens) >= need:
-                truncated_tail = len(tokens) - need
+        for _, tokens, count in stream:
+            need = target - basis_tokens
+            if basis is None and len(tokens) >= need:
+                cut = len(tokens) - need
                 store.append(tokens[:need])
+                basis_tokens += need
                 advance(need)
                 break
             store.append(tokens)
-            advance(len(tokens))
-    if store.tokens < target:
-        raise DataError(f"replay source ran out: {store.tokens} tokens of the {target} needed "
+            basis_tokens += count
+            advance(count)
+            if basis_tokens >= target:
+                break
+    if basis_tokens < target:
+        raise DataError(f"replay source ran out: {basis_tokens} tokens of the {target} needed "
                         f"({describe_source(config.replay)})")
-    return {"docs": len(store), "tokens": store.tokens, "target_tokens": target,
-            "last_doc_tokens_cut": truncated_tail}
+    return {"docs": len(store), "tokens": store.tokens, "basis_tokens": basis_tokens, "target_tokens": target,
+            "last_doc_tokens_cut": cut, "basis_overshoot_tokens": basis_tokens - target}
 
 
 def mix_order(corpus_docs: int, copies: int, replay_docs: int, seed: int) -> np.ndarray:
@@ -118,9 +138,9 @@ def _control_target(config: MixConfig) -> int:
     if config.control_target_tokens is not None:
         return config.control_target_tokens
     manifest = read_data_manifest(config.control_target_manifest)
-    total = manifest.get("total_mix_tokens")
+    total = manifest.get("basis_total_mix_tokens", manifest.get("total_mix_tokens"))
     if not isinstance(total, int) or total < 1:
-        raise DataError(f"{config.control_target_manifest}: no positive integer total_mix_tokens to match")
+        raise DataError(f"{config.control_target_manifest}: no positive integer basis_total_mix_tokens to match")
     return total
 
 
@@ -147,6 +167,79 @@ def _pack_in_order(order: np.ndarray, corpus: TokenStore | None, copies: int, re
             advance()
 
 
+def _tokenize_inputs(config: MixConfig, encoder: DocumentEncoder, basis: DocumentEncoder | None,
+                     work: Path) -> dict[str, Any]:
+    """Steps 1-2: the corpus and replay token stores, and their counts."""
+    corpus_store = None
+    corpus_counts = {"docs": 0, "tokens": 0, "basis_tokens": 0}
+    if config.arm == "corpus":
+        corpus_store = TokenStore(work / "corpus.bin")
+        corpus_counts = _tokenize_corpus(config.corpus, encoder, basis, corpus_store, config.encode_batch_docs)
+        corpus_store.seal()
+        target = round(corpus_counts["basis_tokens"] * config.copies * config.replay_ratio)
+    else:
+        target = _control_target(config)
+    replay_store = TokenStore(work / "replay.bin")
+    replay_counts = _tokenize_replay(config, encoder, basis, replay_store, target)
+    replay_store.seal()
+    return {"corpus_store": corpus_store, "corpus": corpus_counts, "replay_store": replay_store,
+            "replay": replay_counts, "copies": config.copies if corpus_store is not None else 0}
+
+
+def _pack_mix(config: MixConfig, streams: dict[str, Any], out: Path) -> tuple[Any, str, int]:
+    """Steps 3-4: shuffle and pack; returns (pack stats, content hash, entries)."""
+    corpus_store, replay_store = streams["corpus_store"], streams["replay_store"]
+    order = mix_order(streams["corpus"]["docs"], streams["copies"], streams["replay"]["docs"], config.seed)
+    writer = PackedDatasetWriter(out)
+    try:
+        packer = BlockPacker(config.seq_len, writer)
+        _pack_in_order(order, corpus_store, streams["copies"], replay_store, packer)
+        stats = packer.finish()
+        for store in (corpus_store, replay_store):
+            if store is not None:
+                store.release()
+        digest = writer.finish()
+    except BaseException:
+        writer.abort()
+        raise
+    return stats, digest, int(len(order))
+
+
+def _mix_manifest(config: MixConfig, tokenizer: Any, encoder: DocumentEncoder, inputs: dict[str, Any],
+                  streams: dict[str, Any], stats: Any, digest: str, entries: int) -> dict[str, Any]:
+    corpus, replay, copies = streams["corpus"], streams["replay"], streams["copies"]
+    total_mix_tokens = corpus["tokens"] * copies + replay["tokens"]
+    basis_total = corpus["basis_tokens"] * copies + replay["basis_tokens"]
+    if stats.tokens_in != total_mix_tokens or stats.packed_tokens + stats.remainder_tokens != total_mix_tokens:
+        raise AssertionError(f"token accounting broken: {stats} vs total {total_mix_tokens}")  # a bug, not input
+    return {
+        "kind": "midtrain_mix", "arm": config.arm, "seq_len": config.seq_len, "seed": config.seed,
+        "copies": copies, "replay_ratio": config.replay_ratio,
+        "tokenizer": {"name": config.tokenizer, "revision": config.tokenizer_revision,
+                      "class": type(tokenizer).__name__, "vocab_size": len(tokenizer), **encoder.describe()},
+        "count_tokenizer": {"name": config.count_tokenizer or config.tokenizer,
+                            "revision": config.count_tokenizer_revision if config.count_tokenizer
+                            else config.tokenizer_revision},
+        "inputs": inputs,
+        "counts": {"corpus_docs": corpus["docs"], "corpus_tokens": corpus["tokens"],
+                   "corpus_basis_tokens": corpus["basis_tokens"], "corpus_tokens_all_copies": corpus["tokens"] * copies,
+                   "replay_docs": replay["docs"], "replay_tokens": replay["tokens"],
+                   "replay_basis_tokens": replay["basis_tokens"], "replay_target_basis_tokens": replay["target_tokens"],
+                   "replay_last_doc_tokens_cut": replay["last_doc_tokens_cut"],
+                   "replay_basis_overshoot_tokens": replay["basis_overshoot_tokens"],
+                   "entries": entries, "sequences": stats.blocks,
+                   "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens},
+        "total_mix_tokens": total_mix_tokens,
+        "basis_total_mix_tokens": basis_total,
+        "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
+                                 "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
+        "packing": {"labels": "all tokens supervised", "position_ids": "0..seq_len-1 per sequence",
+                    "separators": "BOS + text + EOS per document"},
+        "content_sha256": digest,
+        "expected": {"total_mix_tokens": config.expected_total_mix_tokens, "max_steps": config.expected_max_steps},
+    }
+
+
 def run_mix(config: MixConfig) -> dict[str, Any]:
     """Build the mix and write the packed dataset, ``manifest.json`` and ``step_schedule.json``.
 
@@ -160,70 +253,26 @@ def run_mix(config: MixConfig) -> dict[str, Any]:
     with RunRecorder(out, config, kind="data.mix") as run:
         tokenizer = load_tokenizer(config.tokenizer, config.tokenizer_revision)
         encoder = DocumentEncoder(tokenizer, add_bos=config.add_bos, add_eos=config.add_eos)
+        basis = None
+        if config.count_tokenizer is not None:
+            basis = DocumentEncoder(load_tokenizer(config.count_tokenizer, config.count_tokenizer_revision),
+                                    add_bos=config.add_bos, add_eos=config.add_eos)
         inputs: dict[str, Any] = {"replay": describe_source(config.replay)}
-        corpus_store = None
         if config.arm == "corpus":
             inputs["corpus"] = _corpus_input(config.corpus)
-            corpus_store = TokenStore(work / "corpus.bin")
-            corpus_counts = _tokenize_corpus(config.corpus, encoder, corpus_store, config.encode_batch_docs)
-            corpus_store.seal()
-            target = round(corpus_counts["tokens"] * config.copies * config.replay_ratio)
-        else:
-            corpus_counts = {"docs": 0, "tokens": 0}
-            target = _control_target(config)
-        replay_store = TokenStore(work / "replay.bin")
-        replay_counts = _tokenize_replay(config, encoder, replay_store, target)
-        replay_store.seal()
-
-        order = mix_order(corpus_counts["docs"], config.copies if corpus_store else 0, replay_counts["docs"], config.seed)
-        writer = PackedDatasetWriter(out)
-        try:
-            packer = BlockPacker(config.seq_len, writer)
-            _pack_in_order(order, corpus_store, config.copies, replay_store, packer)
-            stats = packer.finish()
-            for store in (corpus_store, replay_store):
-                if store is not None:
-                    store.release()
-            digest = writer.finish()
-        except BaseException:
-            writer.abort()
-            raise
+        streams = _tokenize_inputs(config, encoder, basis, work)
+        stats, digest, entries = _pack_mix(config, streams, out)
         if not config.keep_work:
             shutil.rmtree(work, ignore_errors=True)
-
-        corpus_total = corpus_counts["tokens"] * (config.copies if corpus_store else 0)
-        total_mix_tokens = corpus_total + replay_counts["tokens"]
-        if stats.tokens_in != total_mix_tokens or stats.packed_tokens + stats.remainder_tokens != total_mix_tokens:
-            raise AssertionError(f"token accounting broken: {stats} vs total {total_mix_tokens}")  # a bug, not input
-        manifest = {
-            "kind": "midtrain_mix", "arm": config.arm, "seq_len": config.seq_len, "seed": config.seed,
-            "copies": config.copies if corpus_store else 0, "replay_ratio": config.replay_ratio,
-            "tokenizer": {"name": config.tokenizer, "revision": config.tokenizer_revision,
-                          "class": type(tokenizer).__name__, "vocab_size": len(tokenizer), **encoder.describe()},
-            "inputs": inputs,
-            "counts": {"corpus_docs": corpus_counts["docs"], "corpus_tokens": corpus_counts["tokens"],
-                       "corpus_tokens_all_copies": corpus_total, "replay_docs": replay_counts["docs"],
-                       "replay_tokens": replay_counts["tokens"], "replay_target_tokens": target,
-                       "replay_last_doc_tokens_cut": replay_counts["last_doc_tokens_cut"],
-                       "entries": int(len(order)), "sequences": stats.blocks,
-                       "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens},
-            "total_mix_tokens": total_mix_tokens,
-            "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
-                                     "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
-            "packing": {"labels": "all tokens supervised", "position_ids": "0..seq_len-1 per sequence",
-                        "separators": "BOS + text + EOS per document"},
-            "content_sha256": digest,
-            "expected": {"total_mix_tokens": config.expected_total_mix_tokens, "max_steps": config.expected_max_steps},
-            "seconds": round(time.monotonic() - started, 3),
-        }
-        schedule = write_outputs(out, manifest, config.schedule, config.seq_len, total_mix_tokens,
-                                 config.expected_max_steps)
-        if config.expected_total_mix_tokens is not None and total_mix_tokens != config.expected_total_mix_tokens:
-            raise ValueError(f"total_mix_tokens {total_mix_tokens} differs from the expected "
-                             f"{config.expected_total_mix_tokens}")
+        manifest = _mix_manifest(config, tokenizer, encoder, inputs, streams, stats, digest, entries)
+        manifest["seconds"] = round(time.monotonic() - started, 3)
+        total = manifest["total_mix_tokens"]
+        schedule = write_outputs(out, manifest, config.schedule, config.seq_len, total, config.expected_max_steps)
+        if config.expected_total_mix_tokens is not None and total != config.expected_total_mix_tokens:
+            raise ValueError(f"total_mix_tokens {total} differs from the expected {config.expected_total_mix_tokens}")
         for name, entry in inputs.items():
             run.add_input(name, path=entry.get("path"), hub_id=entry.get("hub_id"), revision=entry.get("revision"),
                           hash_content=False, details=entry)
         run.add_output("packed", out, hash_content=False, content_sha256=digest, rows=stats.blocks)
-        run.set(total_mix_tokens=total_mix_tokens, schedule=schedule.to_json() if schedule else None)
+        run.set(total_mix_tokens=total, schedule=schedule.to_json() if schedule else None)
     return manifest

@@ -71,7 +71,7 @@ def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetW
     docs = 0
     def documents():
         for spec in config.text:
-            for _, tokens in _encode_stream(iter_text_source(spec), encoder, config.render_batch):
+            for _, tokens, _ in _encode_stream(iter_text_source(spec), encoder, config.render_batch):
                 yield tokens
 
     with progress_bar("tokenizing + packing") as advance:
