@@ -89,6 +89,20 @@ def test_the_spec_has_its_sections():
         assert heading in text, heading
 
 
+def test_rules_exercised_table_is_the_analysers():
+    """The spec's table of constructs is py4.lang.analyze.EXERCISED_BY, row for row."""
+    analyze = pytest.importorskip("py4.lang.analyze")
+    text = SPEC.read_text(encoding="utf-8")
+    table = text[text.index("| rule | construct |"):]
+    rows = []
+    for line in table.splitlines()[2:]:
+        if not line.startswith("| P4-"):
+            break
+        rule, construct = (cell.strip() for cell in line.strip("|").split(" | ", 1))
+        rows.append((rule, construct))
+    assert rows == [(rule, construct) for rule, _, construct in analyze.EXERCISED_BY]
+
+
 def test_parser_rejects_malformed_specs(tmp_path):
     bad = tmp_path / "spec.md"
     bad.write_text("```py4-diag\nx\n```\n\n```output\n1\n```\n")
