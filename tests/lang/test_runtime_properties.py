@@ -137,3 +137,32 @@ def test_floordiv_and_mod_truncate(a, b):
 def test_round_int_far_ndigits(x, ndigits):
     """Covers the shortcut that returns 0 without computing 10 ** -ndigits."""
     assert B["round"](x, ndigits) == reference_round(Fraction(x), ndigits)
+
+
+plain_dicts = st.dictionaries(st.text(max_size=3), st.integers() | st.text(max_size=3), max_size=6)
+
+
+@given(plain_dicts, plain_dicts)
+def test_dict_is_a_dict_that_iterates_pairs(a, b):
+    import json
+    d = rt.Dict(a)
+    assert d == a and len(d) == len(a) and list(d) == list(a.items())
+    assert list(reversed(d)) == list(reversed(a.items()))
+    assert json.loads(json.dumps(d)) == a
+    merged = d | b
+    assert type(merged) is rt.Dict and merged == {**a, **b}
+    assert {**d} == a and dict(d) == a and rt.Dict(d) == a
+
+
+@given(st.sampled_from([list, tuple, str, bytes]), st.integers(0, 5), st.integers(-10, 10))
+def test_index_rejects_exactly_the_negative_ints(kind, n, i):
+    xs = kind("a" * n) if kind is str else kind(b"a" * n) if kind is bytes else kind(range(n))
+    if i < 0:
+        try:
+            rt.index(xs, i)
+        except IndexError as error:
+            assert "last(xs)" in str(error)
+        else:
+            raise AssertionError("a negative index was accepted")
+    else:
+        assert rt.index(xs, i) == i
