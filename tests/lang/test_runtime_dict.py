@@ -26,6 +26,7 @@ def test_presents_itself_as_dict():
     assert type(d).__name__ == "dict" and str(type(d)) == "<class 'dict'>"
     assert repr(d) == "{1: 'x'}" and str(Dict()) == "{}"
     assert d == {1: "x"} and isinstance(d, dict)
+    assert str(type(type(d))) == "<class 'type'>"
 
 
 def test_python4_dict_name_accepts_every_dict():

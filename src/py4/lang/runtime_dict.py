@@ -23,6 +23,11 @@ class _DictType(type):
         return issubclass(sub, _py3_dict)
 
 
+# Shown as `type`, like every builtin class's metaclass: `print(type(type({:})))`.
+_DictType.__name__ = _DictType.__qualname__ = "type"
+_DictType.__module__ = "builtins"
+
+
 class Dict(dict, metaclass=_DictType):
     """A dict whose iteration yields `(key, value)` pairs; otherwise Python 3's dict."""
 
