@@ -18,6 +18,16 @@ MODULES: tuple[str, ...] = (
     "slices",
     "indexing",
     "dicts",
+    "stacks",
+    "joining",
+    "enumerating",
+    "zipping",
+    "counting",
+    "rounding",
+    "division",
+    "trimming",
+    "lints",
+    "types",
 )
 
 _loaded = False

@@ -218,7 +218,7 @@ def merge_totals(rng):
         name = rng.choice(["render_totals", "totals_text", "merge_and_show", "summarize_pairs"])
         rules = ("P4-16", "P4-15", "P4-18") + (("P4-08",) if ref_fmt.startswith("f") else ())
         ref_iter = "totals" if order == "first-seen" else "sorted(totals)"
-        gold_iter = "totals" if order == "first-seen" else "sorted(totals.items())"
+        gold_head = "for k, v in totals:" if order == "first-seen" else "for k in sorted(totals.keys()):\n        let v = totals[k]"
         yield Variant(
             title=f"Merged totals rendered as {desc} ({order})",
             task=f"pairs is a list of [key, value] (integer values). Sum the values per key and return one string: "
@@ -242,10 +242,10 @@ def merge_totals(rng):
                     for k, v in pairs:
                         totals[k] = totals.get(k, 0) + v
                     let parts = []
-                    for k, v in $iter:
+                    $head
                         parts.append($fmt)
                     return parts.join($sep)
-            ''', name=name, iter=gold_iter, fmt=gold_fmt, sep=repr(sep)),
+            ''', name=name, head=gold_head, fmt=gold_fmt, sep=repr(sep)),
             tests=[[[]], [[["a", 1], ["a", 2]]], [[["b", 1], ["a", 5]]]]
                   + [[[[rng.choice(["x", "y", "z", "w"]), rng.randint(-4, 9)] for _ in range(rng.randint(1, 6))]]
                      for _ in range(5)],

@@ -185,7 +185,7 @@ def validate_records(rng):
 _RPN_OPS = {"+": "a + b", "-": "a - b", "*": "a * b", "max": "max(a, b)", "min": "min(a, b)"}
 
 
-@family("checked_rpn", "parsing", ["P4-07", "P4-06", "P4-17"], difficulty=3)
+@family("checked_rpn", "parsing", ["P4-07", "P4-06"], difficulty=3)
 def checked_rpn(rng):
     """Evaluate postfix tokens with a stack; malformed input throws and gives nil."""
     while True:

@@ -45,7 +45,7 @@ def sort_records(rng):
                 fn $name(records: list[list]) -> $rtype:
                     let ordered = sorted(records, key=fun r: $key$rev)
                     return $ret
-            ''', name=name, key=key, rev=rev_ref, ret=ret, rtype=rtype),
+            ''', name=name, key=key, rev=rev_ref.replace("True", "true"), ret=ret, rtype=rtype),
             tests=[[[]], [[["ada", 1, 2]]]] + [[rows()] for _ in range(6)],
             params={"key": key, "output": output, "reverse": reverse},
         )

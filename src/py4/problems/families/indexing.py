@@ -98,38 +98,3 @@ def word_endings(rng):
                   + [[" ".join(rng.sample(WORDS, rng.randint(2, 7)))] for _ in range(4)],
             params={"cond": ref, "mode": mode},
         )
-
-
-_TAIL_AGGS = {"sum": "the sum", "max": "the largest", "min": "the smallest", "sorted": "the sorted list", "list": "the list"}
-
-
-@family("last_k_items", "lists", ["P4-14"], difficulty=1)
-def last_k_items(rng):
-    """Aggregate the last k items (a negative slice start in Python 3)."""
-    while True:
-        k = rng.randint(2, 5)
-        agg, desc = choose(rng, _TAIL_AGGS)
-        name = rng.choice(["tail_stat", "recent", "last_few", "latest_values"])
-        empty_ok = agg in ("sum", "sorted", "list")
-        ref = f"{agg}(xs[-{k}:])" if agg != "list" else f"xs[-{k}:]"
-        gold_tail = f"xs[len(xs) - {k}:]" if agg != "list" else f"xs[len(xs) - {k}:]"
-        rtype = "list[int]" if agg in ("sorted", "list") else "int"
-        guard = "" if empty_ok else "    if not xs:\n        return 0\n"
-        yield Variant(
-            title=f"{desc.capitalize()} of the last {k} readings",
-            task=f"Return {desc} of the last {k} items of xs (all of xs when it has fewer than {k} items)"
-                 f"{'' if empty_ok else '; return 0 for an empty list'}.",
-            entry_point=name,
-            reference=code('''
-                def $name(xs):
-                $guard    return $ref
-            ''', name=name, guard=guard, ref=ref),
-            gold=code('''
-                fn $name(xs: list[int]) -> $rtype:
-                $guard    let tail = $tail
-                    return $ret
-            ''', name=name, guard=guard, tail=gold_tail, ret="tail" if agg == "list" else f"{agg}(tail)", rtype=rtype),
-            tests=[[[]], [[7]], [list(range(k))], [list(range(k + 2))]]
-                  + [[[rng.randint(-9, 9) for _ in range(rng.randint(1, 9))]] for _ in range(4)],
-            params={"k": k, "agg": agg},
-        )

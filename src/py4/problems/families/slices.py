@@ -112,7 +112,7 @@ def string_prefixes(rng):
         )
 
 
-@family("middle_segment", "lists", ["P4-13", "P4-14"], difficulty=2)
+@family("middle_segment", "lists", ["P4-13"], difficulty=2)
 def middle_segment(rng):
     """Drop a fixed number of items from both ends (negative slice bounds in Python 3)."""
     while True:
