@@ -64,6 +64,16 @@ def test_every_rule_has_a_section_with_a_valid_example(rule):
         f"{rule}: no valid Python-4 example"
 
 
+@pytest.mark.parametrize("rule", ALL_RULES)
+def test_every_rule_section_has_statement_rationale_and_edge_cases(rule):
+    text = SPEC.read_text(encoding="utf-8")
+    start = text.index(f"### {rule} ")
+    end = text.find("\n### ", start + 1)
+    section = text[start:end if end > 0 else len(text)]
+    for part in ("**Statement.**", "**Rationale.**", "**Edge cases.**"):
+        assert part in section, f"{rule}: no {part}"
+
+
 @pytest.mark.parametrize("rule", SYNTAX_AND_LINT_RULES)
 def test_every_syntax_and_lint_rule_shows_its_diagnostic(rule):
     examples = [e for e in EXAMPLES if e.rule == rule and e.kind == "py4-diag"]
