@@ -1,0 +1,112 @@
+"""`migrate`: run the fixers over a Python 3 program and render the Python-4 program."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from py4.lang.migrate import (
+    fix_annotations, fix_bounds, fix_builtins, fix_compare, fix_defaults, fix_dicts,
+    fix_fstrings, fix_keywords, fix_let, fix_methods, fix_names, fix_numbers,
+)
+from py4.lang.migrate.context import Context
+from py4.lang.migrate.model import FIXABLE_RULES, CannotConvert, MigrationResult, RuleHit
+from py4.lang.migrate.patches import PatchConflict
+
+# Renames run first: later fixers (let hoisting) read the rename table.
+FIXERS = (fix_names, fix_keywords, fix_let, fix_bounds, fix_dicts, fix_methods, fix_builtins,
+          fix_numbers, fix_compare, fix_defaults, fix_annotations)
+# Statement-level fixers that make no sense inside an f-string field.
+_FRAGMENT_SKIPS = frozenset({"P4-02", "P4-05", "P4-26"})
+
+
+class MigrationError(ValueError):
+    """Bad arguments to `migrate` (an unknown rule id)."""
+
+
+def resolve_rules(only_rules: Iterable[str] | None, skip_rules: Iterable[str] | None) -> frozenset[str]:
+    """The enabled rule ids. Raises MigrationError naming unknown ids and the valid ones."""
+    only = None if only_rules is None else {r.strip().upper() for r in only_rules if r.strip()}
+    skip = {r.strip().upper() for r in (skip_rules or ()) if r.strip()}
+    unknown = sorted(((only or set()) | skip) - set(FIXABLE_RULES))
+    if unknown:
+        raise MigrationError(f"unknown rule id(s) {', '.join(unknown)}; "
+                             f"expected ids P4-01 … P4-30")
+    enabled = set(FIXABLE_RULES) if only is None else only
+    return frozenset(enabled - skip)
+
+
+def _compiles_as_python4(source: str) -> bool:
+    try:
+        from py4.lang.compile import compile_py4
+    except ImportError:  # the compiler is optional for migration itself
+        return False
+    return compile_py4(source).ok
+
+
+def migrate(source: str, *, only_rules: Iterable[str] | None = None,
+            skip_rules: Iterable[str] | None = None,
+            assume_python3: bool = False) -> MigrationResult:
+    """Migrate a Python 3 program to Python-4, preserving its behaviour.
+
+    Input that already compiles as Python-4 is returned unchanged (so migration is
+    idempotent), unless `assume_python3` is set: a program valid in both languages
+    (no assignment, def, import, None/True/False, …) is then treated as Python 3.
+    Input that is neither valid Python 3 nor Python-4 comes back unchanged with one
+    `cannot_convert` entry at the syntax error.
+
+    Raises:
+        MigrationError: an unknown rule id in `only_rules` / `skip_rules`.
+    """
+    enabled = resolve_rules(only_rules, skip_rules)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        if _compiles_as_python4(source):
+            return MigrationResult(source)
+        return MigrationResult(source, [], [CannotConvert(
+            exc.lineno or 1, max((exc.offset or 1) - 1, 0),
+            f"not valid Python 3 (nor Python-4): {exc.msg}")])
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return MigrationResult(source, [], [CannotConvert(1, 0, f"cannot parse: {exc}")])
+    if not assume_python3 and _compiles_as_python4(source):
+        return MigrationResult(source)
+    return _run(source, tree, enabled)
+
+
+def _run(source: str, tree: ast.Module, enabled: frozenset[str],
+         renames: dict | None = None) -> MigrationResult:
+    ctx = Context(source, tree, enabled)
+    if renames:
+        ctx.renames.update(renames)
+    try:
+        for fixer in FIXERS:
+            fixer.fix(ctx)
+        fix_fstrings.fix(ctx, _migrate_fragment)
+        text = ctx.patches.render()
+    except (PatchConflict, RecursionError) as exc:
+        return MigrationResult(source, [], [CannotConvert(1, 0, f"internal migrator conflict: {exc}")])
+    hits = sorted(set(ctx.hits), key=lambda h: (h.line, h.col, h.rule))
+    cannot = sorted(set(ctx.cannot), key=lambda c: (c.line, c.col, c.reason))
+    return MigrationResult(text, hits, cannot)
+
+
+def _migrate_fragment(text: str, scope, outer: Context) -> tuple[str, list, list]:
+    """Migrate the expression of one f-string field, as seen from `scope`."""
+    wrapped = "(" + text + "\n)"
+    try:
+        tree = ast.parse(wrapped)
+    except SyntaxError:
+        return text, [], []
+    renames = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            owner = outer.scopes.resolve(scope, node.id)
+            new = outer.renames.get((id(owner) if owner is not None else None, node.id))
+            if new:
+                renames[(None, node.id)] = new
+    result = _run(wrapped, tree, outer.enabled_rules - _FRAGMENT_SKIPS, renames)
+    out = result.source
+    if not (out.startswith("(") and out.endswith("\n)")):
+        return text, [], []
+    return out[1:-2], result.rules_applied, result.cannot_convert

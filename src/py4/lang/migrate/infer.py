@@ -1,0 +1,311 @@
+"""A small, flow-insensitive type inference for the decisions fixers make.
+
+A name's type is the join of the types of every value bound to it in its scope
+(least fixpoint), so a fact holds for every value the name can ever have. Types are
+strings; "nnint" is an int known to be >= 0. Anything not provable is "unknown",
+which makes the fixers choose a form that is correct whatever the type.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from py4.lang.migrate.scopes import Scope, ScopeTable
+
+UNKNOWN = "unknown"
+INTS = frozenset({"nnint", "int"})
+NUMBERS = frozenset({"nnint", "int", "float", "num"})
+SEQUENCES = frozenset({"list", "tuple", "str", "bytes"})
+# Iterables whose iteration Python-4 does not change (everything but dicts).
+PLAIN_ITERABLES = frozenset({"list", "tuple", "str", "bytes", "set", "range", "iter", "deque"})
+MAPPINGS = frozenset({"dict", "mapping"})
+
+_BUILTIN_RESULTS = {
+    "len": "nnint", "ord": "nnint", "int": "int", "float": "float", "hash": "int",
+    "str": "str", "repr": "str", "chr": "str", "format": "str", "hex": "str", "bin": "str",
+    "oct": "str", "ascii": "str", "input": "str",
+    "bool": "bool", "isinstance": "bool", "issubclass": "bool", "callable": "bool",
+    "hasattr": "bool", "all": "bool", "any": "bool",
+    "list": "list", "sorted": "list", "tuple": "tuple", "set": "set", "frozenset": "set",
+    "dict": "dict", "range": "range", "divmod": "tuple", "bytes": "bytes",
+    "enumerate": "iter", "zip": "iter", "map": "iter", "filter": "iter", "reversed": "iter",
+    "iter": "iter", "open": "iter", "type": "class",
+}
+_FACTORY_RESULTS = {"Counter": "mapping", "defaultdict": "mapping", "OrderedDict": "mapping",
+                    "deque": "deque"}
+_STR_TO_STR = frozenset({
+    "lower", "upper", "strip", "lstrip", "rstrip", "replace", "format", "join", "title",
+    "capitalize", "casefold", "center", "ljust", "rjust", "zfill", "expandtabs", "swapcase",
+    "translate", "removeprefix", "removesuffix", "format_map",
+})
+_STR_TO_BOOL = frozenset({
+    "startswith", "endswith", "isdigit", "isalpha", "isalnum", "isspace", "islower",
+    "isupper", "istitle", "isdecimal", "isnumeric", "isidentifier", "isprintable", "isascii",
+})
+_STR_TO_LIST = frozenset({"split", "rsplit", "splitlines"})
+_VIEW_METHODS = frozenset({"keys", "values", "items"})
+
+
+def join(a: str | None, b: str | None) -> str | None:
+    if a is None:
+        return b
+    if b is None or a == b:
+        return a
+    if {a, b} <= INTS:
+        return "int"
+    if {a, b} <= NUMBERS:
+        return "num"
+    return UNKNOWN
+
+
+class TypeInfo:
+    """Types of names (per binding scope) and expressions."""
+
+    def __init__(self, scopes: ScopeTable):
+        self.scopes = scopes
+        self.var_types: dict[tuple[int, str], str | None] = {}
+        self._solve()
+
+    def _solve(self) -> None:
+        all_scopes = self.scopes.all_scopes()
+        tainted = set()
+        for scope in all_scopes:
+            tainted |= scope.globals | scope.nonlocals
+        for _ in range(12):
+            changed = False
+            for scope in all_scopes:
+                for name in scope.local_names:
+                    new = UNKNOWN if name in tainted else self._name_type(scope, name)
+                    key = (id(scope), name)
+                    if self.var_types.get(key) != new:
+                        self.var_types[key] = new
+                        changed = True
+            if not changed:
+                break
+        else:  # did not converge: give up on everything still moving
+            self.var_types = {key: UNKNOWN for key in self.var_types}
+
+    def _name_type(self, scope: Scope, name: str) -> str | None:
+        result = None
+        for binding in scope.bindings_of(name):
+            kind = binding.kind
+            if kind in ("del", "annotation"):
+                continue
+            if kind in ("assign", "walrus"):
+                t = self.type_of(binding.value, scope) if binding.value is not None else UNKNOWN
+            elif kind == "augassign":
+                aug = binding.value
+                t = self._binop(self.var_type(scope, name), aug.op,
+                                self.type_of(aug.value, scope), aug.value)
+            elif kind in ("for", "comp"):
+                t = self.element_type(binding.value, scope) if binding.value is not None else UNKNOWN
+            elif kind == "def":
+                t = "func"
+            elif kind == "class":
+                t = "class"
+            elif kind == "import":
+                t = "module"
+            else:
+                t = UNKNOWN
+            result = join(result, t)
+        return result
+
+    # -- queries ---------------------------------------------------------------------
+    def var_type(self, scope: Scope, name: str) -> str | None:
+        owner = self.scopes.resolve(scope, name)
+        if owner is None:
+            return UNKNOWN
+        return self.var_types.get((id(owner), name))
+
+    def of(self, node: ast.AST) -> str:
+        """The type of an expression node (UNKNOWN when not provable)."""
+        return self.type_of(node, self.scopes.scope_at(node)) or UNKNOWN
+
+    def is_builtin(self, node: ast.AST, name: str) -> bool:
+        """`node` is a Name that refers to the builtin `name` (not rebound anywhere)."""
+        if not (isinstance(node, ast.Name) and node.id == name):
+            return False
+        return self.scopes.resolve(self.scopes.scope_at(node), name) is None and not self.scopes.star_import
+
+    def type_of(self, node: ast.AST | None, scope: Scope) -> str | None:
+        if node is None:
+            return UNKNOWN
+        method = getattr(self, "_t_" + type(node).__name__, None)
+        return method(node, scope) if method else UNKNOWN
+
+    def element_type(self, iterable: ast.AST, scope: Scope) -> str:
+        """Type of the items that iterating `iterable` yields in Python 3."""
+        t = self.type_of(iterable, scope)
+        if t == "str":
+            return "str"
+        if t == "range" and isinstance(iterable, ast.Call):
+            args = iterable.args
+            if len(args) == 1:
+                return "nnint"
+            start = self.type_of(args[0], scope)
+            if len(args) == 2 and start == "nnint":
+                return "nnint"
+            if (len(args) == 3 and start == "nnint" and isinstance(args[2], ast.Constant)
+                    and isinstance(args[2].value, int) and args[2].value > 0):
+                return "nnint"
+            return "int"
+        if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
+                and iterable.func.attr in _STR_TO_LIST
+                and self.type_of(iterable.func.value, scope) == "str"):
+            return "str"
+        if isinstance(iterable, ast.Call) and self.is_builtin(iterable.func, "enumerate"):
+            return "tuple"
+        return UNKNOWN
+
+    # -- expression rules ---------------------------------------------------------------
+    def _t_Constant(self, node, scope):
+        value = node.value
+        if isinstance(value, bool):
+            return "bool"
+        if isinstance(value, int):
+            return "nnint" if value >= 0 else "int"
+        return {float: "float", str: "str", bytes: "bytes", type(None): "none"}.get(type(value), UNKNOWN)
+
+    def _t_JoinedStr(self, node, scope):
+        return "str"
+
+    def _t_List(self, node, scope):
+        return "list"
+
+    _t_ListComp = _t_List
+
+    def _t_Tuple(self, node, scope):
+        return "tuple"
+
+    def _t_Set(self, node, scope):
+        return "set"
+
+    _t_SetComp = _t_Set
+
+    def _t_Dict(self, node, scope):
+        return "dict"
+
+    _t_DictComp = _t_Dict
+
+    def _t_GeneratorExp(self, node, scope):
+        return "iter"
+
+    def _t_Lambda(self, node, scope):
+        return "func"
+
+    def _t_Compare(self, node, scope):
+        return "bool"
+
+    def _t_Name(self, node, scope):
+        return self.var_type(scope, node.id)
+
+    def _t_IfExp(self, node, scope):
+        return join(self.type_of(node.body, scope), self.type_of(node.orelse, scope))
+
+    def _t_BoolOp(self, node, scope):
+        result = None
+        for value in node.values:
+            result = join(result, self.type_of(value, scope))
+        return result
+
+    def _t_NamedExpr(self, node, scope):
+        return self.type_of(node.value, scope)
+
+    def _t_UnaryOp(self, node, scope):
+        if isinstance(node.op, ast.Not):
+            return "bool"
+        t = self.type_of(node.operand, scope)
+        if isinstance(node.op, ast.USub):
+            return {"nnint": "int", "int": "int", "bool": "int", "float": "float", "num": "num"}.get(t, UNKNOWN if t else None)
+        if isinstance(node.op, ast.UAdd):
+            return {"bool": "int"}.get(t, t)
+        return "int" if t in INTS | {"bool"} else UNKNOWN
+
+    def _t_Subscript(self, node, scope):
+        t = self.type_of(node.value, scope)
+        if t == "str":
+            return "str"
+        if isinstance(node.slice, ast.Slice) and t in ("list", "tuple", "bytes"):
+            return t
+        return UNKNOWN if t else None
+
+    def _t_BinOp(self, node, scope):
+        return self._binop(self.type_of(node.left, scope), node.op,
+                           self.type_of(node.right, scope), node.right)
+
+    def _binop(self, left, op, right, right_node) -> str | None:
+        if left is None or right is None:
+            return None
+        num_like = NUMBERS | {"bool"}
+        if isinstance(op, ast.Add) and left == right and left in ("str", "list", "tuple", "bytes"):
+            return left
+        if isinstance(op, ast.Mult) and {left, right} in ({"str", "nnint"}, {"str", "int"}):
+            return "str"
+        if isinstance(op, ast.Mod) and left == "str":
+            return "str"
+        if left not in num_like or right not in num_like:
+            return UNKNOWN
+        ints = INTS | {"bool"}
+        if isinstance(op, ast.Div):
+            return "float"
+        if left == "float" or right == "float":
+            return "float" if not isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) else UNKNOWN
+        if left == "num" or right == "num":
+            return "num"
+        nonneg = left in ("nnint", "bool") and right in ("nnint", "bool")
+        if isinstance(op, (ast.Add, ast.Mult)):
+            return "nnint" if nonneg else "int"
+        if isinstance(op, ast.Sub):
+            return "int"
+        if isinstance(op, (ast.FloorDiv, ast.Mod)):
+            return "nnint" if nonneg else "int"
+        if isinstance(op, ast.Pow):
+            return "nnint" if nonneg else "num"
+        if left in ints and right in ints:
+            if left == right == "bool" and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+                return "bool"
+            return "nnint" if nonneg and isinstance(op, (ast.BitAnd, ast.BitOr, ast.RShift, ast.LShift)) else "int"
+        return UNKNOWN
+
+    def _t_Call(self, node, scope):
+        func = node.func
+        if isinstance(func, ast.Name):
+            if self.scopes.resolve(scope, func.id) is None and not self.scopes.star_import:
+                if func.id == "abs" and node.args:
+                    t = self.type_of(node.args[0], scope)
+                    return {"nnint": "nnint", "int": "nnint", "bool": "nnint", "float": "float"}.get(t, UNKNOWN if t else None)
+                if func.id in ("min", "max") and len(node.args) >= 2 and not node.keywords:
+                    result = None
+                    for arg in node.args:
+                        result = join(result, self.type_of(arg, scope))
+                    return result
+                if func.id == "round" and len(node.args) == 1:
+                    return "int"
+                return _BUILTIN_RESULTS.get(func.id, UNKNOWN)
+            if func.id in _FACTORY_RESULTS and self.var_type(scope, func.id) == "module":
+                return _FACTORY_RESULTS[func.id]
+            return UNKNOWN
+        if isinstance(func, ast.Attribute):
+            if func.attr in _FACTORY_RESULTS and isinstance(func.value, ast.Name) \
+                    and func.value.id == "collections":
+                return _FACTORY_RESULTS[func.attr]
+            if func.attr in _VIEW_METHODS and not node.args:
+                receiver = self.type_of(func.value, scope)
+                return "iter" if receiver in MAPPINGS else UNKNOWN
+            receiver = self.type_of(func.value, scope)
+            if receiver == "str":
+                if func.attr in _STR_TO_STR:
+                    return "str"
+                if func.attr in _STR_TO_BOOL:
+                    return "bool"
+                if func.attr in _STR_TO_LIST:
+                    return "list"
+                if func.attr == "count":
+                    return "nnint"
+                if func.attr in ("find", "rfind", "index", "rindex"):
+                    return "int"
+            if receiver == "list" and func.attr == "copy":
+                return "list"
+            if receiver == "list" and func.attr in ("count",):
+                return "nnint"
+        return UNKNOWN
