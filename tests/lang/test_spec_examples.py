@@ -18,7 +18,8 @@ SYNTAX_AND_LINT_RULES = [r for r in ALL_RULES if r not in SEMANTIC_RULES]
 
 
 # Examples on which Boa and the spec disagree, keyed by the example's first line; each is
-# described in docs/dev/spec-mismatches.md. Strict: a fixed mismatch fails as XPASS.
+# described in docs/dev/spec-mismatches.md. Not strict, so that a fix made in the
+# translator does not turn the suite red: `-ra` lists it as XPASS, and then its entry goes.
 KNOWN_MISMATCHES = {
     "let py3_total = 1": "py3_ names are not reserved (docs/dev/spec-mismatches.md #1)",
     "fn area(nil: int) -> int:": "reserved word as a parameter gets the generic syntax "
@@ -34,7 +35,7 @@ def _by_kind(kind):
         if e.kind != kind:
             continue
         reason = KNOWN_MISMATCHES.get(e.source.splitlines()[0] if e.source else "")
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+        marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
         params.append(pytest.param(e, id=e.name, marks=marks))
     return params
 
