@@ -139,3 +139,16 @@ def test_tool_rows_pass_with_filter_none(tmp_path, tokenizer_dir, tokenizer):
     row = load_packed(tmp_path / "out")[0]
     assert supervised_spans(tokenizer, row["input_ids"], row["labels"]) == [
         "<tool_call>run_code</tool_call><|end|>", "the answer is 3<|end|>"]
+
+
+def test_expected_filter_counts_are_checked(tmp_path, chat_dir, tokenizer_dir):
+    run_pack(pack_config(tmp_path / "ok", chat_dir, tokenizer_dir, expected_rows_total=34, expected_rows_kept=30))
+    with pytest.raises(ValueError, match="rows_kept 30 differs from the expected 31"):
+        run_pack(pack_config(tmp_path / "bad", chat_dir, tokenizer_dir, expected_rows_kept=31))
+
+
+def test_chat_template_file_replaces_the_tokenizers(tmp_path, chat_dir, tokenizer_dir):
+    plain = tmp_path / "plain.jinja"
+    plain.write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    with pytest.raises(DataError, match="generation"):
+        run_pack(pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template=str(plain)))

@@ -94,6 +94,8 @@ class PackConfig(_TokenizerFields):
     add_eos: bool = True
     render_batch: int = pydantic.Field(64, ge=1)
     chat_template_kwargs: dict[str, Any] = pydantic.Field(default_factory=dict, description="e.g. enable_thinking: false")
+    chat_template: str | None = pydantic.Field(None, description="a .jinja file replacing the tokenizer's template "
+                                               "(needs {% generation %} markers)")
     schedule: ScheduleSpec | None = None
     expected_rows_total: int | None = pydantic.Field(None, description="campaign record: rows before the filter")
     expected_rows_kept: int | None = pydantic.Field(None, description="campaign record: rows the filter keeps")

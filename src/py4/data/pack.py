@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,14 @@ def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetW
                        "tokens_beyond_max_sequences": stats.tokens_beyond_max_blocks}}
 
 
+def _check_expected_rows(config: PackConfig, result: dict[str, Any]) -> None:
+    """Compare the filter's counts with the campaign's record when the whole source was read."""
+    read_whole = not result["counts"]["stopped_at_max_sequences"] and config.instructions.max_rows is None
+    for key, expected in (("rows_total", config.expected_rows_total), ("rows_kept", config.expected_rows_kept)):
+        if read_whole and expected is not None and result["source"][key] != expected:
+            raise ValueError(f"{key} {result['source'][key]} differs from the expected {expected}")
+
+
 def run_pack(config: PackConfig) -> dict[str, Any]:
     """Pack and write the dataset, ``manifest.json`` and (when configured) ``step_schedule.json``.
 
@@ -100,6 +109,11 @@ def run_pack(config: PackConfig) -> dict[str, Any]:
     started = time.monotonic()
     with RunRecorder(out, config, kind="data.pack") as run:
         tokenizer = load_tokenizer(config.tokenizer, config.tokenizer_revision)
+        if config.chat_template is not None:
+            try:
+                tokenizer.chat_template = Path(config.chat_template).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise DataError(f"chat_template {config.chat_template}: cannot read: {exc}") from None
         writer = PackedDatasetWriter(out)
         try:
             if config.format == "chat":
@@ -112,12 +126,16 @@ def run_pack(config: PackConfig) -> dict[str, Any]:
         except BaseException:
             writer.abort()
             raise
+        if config.format == "chat":
+            _check_expected_rows(config, result)
         rows = writer.rows
         schedule_tokens = rows * config.seq_len if (config.format == "text" or config.pad_to_seq_len) else writer.tokens
         manifest = {
             "kind": "sft_pack" if config.format == "chat" else "text_pack", "seq_len": config.seq_len,
             "tokenizer": {"name": config.tokenizer, "revision": config.tokenizer_revision,
-                          "class": type(tokenizer).__name__, "vocab_size": len(tokenizer)},
+                          "class": type(tokenizer).__name__, "vocab_size": len(tokenizer),
+                          "chat_template": config.chat_template,
+                          "chat_template_sha256": hashlib.sha256(str(tokenizer.chat_template).encode()).hexdigest()},
             "inputs": inputs, **result, "rows": rows, "row_tokens": writer.tokens,
             "total_tokens": schedule_tokens, "content_sha256": digest,
             "expected": {"rows_total": config.expected_rows_total, "rows_kept": config.expected_rows_kept,

@@ -53,7 +53,7 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
             "description": "Run Python-4 code and return what it prints.",
             "parameters": {
                 "type": "object",
-                "properties": {"code": {"type": "string", "description": "The Python-4 program to run."}},
+                "properties": {"code": {"type": "string", "description": "A Python-4 program."}},
                 "required": ["code"],
             },
         },
@@ -65,7 +65,7 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
             "description": "Submit the final Python-4 solution; this ends the episode.",
             "parameters": {
                 "type": "object",
-                "properties": {"code": {"type": "string", "description": "The Python-4 solution."}},
+                "properties": {"code": {"type": "string", "description": "The solution."}},
                 "required": ["code"],
             },
         },
