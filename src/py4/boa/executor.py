@@ -86,6 +86,7 @@ class _Worker:
         self.index, self.config = index, dict(config, run_uid=RUN_UID_BASE + index)
         self.proc: subprocess.Popen | None = None
         self.caps: dict = {}
+        self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
 
     def start(self) -> None:
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
@@ -104,13 +105,25 @@ class _Worker:
         self.caps = ready["caps"]
 
     def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
-        """Send a job and wait for the reply; None when the worker died or hung."""
+        """Send a job and wait for the reply; None when the worker died or hung.
+
+        First collects the verdict on the previous run's clean-up, and replaces the
+        worker when it was not clean.
+        """
+        if self.verdict_pending:
+            self.verdict_pending = False
+            verdict = self._read_reply(WORKER_START_TIMEOUT_S)
+            if verdict is None or verdict.get("clean") is not True:
+                log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
+                self.restart()
         try:
             write_message(self.proc.stdin.fileno(), header)
             write_frame(self.proc.stdin.fileno(), code)
         except OSError:
             return None
-        return self._read_reply(backstop_s)
+        reply = self._read_reply(backstop_s)
+        self.verdict_pending = reply is not None
+        return reply
 
     def _read_reply(self, timeout_s: float) -> dict | None:
         fd = self.proc.stdout.fileno()
@@ -136,6 +149,7 @@ class _Worker:
 
     def restart(self) -> None:
         self.kill()
+        self.verdict_pending = False
         self.start()
         self.await_ready()
 
@@ -239,7 +253,7 @@ class Executor:
         worker = self._idle.get()
         try:
             reply = worker.call(header, code, timeout_s + BACKSTOP_GRACE_S)
-            if reply is None or not reply.get("clean", False):
+            if reply is None:
                 worker.restart()
             return reply
         finally:

@@ -19,6 +19,7 @@ import json
 import marshal
 import os
 import random
+import resource
 import selectors
 import signal
 import sys
@@ -96,10 +97,10 @@ class Supervisor:
         self.use_seccomp = bool(config.get("seccomp")) and _seccomp_available(caps)
         caps.seccomp = self.use_seccomp
         self.limits = isolation.Limits(**config["limits"])
-        if config["isolate"]:
-            isolation.reset_scratch(caps, *self._owner(), self.limits)
+        self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits)
 
     def serve(self) -> None:
+        self.streams = _prepared_std_streams()
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
@@ -110,18 +111,23 @@ class Supervisor:
             except (WorkerGone, OSError, ValueError):
                 os._exit(0)
             reply = self.run_job(job, code)
+            reply["worker_cpu_s"] = _cpu_seconds()
             write_message(JOB_FD_OUT, reply)
-            if not reply["clean"]:
+            # Cleaning up after the reply overlaps it with the caller's own work; the
+            # executor reads this verdict before it sends the next job.
+            clean = self.clean_up()
+            write_message(JOB_FD_OUT, {"clean": clean})
+            if not clean:
                 os._exit(3)  # the executor starts a fresh worker in our place
 
     def run_job(self, job: dict, code_bytes: bytes) -> dict:
-        scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
+        """Run one job to the end; every process of the run is dead when this returns."""
         token = os.urandom(TOKEN_BYTES)
         pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, channel
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            self._child(job, code_bytes, pipes, token, scratch)
+            self._child(job, code_bytes, pipes, token, self.scratch)
         for read_end, write_end in pipes:
             os.close(write_end)
         watch = RunWatch(job, pid, [r for r, _ in pipes], token, started)
@@ -130,9 +136,17 @@ class Supervisor:
         finally:
             isolation.kill_everything_else(self.run_uid)
             watch.finish()
-        reply = watch.reply()
-        reply["clean"] = self._reap_and_check()
-        return reply
+        return watch.reply()
+
+    def clean_up(self) -> bool:
+        """Reap, check that no process is left, and give the next run an empty scratch."""
+        if not self._reap_and_check():
+            return False
+        try:
+            self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
+        except OSError:
+            return False
+        return True
 
     def _owner(self) -> tuple[int, int]:
         uid = self.run_uid if self.run_uid is not None else os.geteuid()
@@ -152,7 +166,8 @@ class Supervisor:
             os.closerange(chan_fd + 1, 1 << 16)
             limits = dataclasses.replace(self.limits, cpu_s=int(job["timeout_s"]) + 1)
             isolation.confine_child(limits, self.run_uid, self.run_uid, scratch, self.use_seccomp)
-            _fresh_std_streams()
+            sys.stdin, sys.stdout, sys.stderr = self.streams
+            sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             code = marshal.loads(code_bytes)
             child.register_source(job["filename"], job["source"])
             chan = child.Channel(chan_fd, token)
@@ -182,6 +197,12 @@ class Supervisor:
         return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
 
 
+def _cpu_seconds() -> float:
+    """CPU time of the supervisor and all its reaped run children so far (for benchmarks)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def _seccomp_available(caps: isolation.Capabilities) -> bool:
     try:
         seccomp.build_filter()
@@ -191,15 +212,16 @@ def _seccomp_available(caps: isolation.Capabilities) -> bool:
     return True
 
 
-def _fresh_std_streams() -> None:
+def _prepared_std_streams() -> tuple:
+    """Text streams on fds 0/1/2 for the run's child, made once (the child only swaps
+    them in: its fds 0/1/2 are /dev/null and its output pipes by then)."""
     import io
 
-    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    def stream(fd: int, mode: str):
+        return io.TextIOWrapper(io.FileIO(fd, mode, closefd=False), encoding="utf-8",
+                                errors="backslashreplace", line_buffering=True)
+
+    return stream(0, "r"), stream(1, "w"), stream(2, "w")
 
 
 class RunWatch:
@@ -216,6 +238,7 @@ class RunWatch:
         self.test_deadline: float | None = None
         self.reason: str | None = None
         self.status: int | None = None
+        self.ended = started
         self.frames = FrameReader(token)
         self.sel = selectors.DefaultSelector()
         for fd in fds:
@@ -304,7 +327,7 @@ class RunWatch:
             "exit_code": os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
             "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
-            "duration_s": round(getattr(self, "ended", time.monotonic()) - self.started, 6),
+            "duration_s": round(self.ended - self.started, 6),
             "messages": self.frames.messages, "violation": self.frames.violation,
         }
 

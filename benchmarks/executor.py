@@ -1,0 +1,98 @@
+"""Benchmark Boa's executor against spawning a fresh interpreter per run.
+
+    .venv/bin/python benchmarks/executor.py [--runs 300] [--certs 400]
+
+Measured in one run, on this machine:
+1. median wall time of one sandboxed run of a trivial program (``pass``), as seen by the
+   caller of ``Executor.run`` (compile + dispatch + isolated child + cleanup): all of it is
+   overhead, since the program does nothing;
+2. the same for ``subprocess.run([python3, "-I", "-S", "-c", "pass"])`` (no sandbox at all);
+3. certifications per second on all cores for a typical problem (10 tests, gold solution),
+   with ``certify_many`` over one executor with one worker per core.
+Goals (issue 3): overhead <= 5 ms median, >= 10x faster than spawning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from py4.boa.certify import certify_many
+from py4.boa.executor import Executor
+from py4.problems.schema import Problem
+
+FIXTURE = Path(__file__).parent / "fixtures" / "executor_problem.json"
+GOAL_OVERHEAD_MS, GOAL_SPEEDUP = 5.0, 10.0
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def time_boa_runs(runs: int) -> tuple[list[float], list[float]]:
+    walls, insides = [], []
+    with Executor(workers=1) as executor:
+        for _ in range(20):  # warm-up
+            executor.run("pass\n")
+        for _ in range(runs):
+            started = time.perf_counter()
+            result = executor.run("pass\n")
+            walls.append(time.perf_counter() - started)
+            insides.append(result.duration_s)
+            assert result.status == "ok", result
+    return walls, insides
+
+
+def time_spawns(runs: int) -> list[float]:
+    command = [sys.executable, "-I", "-S", "-c", "pass"]
+    for _ in range(5):
+        subprocess.run(command, check=True)
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, check=True)
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+def certification_rate(count: int) -> tuple[float, int, int]:
+    problem = Problem.model_validate(json.loads(FIXTURE.read_text()))
+    workers = os.cpu_count() or 1
+    with Executor(workers=workers) as executor:
+        certify_many([(problem, problem.gold)] * (2 * workers), executor=executor)  # warm-up
+        started = time.perf_counter()
+        certs = certify_many([(problem, problem.gold)] * count, executor=executor)
+        elapsed = time.perf_counter() - started
+    assert all(c.certified for c in certs), certs[0]
+    return count / elapsed, workers, len(problem.tests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=300, help="timed runs of each kind")
+    parser.add_argument("--certs", type=int, default=400, help="certifications to time")
+    args = parser.parse_args()
+
+    walls, insides = time_boa_runs(args.runs)
+    spawns = time_spawns(max(args.runs // 3, 30))
+    rate, workers, tests = certification_rate(args.certs)
+
+    boa_ms, spawn_ms = median_ms(walls), median_ms(spawns)
+    speedup = spawn_ms / boa_ms
+    print(f"Boa run of a trivial program, median wall:     {boa_ms:7.2f} ms "
+          f"(p90 {sorted(walls)[int(0.9 * len(walls))] * 1000:.2f} ms; child alone {median_ms(insides):.2f} ms)")
+    print(f"spawning python3 -I -S -c pass, median wall:   {spawn_ms:7.2f} ms")
+    print(f"speed-up over spawning:                        {speedup:7.1f}x  (goal >= {GOAL_SPEEDUP:g}x)")
+    print(f"median overhead goal <= {GOAL_OVERHEAD_MS:g} ms:                  "
+          f"{'met' if boa_ms <= GOAL_OVERHEAD_MS else 'NOT met'}")
+    print(f"certifications/s on {workers} worker(s), {tests} tests each: {rate:7.1f}")
+
+
+if __name__ == "__main__":
+    main()
