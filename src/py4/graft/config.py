@@ -158,7 +158,10 @@ class GraftConfig(StrictModel):
     rename: RenameRules = RenameRules()
     max_shard_size: int | str = pydantic.Field("5GB", description="output shard size, e.g. 5GB, 500MB")
     chunk_size: int | str = pydantic.Field(
-        "32MiB", description="accumulate-dtype bytes processed at once; bounds the working memory")
+        "2MiB", description="accumulate-dtype bytes processed at once: small enough to stay in cache")
+    compute_threads: int = pydantic.Field(
+        1, ge=1, description="torch threads while streaming; the work is memory-bound and chunks are small, "
+                             "so more threads mostly add synchronisation (and stall badly on a busy machine)")
     aux_files: list[str] = pydantic.Field(list(DEFAULT_AUX_FILES),
                                           description="files copied from the -it model when present")
     hub_allow_patterns: list[str] = list(DEFAULT_HUB_PATTERNS)

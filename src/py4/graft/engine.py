@@ -11,6 +11,7 @@ in ``run_manifest.json``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import time
@@ -86,6 +87,16 @@ def _shard_is_complete(out: Path, name: str, size: int, journal: dict) -> bool:
     return bool(record) and record["size"] == size and path.is_file() and path.stat().st_size == size
 
 
+@contextlib.contextmanager
+def _torch_threads(n: int):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def _progress(enabled: bool):
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
                                TransferSpeedColumn)
@@ -102,7 +113,7 @@ def _stream(config: GraftConfig, plan: GraftPlan, out: Path, journal: dict,
     max_in = max(e.info.itemsize for d in kept for e in d.sources.values())
     buffers = ChunkBuffers(spec, max_in, max(DTYPES[d.out_dtype].itemsize for d in kept))
     resumed = written = 0
-    with InputReader() as reader, _progress(show_progress) as bar:
+    with _torch_threads(config.compute_threads), InputReader() as reader, _progress(show_progress) as bar:
         task = bar.add_task("graft", total=plan.total_size)
         for shard in plan.shards:
             if _shard_is_complete(out, shard.file_name, shard.size, journal):

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,22 +84,27 @@ class InputReader:
 
 
 class ChunkBuffers:
-    """The only large allocations of a graft: reused for every chunk of every tensor."""
+    """The only large allocations of a graft: reused for every chunk of every tensor.
 
-    def __init__(self, spec: ArithmeticSpec, max_in_itemsize: int, max_out_itemsize: int):
+    ``slots`` output buffers rotate so that one chunk can be written (and hashed) on the
+    sink's thread while the next one is computed.
+    """
+
+    def __init__(self, spec: ArithmeticSpec, max_in_itemsize: int, max_out_itemsize: int, slots: int = 3):
         n = spec.chunk_elements
         self.raw = torch.empty(n * max_in_itemsize, dtype=torch.uint8)
         self.acc = torch.empty(n, dtype=spec.accumulate)
         self.tmp = torch.empty(n, dtype=spec.accumulate)
-        self.out = torch.empty(n * max_out_itemsize, dtype=torch.uint8)
+        self.slots = [torch.empty(n * max_out_itemsize, dtype=torch.uint8) for _ in range(slots)]
 
-    def out_view(self, code: str, count: int) -> torch.Tensor:
-        info = DTYPES[code]
-        return self.out[: count * info.itemsize].view(info.torch_dtype)
+
+def _view(slot: torch.Tensor, code: str, count: int) -> torch.Tensor:
+    info = DTYPES[code]
+    return slot[: count * info.itemsize].view(info.torch_dtype)
 
 
 def _graft_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: ChunkBuffers,
-                 spec: ArithmeticSpec, lam: torch.Tensor) -> torch.Tensor:
+                 spec: ArithmeticSpec, lam: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
     acc, tmp = buf.acc[:count], buf.tmp[:count]
     # Order fixed so that results are reproducible: (it - base), times lambda, plus mid.
     acc.copy_(reader.read(d.sources["it"], first, count, buf.raw))
@@ -107,31 +114,33 @@ def _graft_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: 
         acc.mul_(lam)
     tmp.copy_(reader.read(d.sources["mid"], first, count, buf.raw))
     acc.add_(tmp)
-    out = buf.out_view(d.out_dtype, count)
+    out = _view(slot, d.out_dtype, count)
     out.copy_(acc)  # round to nearest even, as torch's .to() does
     return out
 
 
-def _take_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: ChunkBuffers) -> torch.Tensor:
+def _take_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: ChunkBuffers,
+                slot: torch.Tensor) -> torch.Tensor:
     (entry,) = d.sources.values()
-    src = reader.read(entry, first, count, buf.raw)
-    if entry.dtype == d.out_dtype:
-        return src
-    out = buf.out_view(d.out_dtype, count)
-    out.copy_(src)
+    if entry.dtype == d.out_dtype:  # read straight into the output slot
+        return reader.read(entry, first, count, slot)
+    out = _view(slot, d.out_dtype, count)
+    out.copy_(reader.read(entry, first, count, buf.raw))
     return out
 
 
-def tensor_chunks(d: Decision, reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec) -> Iterator[memoryview]:
-    """The output bytes of one planned tensor, a chunk at a time (views of ``buf``)."""
+def tensor_chunks(d: Decision, reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec,
+                  next_slot: Callable[[], torch.Tensor]) -> Iterator[memoryview]:
+    """The output bytes of one planned tensor, a chunk at a time, each in a slot from ``next_slot()``."""
     numel = d.out_bytes // DTYPES[d.out_dtype].itemsize
     lam = torch.tensor(spec.lambda_, dtype=spec.accumulate)
     for first in range(0, numel, spec.chunk_elements):
         count = min(spec.chunk_elements, numel - first)
+        slot = next_slot()
         if d.action == "graft":
-            out = _graft_chunk(d, first, count, reader, buf, spec, lam)
+            out = _graft_chunk(d, first, count, reader, buf, spec, lam, slot)
         else:
-            out = _take_chunk(d, first, count, reader, buf)
+            out = _take_chunk(d, first, count, reader, buf, slot)
         yield memoryview(out.view(torch.uint8).numpy())
 
 
@@ -142,6 +151,39 @@ def _write_all(fd: int, data: memoryview | bytes, digest) -> None:
     while view.nbytes:
         written = os.write(fd, view)
         view = view[written:]
+
+
+class _Sink:
+    """Writes and hashes chunks on one background thread (both release the GIL).
+
+    ``next_slot`` hands out the output buffer whose earlier write has finished, so a
+    buffer is never refilled while it is being written.
+    """
+
+    def __init__(self, fd: int, digest, slots: list[torch.Tensor]):
+        self._fd, self._digest, self._slots = fd, digest, slots
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graft-sink")
+        self._pending: deque[Future] = deque()
+        self._turn = 0
+
+    def next_slot(self) -> torch.Tensor:
+        if len(self._pending) >= len(self._slots) - 1:
+            self._pending.popleft().result()  # re-raises a failed write here
+        slot = self._slots[self._turn % len(self._slots)]
+        self._turn += 1
+        return slot
+
+    def submit(self, data: memoryview | bytes) -> None:
+        self._pending.append(self._pool.submit(_write_all, self._fd, data, self._digest))
+
+    def drain(self) -> None:
+        while self._pending:
+            self._pending.popleft().result()
+
+    def close(self) -> None:
+        for future in self._pending:  # after an error: let queued writes finish before the fd closes
+            future.exception()
+        self._pool.shutdown(wait=True)
 
 
 def write_shard(shard: ShardPlan, out_dir: Path, reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec, *,
@@ -156,18 +198,21 @@ def write_shard(shard: ShardPlan, out_dir: Path, reader: InputReader, buf: Chunk
     partial = out_dir / f".{shard.file_name}.partial"
     digest = hashlib.sha256() if hash_output else None
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sink = _Sink(fd, digest, buf.slots)
     try:
-        _write_all(fd, shard.header, digest)
+        sink.submit(shard.header)
         for d in shard.tensors:
             if on_tensor is not None:
                 on_tensor(d.name)
-            for chunk in tensor_chunks(d, reader, buf, spec):
-                _write_all(fd, chunk, digest)
+            for chunk in tensor_chunks(d, reader, buf, spec, sink.next_slot):
+                sink.submit(chunk)
                 if on_bytes is not None:
                     on_bytes(chunk.nbytes)
+        sink.drain()
         if fsync:
             os.fsync(fd)
     finally:
+        sink.close()
         os.close(fd)
     size = partial.stat().st_size
     if size != shard.size:

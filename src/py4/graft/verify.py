@@ -36,33 +36,37 @@ class VerifyResult:
         return not self.mismatches
 
 
-class _Handles:
-    """safe_open handles by file, closed together."""
-
-    def __init__(self, stack: contextlib.ExitStack):
-        self._stack, self._open = stack, {}
-
-    def tensor(self, path: Path, name: str) -> torch.Tensor:
-        from safetensors import safe_open
-
-        if path not in self._open:
-            self._open[path] = self._stack.enter_context(safe_open(str(path), framework="pt"))
-        return self._open[path].get_tensor(name)
+def _rows(shape: tuple[int, ...]) -> list[tuple[int, int] | None]:
+    """Row ranges of about _VERIFY_CHUNK elements (None: a 0-d tensor, read whole)."""
+    if not shape:
+        return [None]
+    per_row = 1
+    for d in shape[1:]:
+        per_row *= d
+    step = max(1, _VERIFY_CHUNK // max(per_row, 1))
+    return [(lo, min(lo + step, shape[0])) for lo in range(0, shape[0], step)]
 
 
-def _expected(d: Decision, handles: _Handles, config: GraftConfig, lo: int, hi: int) -> torch.Tensor:
+def _read(stack: contextlib.ExitStack, path: Path, name: str, rows: tuple[int, int] | None) -> torch.Tensor:
+    from safetensors import safe_open
+
+    handle = stack.enter_context(safe_open(str(path), framework="pt"))
+    return handle.get_tensor(name) if rows is None else handle.get_slice(name)[rows[0]:rows[1]]
+
+
+def _expected(d: Decision, stack: contextlib.ExitStack, config: GraftConfig, rows) -> torch.Tensor:
     out_dtype = DTYPES[d.out_dtype].torch_dtype
 
-    def flat(entry: TensorEntry) -> torch.Tensor:
-        return handles.tensor(entry.file, entry.stored_name).reshape(-1)[lo:hi]
+    def read(entry: TensorEntry) -> torch.Tensor:
+        return _read(stack, entry.file, entry.stored_name, rows)
 
     if d.action == "graft":
         acc = getattr(torch, config.accumulate_dtype)
         lam = torch.tensor(config.lambda_, dtype=acc)
-        mid, it, base = (flat(d.sources[r]).to(acc) for r in ("mid", "it", "base"))
+        mid, it, base = (read(d.sources[r]).to(acc) for r in ("mid", "it", "base"))
         return (mid + lam * (it - base)).to(out_dtype)
     (entry,) = d.sources.values()
-    return flat(entry).to(out_dtype)
+    return read(entry).to(out_dtype)
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -70,15 +74,22 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t.contiguous().view(torch.uint8)
 
 
-def _check_tensor(d: Decision, stored_file: Path, handles: _Handles, config: GraftConfig) -> str | None:
-    stored = handles.tensor(stored_file, d.name)
-    if tuple(stored.shape) != d.shape or stored.dtype != DTYPES[d.out_dtype].torch_dtype:
-        return f"{d.name}: stored {list(stored.shape)} {stored.dtype}, expected {list(d.shape)} {d.out_dtype}"
-    flat = stored.reshape(-1)
-    for lo in range(0, flat.numel(), _VERIFY_CHUNK):
-        hi = min(lo + _VERIFY_CHUNK, flat.numel())
-        if not torch.equal(_bits(flat[lo:hi]), _bits(_expected(d, handles, config, lo, hi))):
-            return f"{d.name}: stored values differ from the recomputed {d.action} (first chunk at element {lo})"
+def _check_tensor(d: Decision, stored_file: Path, config: GraftConfig) -> str | None:
+    from safetensors import safe_open
+
+    with safe_open(str(stored_file), framework="pt") as handle:
+        meta = handle.get_slice(d.name)
+        shape, dtype = tuple(meta.get_shape()), meta.get_dtype()
+    if shape != d.shape or dtype != d.out_dtype:
+        return f"{d.name}: stored {list(shape)} {dtype}, expected {list(d.shape)} {d.out_dtype}"
+    for rows in _rows(d.shape):
+        # Fresh handles per chunk: pages that safe_open maps stay resident (and count as
+        # this process's memory) until the mapping is closed.
+        with contextlib.ExitStack() as stack:
+            stored = _read(stack, stored_file, d.name, rows)
+            if not torch.equal(_bits(stored), _bits(_expected(d, stack, config, rows))):
+                where = f" (rows {rows[0]}..{rows[1] - 1})" if rows else ""
+                return f"{d.name}: stored values differ from the recomputed {d.action}{where}"
     return None
 
 
@@ -113,11 +124,9 @@ def verify_graft(config: GraftConfig, *, sample: int | None, seed: int = 0,
     result = VerifyResult(mismatches=_check_layout(config, plan.decisions, weight_map, checkpoints))
     kept = [d for d in plan.decisions if d.action != "skip" and d.name in weight_map]
     chosen = kept if sample is None else random.Random(seed).sample(kept, min(sample, len(kept)))
-    with contextlib.ExitStack() as stack:
-        handles = _Handles(stack)
-        for d in chosen:
-            problem = _check_tensor(d, out / weight_map[d.name], handles, config)
-            result.checked.append(d.name)
-            if problem:
-                result.mismatches.append(problem)
+    for d in chosen:
+        problem = _check_tensor(d, out / weight_map[d.name], config)
+        result.checked.append(d.name)
+        if problem:
+            result.mismatches.append(problem)
     return result
