@@ -38,6 +38,27 @@ def test_column_map_points_into_python4_text():
     assert tp.py4_position(1, py3.index("None") + 2) == (1, 10)  # inside a replacement
 
 
+@pytest.mark.parametrize("source, col", [
+    ("fn area(nil: int) -> int:\n    return 1\n", 8), ("fn use() -> nil:\n    pass\n", 3),
+    ("let true = 1\n", 4), ("for fun in [1]:\n    pass\n", 4), ("print(x, use=1)\n", 9),
+])
+def test_reserved_words_as_names_are_named(source, col):
+    (diag,) = compile_py4(source).diagnostics
+    assert (diag.rule, diag.col) == ("P4-00", col)
+    assert diag.message.endswith("is a reserved word in Python-4")
+
+
+def test_relative_use_and_reserved_helper_prefixes():
+    assert compile_py4("from . use sibling\nfrom .. use x\nfrom .pkg use y\n").ok
+    (diag,) = compile_py4("let py3_total = 1\n").diagnostics
+    assert diag.message == "`py3_total` is reserved for the Python-4 runtime"
+
+
+def test_a_comment_ending_in_a_dot_does_not_hide_the_next_keyword():
+    assert compile_py4("# the end.\nuse math\nlet x = obj.\\\n    use\n").python_source.startswith(
+        "import math\nx = obj.use")
+
+
 def test_names_after_a_dot_and_inside_strings_are_left_alone():
     tp = rewrite_tokens("print(obj.use, 'fn nil', x.true)  # let fn\n")
     assert tp.text == "print(obj.use, 'fn nil', x.true)  # let fn\n"
@@ -73,7 +94,10 @@ def test_syntax_errors_speak_python4_at_python4_positions():
     assert diag.rule == "P4-00" and diag.line == 2
     assert "__p4__" not in diag.message
     (diag,) = compile_py4("let   nil_x = 1\nnil = 3\n").diagnostics
-    assert (diag.rule, diag.line, diag.message) == ("P4-00", 2, "syntax error: cannot assign to nil")
+    assert (diag.rule, diag.line, diag.col, diag.message) == (
+        "P4-00", 2, 0, "`nil` is a reserved word in Python-4")
+    (diag,) = compile_py4("let x = 1\nprint(x nil)\n").diagnostics
+    assert diag.message.startswith("syntax error: ") and "None" not in diag.message
     (diag,) = compile_py4("try:\n    pass\nlet x = 1\n").diagnostics
     assert "catch" in diag.message and "except" not in diag.message
 

@@ -6,7 +6,7 @@ before the semantic transform), so it sees what the programmer wrote.
 Errors: P4-02 (assignment to a name not declared earlier in the same scope; scopes are
 Python's: module, fn, class, lambda, comprehension), P4-11 (chained comparison), P4-14
 (negative numeric literal as an index or slice bound; a negative *step* is allowed),
-names reserved for the runtime (``__p4…``, P4-00).
+names reserved for the runtime (``__p4…``, ``py3_…``; P4-00).
 Warnings: P4-05, P4-25, P4-26, P4-27, P4-28, P4-29, P4-30 (see docs/dev/diagnostics.md).
 
 Rules exercised are **static and over-approximate**: a rule counts as exercised when a
@@ -65,7 +65,7 @@ EXERCISED_BY: tuple[tuple[str, str, str], ...] = (
 
 PY4_EXTRA_BUILTINS = frozenset({"indices", "first", "last", "zip_shortest", "count"})
 BUILTIN_NAMES = frozenset(n for n in dir(builtins) if not n.startswith("_")) | PY4_EXTRA_BUILTINS
-RESERVED_PREFIX = "__p4"
+RESERVED_PREFIXES = ("__p4", "py3_")  # the runtime helpers and the migration helpers
 _CALL_TAGS = {
     "range": "range_call", "indices": "range_call", "first": "first_last_call",
     "last": "first_last_call", "set": "set_call", "enumerate": "enumerate_call",
@@ -171,7 +171,7 @@ class Py4Analyzer(ast.NodeVisitor):
         self._check_binding_name(name, node, scope)
 
     def _check_binding_name(self, name: str, node: ast.AST, scope: _Scope) -> None:
-        if name.startswith(RESERVED_PREFIX):
+        if name.startswith(RESERVED_PREFIXES):
             self.report("reserved_name", node, name=name)
         elif name in BUILTIN_NAMES and scope.kind != "class":
             self.tags.add("builtin_binding")

@@ -22,7 +22,7 @@ from types import CodeType
 
 from py4.lang.analyze import analyze, rules_for_tags
 from py4.lang.diagnostics import Diagnostic, make_diagnostic, sort_key
-from py4.lang.tokens import TokenPass, rewrite_tokens
+from py4.lang.tokens import RESERVED_WORDS, TokenPass, rewrite_tokens
 from py4.lang.translate import transform
 
 # A study program is a few hundred lines; this bound keeps the worst case well under 2 s.
@@ -134,8 +134,6 @@ def _compile_text(text: str, filename: str) -> CompileResult:
             return CompileResult(filename, [diag], [])
     tokens = rewrite_tokens(text)
     diagnostics = list(tokens.diagnostics)
-    if tokens.fatal:
-        return _finish(filename, diagnostics, tokens.tags)
     tree, parse_problem = _parse(tokens, filename)
     if tree is None:
         diagnostics.append(parse_problem)
@@ -171,9 +169,6 @@ def _parse(tokens: TokenPass, filename: str) -> tuple[ast.Module | None, Diagnos
         return None, make_diagnostic("too_deep", 1, 0)
     except (ValueError, OverflowError) as exc:
         return None, make_diagnostic("literal_too_large", 1, 0, detail=str(exc)[:200])
-    if tokens.token_error is not None:  # the parser accepted what tokenize could not
-        line, col, message = tokens.token_error
-        return None, make_diagnostic("syntax", line, col, detail=python4_words(message))
     return tree, None
 
 
@@ -194,7 +189,24 @@ def _syntax_diagnostic(exc: SyntaxError, tokens: TokenPass) -> Diagnostic:
     message = exc.msg or "invalid syntax"
     if "integer string conversion" in message or "Exceeds the limit" in message:
         kind, fields = "literal_too_large", {"detail": message[:200]}
+    elif "too many nested parentheses" in message:
+        kind, fields = "too_deep", {}
     else:
         kind, fields = "syntax", {"detail": python4_words(message)}
     line, col = tokens.py4_position(exc.lineno or 1, max((exc.offset or 1) - 1, 0))
+    word = tokens.py4_word_at(line, col)
+    if word in RESERVED_WORDS and _binds_a_name(tokens.py4_lines[line - 1], col, word):
+        return make_diagnostic("reserved", line, col, word=word)
     return make_diagnostic(kind, line, col, **fields)
+
+
+def _binds_a_name(line: str, col: int, word: str) -> bool:
+    """Is the reserved word at ``col`` in a place where a name is being bound/declared?
+
+    (`fn use()`, a parameter `nil: int`, `for fun in …`, `as throw`, `f(use=1)`, `let nil`.)
+    The parser's own message is kept for reserved words used as values in the wrong place.
+    """
+    before = line[:col].rstrip()
+    after = line[col + len(word):].lstrip()
+    return (before.endswith(("fn", "class", "(", ",", "*", "as", "for", "let"))
+            or (after[:1] in ("=", ":") and after[:2] != "=="))
