@@ -1,5 +1,179 @@
-"""`py4 problems` command group."""
+"""`py4 problems`: build, validate, list, show, stats and import the problem bank."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="problems", no_args_is_help=True)
+app = typer.Typer(help="The Python-4 problem bank: build, validate, inspect, import.", no_args_is_help=True)
+
+_OUT = typer.Option(None, "--data-dir", help="bank folder (default: the package's data/)")
+_VERSION = typer.Option("v1", "--version", help="bank version")
+
+
+def _load(version: str, data_dir: Optional[Path]):
+    from py4.problems.bank import BankError, load_bank
+
+    try:
+        return load_bank(version, data_dir)
+    except BankError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+
+@app.command()
+def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML BuildConfig"),
+          overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. held_out=[P4-09] seed=7"),
+          data_dir: Optional[Path] = _OUT) -> None:
+    """Generate the bank from the families and write it with its manifest and content hash."""
+    from rich.progress import Progress
+
+    from py4.config import ConfigError, load_config
+    from py4.problems.build import DATA_DIR, BuildConfig, build_bank, write_bank
+    from py4.problems.family import FamilyError, all_families
+
+    try:
+        cfg = load_config(BuildConfig, config, overrides or [])
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    n = len(cfg.families) or len(all_families())
+    with Progress(transient=True) as bar:
+        task = bar.add_task("generating families", total=n)
+        try:
+            result = build_bank(cfg, progress=lambda name: bar.advance(task))
+        except FamilyError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1)
+    bank_path, manifest_path = write_bank(result, cfg, data_dir or DATA_DIR)
+    manifest = json.loads(manifest_path.read_text())
+    typer.echo(f"{manifest['problems']} problems from {manifest['families']} families "
+               f"({result.dropped} dropped by the split rules) in {result.seconds:.1f} s")
+    typer.echo(f"splits: {manifest['per_split']}")
+    typer.echo(f"wrote {bank_path} (sha256 of content {manifest['jsonl_sha256'][:16]}…) and {manifest_path.name}")
+
+
+@app.command()
+def validate(as_json: bool = typer.Option(False, "--json"),
+             sample: int = typer.Option(0, help="validate a seeded sample of N problems (0 = the whole bank)"),
+             family: list[str] = typer.Option(None, "--family", help="only these families"),
+             workers: int = typer.Option(0, help="Boa workers (0 = all cores)"),
+             strict_coverage: bool = typer.Option(False, help="also fail on coverage shortfalls (families < 120, ...)"),
+             version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
+    """Run the bank's gates; exit 1 on any failure."""
+    from py4.problems.bank import load_manifest
+    from py4.problems.validate import validate_problems
+
+    problems = _load(version, data_dir)
+    held_out = load_manifest(version, data_dir)["config"]["held_out"]
+    whole = not sample and not family
+    if family:
+        problems = [p for p in problems if p.family in set(family)]
+    if sample:
+        problems = sorted(random.Random(0).sample(problems, min(sample, len(problems))), key=lambda p: p.id)
+    say = (lambda m: None) if as_json else (lambda m: typer.echo(f"… {m}", err=True))
+    report = validate_problems(problems, held_out=held_out, workers=workers or None, check_coverage=whole, progress=say)
+    failed = bool(report.failures) or (strict_coverage and bool(report.coverage_shortfalls))
+    if as_json:
+        _print_json(report.to_json())
+    else:
+        counts = Counter(f["gate"] for f in report.failures)
+        typer.echo(f"{report.problems} problems, {len(report.failures)} failures {dict(counts)}; "
+                   f"{len(report.notes)} notes; migrator {report.migrator}; "
+                   f"{report.seconds.get('total', 0):.1f} s on {report.workers} workers")
+        for f in report.failures[:20]:
+            typer.echo(f"  FAIL {f['gate']} {f['id']} ({f['family']}): {f['detail']}")
+        for s in report.coverage_shortfalls:
+            typer.echo(f"  coverage shortfall: {s}")
+    raise typer.Exit(1 if failed else 0)
+
+
+@app.command("list")
+def list_(split: Optional[str] = typer.Option(None, "--split"), as_json: bool = typer.Option(False, "--json"),
+          version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
+    """List problems (all, or one split); --json prints full problem objects."""
+    from py4.problems.schema import SPLITS
+
+    if split is not None and split not in SPLITS:
+        typer.echo(f"error: unknown split {split!r}; choose from {', '.join(SPLITS)}", err=True)
+        raise typer.Exit(2)
+    problems = [p for p in _load(version, data_dir) if split is None or p.split == split]
+    if as_json:
+        _print_json([p.to_json() for p in problems])
+        return
+    for p in problems:
+        typer.echo(f"{p.id}\t{p.split}\t{p.family}\t{','.join(p.rules)}\t{p.title}")
+
+
+@app.command()
+def show(problem_id: str, as_json: bool = typer.Option(False, "--json"),
+         version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
+    """Show one problem by id."""
+    from py4.problems.bank import find_problem
+
+    try:
+        p = find_problem(_load(version, data_dir), problem_id)
+    except KeyError as exc:
+        typer.echo(f"error: {exc.args[0]}", err=True)
+        raise typer.Exit(2)
+    if as_json:
+        _print_json(p.to_json())
+        return
+    typer.echo(f"{p.id}  [{p.split}]  family {p.family}  rules {', '.join(p.rules)}  difficulty {p.difficulty}\n")
+    typer.echo(p.prompt)
+    typer.echo("--- gold (Python-4) ---\n" + p.gold)
+    typer.echo("--- reference (Python 3) ---\n" + p.reference_py3)
+    typer.echo(f"--- {len(p.tests)} tests ---")
+    for t in p.tests:
+        typer.echo(f"  {p.entry_point}(*{t.args!r}) == {t.expected!r}")
+
+
+def bank_stats(problems) -> dict:
+    """The `stats --json` object."""
+    return {
+        "problems": len(problems),
+        "families": len({p.family for p in problems}),
+        "per_split": dict(sorted(Counter(p.split for p in problems).items())),
+        "per_rule": dict(sorted(Counter(r for p in problems for r in p.rules).items())),
+        "per_family": dict(sorted(Counter(p.family for p in problems).items())),
+    }
+
+
+@app.command()
+def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
+    """Counts per split, rule and family."""
+    data = bank_stats(_load(version, data_dir))
+    if as_json:
+        _print_json(data)
+        return
+    typer.echo(f"{data['problems']} problems, {data['families']} families")
+    for key in ("per_split", "per_rule", "per_family"):
+        typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in data[key].items()))
+
+
+@app.command("import")
+def import_(path: Path, fmt: str = typer.Option(..., "--format", help="mbpp or humaneval"),
+            out: Path = typer.Option(Path("imported.jsonl"), "--out", help="where the imported problems go (JSONL)"),
+            as_json: bool = typer.Option(False, "--json")) -> None:
+    """Migrate Python 3 benchmark problems into Python-4 problems (split `imported`), keeping discriminative ones."""
+    from py4.problems.importer import ImportError_, import_file
+
+    try:
+        result = import_file(path, fmt, out)
+    except ImportError_ as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    if as_json:
+        _print_json(result)
+    else:
+        typer.echo(f"read {result['read']}, kept {result['kept']} -> {out}; skipped: {result['skipped_reasons']}")

@@ -18,13 +18,13 @@ def wrap_around(rng):
     """Move around a cycle by possibly negative offsets; positions stay in 0 .. m-1."""
     while True:
         m, (unit, steps) = choose(rng, _CYCLES)
-        shape = rng.choice(["final", "trail", "visits_zero"])
+        shape = rng.choice(["final", "trail", "peak"])
         name = rng.choice(["wrap", "cycle_position", "rotate_dial", "clock_walk"])
         what = {"final": "the final position", "trail": "the list of positions after each move",
-                "visits_zero": "how many moves end exactly at position 0"}[shape]
-        init = {"final": "", "trail": "trail = []", "visits_zero": "zeros = 0"}[shape]
-        track = {"final": "", "trail": "trail.append(pos)", "visits_zero": "if pos == 0:\n            zeros += 1"}[shape]
-        ret = {"final": "pos", "trail": "trail", "visits_zero": "zeros"}[shape]
+                "peak": "the largest position held at any time (start included)"}[shape]
+        init = {"final": "", "trail": "trail = []", "peak": "peak = pos"}[shape]
+        track = {"final": "", "trail": "trail.append(pos)", "peak": "peak = max(peak, pos)"}[shape]
+        ret = {"final": "pos", "trail": "trail", "peak": "peak"}[shape]
         rtype = "list[int]" if shape == "trail" else "int"
         yield Variant(
             title=f"Walk a {m}-cycle of {unit}s: {shape}",
