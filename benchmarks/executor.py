@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,30 +36,39 @@ def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
-def time_boa_runs(runs: int) -> tuple[list[float], list[float]]:
+def time_boa_runs(runs: int) -> tuple[list[float], list[float], float]:
+    """Wall times, in-sandbox times, and CPU seconds per run (parent + worker)."""
     walls, insides = [], []
     with Executor(workers=1) as executor:
         for _ in range(20):  # warm-up
             executor.run("pass\n")
+        cpu_before = time.process_time() + executor.worker_cpu_seconds()
         for _ in range(runs):
             started = time.perf_counter()
             result = executor.run("pass\n")
             walls.append(time.perf_counter() - started)
             insides.append(result.duration_s)
             assert result.status == "ok", result
-    return walls, insides
+        cpu = time.process_time() + executor.worker_cpu_seconds() - cpu_before
+    return walls, insides, cpu / runs
 
 
-def time_spawns(runs: int) -> list[float]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_spawns(runs: int) -> tuple[list[float], float]:
     command = [sys.executable, "-I", "-S", "-c", "pass"]
     for _ in range(5):
         subprocess.run(command, check=True)
     samples = []
+    cpu_before = time.process_time() + _children_cpu()
     for _ in range(runs):
         started = time.perf_counter()
         subprocess.run(command, check=True)
         samples.append(time.perf_counter() - started)
-    return samples
+    return samples, (time.process_time() + _children_cpu() - cpu_before) / runs
 
 
 def certification_rate(count: int) -> tuple[float, int, int]:
@@ -79,8 +89,9 @@ def main() -> None:
     parser.add_argument("--certs", type=int, default=400, help="certifications to time")
     args = parser.parse_args()
 
-    walls, insides = time_boa_runs(args.runs)
-    spawns = time_spawns(max(args.runs // 3, 30))
+    load_before = os.getloadavg()[0]
+    walls, insides, boa_cpu = time_boa_runs(args.runs)
+    spawns, spawn_cpu = time_spawns(max(args.runs // 3, 30))
     rate, workers, tests = certification_rate(args.certs)
 
     boa_ms, spawn_ms = median_ms(walls), median_ms(spawns)
@@ -91,7 +102,11 @@ def main() -> None:
     print(f"speed-up over spawning:                        {speedup:7.1f}x  (goal >= {GOAL_SPEEDUP:g}x)")
     print(f"median overhead goal <= {GOAL_OVERHEAD_MS:g} ms:                  "
           f"{'met' if boa_ms <= GOAL_OVERHEAD_MS else 'NOT met'}")
+    print(f"CPU per run (all processes): Boa {boa_cpu * 1000:.2f} ms, spawning {spawn_cpu * 1000:.2f} ms "
+          f"({spawn_cpu / boa_cpu:.1f}x)")
     print(f"certifications/s on {workers} worker(s), {tests} tests each: {rate:7.1f}")
+    print(f"load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cores (other work on the machine inflates wall times)")
 
 
 if __name__ == "__main__":

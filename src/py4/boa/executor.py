@@ -87,6 +87,8 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
+        self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
+        self.cpu_s_lost = 0.0  # the same for the workers this one replaced
 
     def start(self) -> None:
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
@@ -123,6 +125,8 @@ class _Worker:
             return None
         reply = self._read_reply(backstop_s)
         self.verdict_pending = reply is not None
+        if reply is not None:
+            self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
         return reply
 
     def _read_reply(self, timeout_s: float) -> dict | None:
@@ -150,6 +154,7 @@ class _Worker:
     def restart(self) -> None:
         self.kill()
         self.verdict_pending = False
+        self.cpu_s_lost, self.cpu_s = self.cpu_s_lost + self.cpu_s, 0.0
         self.start()
         self.await_ready()
 
@@ -198,6 +203,10 @@ class Executor:
     def capabilities(self) -> dict:
         """What isolation the workers actually got (namespaces, root, privileges, …)."""
         return dict(self._workers[0].caps)
+
+    def worker_cpu_seconds(self) -> float:
+        """CPU seconds used so far by all workers' supervisors and runs (for benchmarks)."""
+        return sum(w.cpu_s + w.cpu_s_lost for w in self._workers)
 
     @property
     def workers(self) -> int:

@@ -13,6 +13,7 @@ them, checks that none remain and wipes the scratch tmpfs before the next job.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import gc
 import importlib
 import json
@@ -24,16 +25,28 @@ import selectors
 import signal
 import sys
 import time
+from dataclasses import dataclass
 
 from py4.boa import child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
-from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
+from py4.boa.protocol import WorkerGone, read_frame, read_message, write_frame, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
 TOKEN_BYTES = 16
 MAX_CHANNEL_BYTES = 32 * 2**20
 MAX_CHANNEL_FRAME = 8 * 2**20
 READ_CHUNK = 65536
+JOB_FD_CHILD = 3  # where a prepared child reads its job
+IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
+
+
+@dataclass
+class PreparedChild:
+    """A confined child waiting for its job: pid, output/channel read ends, job pipe."""
+
+    pid: int
+    fds: list[int]
+    job_fd: int
 
 
 def main(argv: list[str]) -> None:
@@ -103,6 +116,7 @@ class Supervisor:
         self.streams = _prepared_std_streams()
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
+        self.prepared = self.prepare_child()
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
@@ -113,24 +127,39 @@ class Supervisor:
             reply = self.run_job(job, code)
             reply["worker_cpu_s"] = _cpu_seconds()
             write_message(JOB_FD_OUT, reply)
-            # Cleaning up after the reply overlaps it with the caller's own work; the
-            # executor reads this verdict before it sends the next job.
+            # Cleaning up and preparing the next child after the reply overlaps both with
+            # the caller's own work; the executor reads this verdict before the next job.
             clean = self.clean_up()
             write_message(JOB_FD_OUT, {"clean": clean})
             if not clean:
                 os._exit(3)  # the executor starts a fresh worker in our place
 
-    def run_job(self, job: dict, code_bytes: bytes) -> dict:
-        """Run one job to the end; every process of the run is dead when this returns."""
-        token = os.urandom(TOKEN_BYTES)
-        pipes = [os.pipe() for _ in range(3)]  # stdout, stderr, channel
-        started = time.monotonic()
+    def prepare_child(self) -> PreparedChild:
+        """Fork and confine the next run's child ahead of time; it waits for its job.
+
+        Called only when no process of an earlier run is left and the scratch is fresh.
+        """
+        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, channel, job
         pid = os.fork()
         if pid == 0:
-            self._child(job, code_bytes, pipes, token, self.scratch)
-        for read_end, write_end in pipes:
-            os.close(write_end)
-        watch = RunWatch(job, pid, [r for r, _ in pipes], token, started)
+            self._child(pipes)
+        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w) = pipes
+        for fd in (out_w, err_w, chan_w, job_r):
+            os.close(fd)
+        return PreparedChild(pid, [out_r, err_r, chan_r], job_w)
+
+    def run_job(self, job: dict, code_bytes: bytes) -> dict:
+        """Run one job to the end; every process of the run is dead when this returns."""
+        prepared, self.prepared = self.prepared, None
+        token = os.urandom(TOKEN_BYTES)
+        started = time.monotonic()
+        try:
+            write_message(prepared.job_fd, dict(job, token=token.hex()))
+            write_frame(prepared.job_fd, code_bytes)
+        except OSError:
+            pass  # the child is gone; the watch reports how it ended
+        os.close(prepared.job_fd)
+        watch = RunWatch(job, prepared.pid, prepared.fds, token, started)
         try:
             watch.loop()
         finally:
@@ -139,11 +168,12 @@ class Supervisor:
         return watch.reply()
 
     def clean_up(self) -> bool:
-        """Reap, check that no process is left, and give the next run an empty scratch."""
+        """Reap, check no process is left, wipe the scratch, prepare the next child."""
         if not self._reap_and_check():
             return False
         try:
             self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
+            self.prepared = self.prepare_child()
         except OSError:
             return False
         return True
@@ -152,26 +182,39 @@ class Supervisor:
         uid = self.run_uid if self.run_uid is not None else os.geteuid()
         return uid, (self.run_uid if self.run_uid is not None else os.getegid())
 
-    def _child(self, job: dict, code_bytes: bytes, pipes, token: bytes, scratch: str) -> None:
-        """In the forked child: wire descriptors, confine, run; never returns."""
+    def _child(self, pipes) -> None:
+        """In the forked child: wire descriptors, confine, wait for the job, run it.
+
+        Never returns. The job (inputs only, never expected outputs) arrives on a pipe
+        after confinement, so nothing of it exists before the child is locked down.
+        """
         try:
-            (out_r, out_w), (err_r, err_w), (chan_r, chan_w) = pipes
+            # Lift every descriptor we keep above the range we are about to fill, so
+            # that no dup2 below overwrites another one before it has been moved.
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)
+                    for fd in (pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][0])]
+            out_w, err_w, chan_w, job_r = high
             devnull = os.open("/dev/null", os.O_RDONLY)
             os.dup2(devnull, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
-            chan_fd = random.randrange(10, self.limits.nofile - 1)
+            os.dup2(job_r, JOB_FD_CHILD, inheritable=False)
+            chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 1)
             os.dup2(chan_w, chan_fd, inheritable=False)
-            os.closerange(3, chan_fd)
+            os.closerange(JOB_FD_CHILD + 1, chan_fd)
             os.closerange(chan_fd + 1, 1 << 16)
-            limits = dataclasses.replace(self.limits, cpu_s=int(job["timeout_s"]) + 1)
-            isolation.confine_child(limits, self.run_uid, self.run_uid, scratch, self.use_seccomp)
+            limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
+            isolation.confine_child(limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
-            code = marshal.loads(code_bytes)
+            del pipes
+            job = read_message(JOB_FD_CHILD)
+            code = marshal.loads(read_frame(JOB_FD_CHILD))
+            os.close(JOB_FD_CHILD)
+            cpu = int(job["timeout_s"]) + 1  # lowering a limit needs no privilege
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             child.register_source(job["filename"], job["source"])
-            chan = child.Channel(chan_fd, token)
-            del code_bytes, pipes
+            chan = child.Channel(chan_fd, bytes.fromhex(job["token"]))
         except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
             os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
             os._exit(125)
