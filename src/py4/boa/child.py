@@ -176,39 +176,38 @@ def _flush_streams() -> None:
             pass
 
 
-def _write_stderr(text: str) -> None:
-    try:
-        _write(2, text.encode("utf-8", "backslashreplace"))
-    except OSError:
-        pass
-
-
-def _exit_code_of(exc: SystemExit) -> int:
+def _exit_code_of(exc: SystemExit) -> tuple[int, str]:
+    """Exit status and the message Python would print for ``sys.exit(code)``."""
     code = exc.code
     if code is None:
-        return 0
+        return 0, ""
     if _isinstance(code, _int) and not _isinstance(code, _bool):
-        return _int_value(code) & 0xFF
-    _write_stderr(f"{code}\n")
-    return 1
+        return _int_value(code) & 0xFF, ""
+    try:
+        return 1, f"{code}\n"
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        return 1, ""
 
 
 def run_program(job: dict, code, chan: Channel, new_globals) -> None:
-    """Execute a ``run`` job and exit the process; never returns."""
+    """Execute a ``run`` job and exit the process; never returns.
+
+    The error report (traceback, or exit message) travels on the channel, not on the
+    program's stderr, so that it never counts against the output cap.
+    """
     filename, mode = job["filename"], job["diagnostics"]
-    exit_code, exc_info = 0, None
+    exit_code, exc_info, report = 0, None, ""
     try:
         _exec(code, _main_globals(new_globals, filename))
     except SystemExit as exc:
-        exit_code = _exit_code_of(exc)
+        exit_code, report = _exit_code_of(exc)
     except BaseException as exc:  # noqa: BLE001 - every failure is an honest outcome
         exit_code = 1
         exc_info = {"type": _type(exc).__name__, "line": error_line(exc, filename)}
-        _flush_streams()
-        _write_stderr(describe_error(exc, filename, mode))
+        report = describe_error(exc, filename, mode)
     _flush_streams()
     try:
-        chan.send({"k": "exit", "code": exit_code, "exc": exc_info})
+        chan.send({"k": "exit", "code": exit_code, "exc": exc_info, "report": report})
     finally:
         _exit(exit_code)
 

@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 
 STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "memory", "output_limit", "killed")
 TRUNCATION_MARKER = "…[output truncated]"
+# A traceback is Boa's report, not program output: it has its own cap, keeping its end
+# (the exception line), so that a small output cap never hides what went wrong.
+REPORT_CAP = 8192
+REPORT_CUT = "…[traceback truncated]\n"
 RUN_UID_BASE = 61000  # worker i runs programs as uid/gid RUN_UID_BASE + i (no other user)
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
@@ -286,6 +290,10 @@ def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float)
         return RunResult("killed", None, "", "boa: the run's worker was lost and replaced\n", diags, timeout)
     stdout = _cut(reply["stdout"], reply["stdout_truncated"])
     stderr = _cut(reply["stderr"], reply["stderr_truncated"])
+    exits = [m for m in reply["messages"] if m.get("k") == "exit"]
+    report = exits[-1].get("report") if exits else None
+    if isinstance(report, str) and report:  # the harness's traceback: capped on its own
+        stderr += report if len(report) <= REPORT_CAP else REPORT_CUT + report[-REPORT_CAP:]
     status, exit_code = _status_of(reply)
     if reply["signal"] in CRASH_SIGNALS and reply["reason"] is None:
         stderr += f"{CRASH_SIGNALS[reply['signal']]} (signal {reply['signal']})\n"

@@ -1,0 +1,177 @@
+"""Executor API: statuses, outputs, diagnostics modes, pool behaviour, worker recovery."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+
+from py4.boa.executor import STATUSES, TRUNCATION_MARKER, Executor, RunRequest
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(workers=2, timeout_s=1.0, output_cap=100) as executor:
+        yield executor
+
+
+def test_ok_program(ex):
+    result = ex.run("fn add(a: int, b: int) -> int:\n    return a + b\nprint(add(2, 3))\n")
+    assert (result.status, result.exit_code, result.stdout, result.stderr) == ("ok", 0, "5\n", "")
+    assert result.duration_s > 0
+    assert set(result.to_json()) == {"status", "exit_code", "stdout", "stderr", "diagnostics", "duration_s"}
+
+
+def test_python4_semantics_run(ex):
+    result = ex.run("let xs = [10, 20, 30]\nprint(xs[0:1], list(range(1, 3)), last(xs))\n")
+    assert result.stdout == "[10, 20] [1, 2, 3] 30\n"
+
+
+def test_warnings_are_reported_but_do_not_stop_a_run(ex):
+    result = ex.run("fn f(x):\n    return x\nprint(f(1))\n")
+    assert result.status == "ok" and result.stdout == "1\n"
+    assert [d["rule"] for d in result.diagnostics] == ["P4-05"]
+    assert result.diagnostics[0]["severity"] == "warning"
+
+
+def test_compile_error_verbatim_and_generic(ex):
+    verbatim = ex.run("def f():\n    pass\n")
+    assert verbatim.status == "compile_error" and verbatim.exit_code is None
+    assert "P4-01" in verbatim.stderr and any(d["rule"] == "P4-01" for d in verbatim.diagnostics)
+    generic = ex.run("def f():\n    pass\n", diagnostics="generic")
+    assert generic.stderr == "SyntaxError at line 1\n"
+    assert all(d["rule"] is None and d["message"].endswith("at line 1") for d in generic.diagnostics)
+
+
+def test_runtime_error_traceback_points_at_python4_lines(ex):
+    source = "let xs = [1]\n\nfn get(i: int) -> int:\n    return xs[i]\nprint(get(5))\n"
+    result = ex.run(source, filename="prog.p4")
+    assert result.status == "runtime_error" and result.exit_code == 1
+    assert 'File "prog.p4", line 4, in get' in result.stderr
+    assert "return xs[i]" in result.stderr  # the Python-4 source line is quoted
+    assert "IndexError" in result.stderr
+    assert "py4/boa" not in result.stderr and "py4/lang" not in result.stderr
+
+
+def test_runtime_error_generic_is_squashed(ex):
+    result = ex.run('let s = ", ".join(["a", "b"])\n', diagnostics="generic")
+    assert result.status == "runtime_error"
+    assert result.stderr == "TypeError at line 1\n"  # no message that could teach P4-18
+
+
+def test_exit_codes(ex):
+    assert ex.run("use sys\nsys.exit(0)\n").status == "ok"
+    three = ex.run("use sys\nsys.exit(3)\n")
+    assert (three.status, three.exit_code) == ("runtime_error", 3)
+    message = ex.run('use sys\nsys.exit("bye")\n')
+    assert message.exit_code == 1 and message.stderr == "bye\n"
+
+
+def test_output_cap_and_marker(ex):
+    result = ex.run('print("y" * 500)\n')
+    assert result.status == "output_limit"
+    assert result.stdout == "y" * 100 + TRUNCATION_MARKER
+
+
+def test_output_at_cap_is_not_truncated(ex):
+    result = ex.run('use sys\nsys.stdout.write("z" * 100)\n')
+    assert result.status == "ok" and result.stdout == "z" * 100
+
+
+def test_per_run_timeout_override(ex):
+    started = time.monotonic()
+    result = ex.run("use time\ntime.sleep(5)\n", timeout_s=0.3)
+    assert result.status == "timeout" and time.monotonic() - started < 1.5
+
+
+def test_statuses_are_from_the_contract(ex):
+    sources = ["pass\n", "throw ValueError()\n", "while true:\n    pass\n", "def x(): pass\n",
+               "let v = [0] * (10 ** 10)\n", 'print("q" * 1000)\n']
+    results = ex.run_many(sources)
+    assert [r.status for r in results] == ["ok", "runtime_error", "timeout", "compile_error", "memory",
+                                           "output_limit"]
+    assert all(r.status in STATUSES for r in results)
+
+
+def test_run_many_keeps_order_and_uses_all_workers(ex):
+    sources = [f"print({i})\n" for i in range(30)]
+    results = ex.run_many(sources)
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(30)]
+    requests = [RunRequest("while true:\n    pass\n", timeout_s=0.5), RunRequest("while true:\n    pass\n", timeout_s=0.5)]
+    started = time.monotonic()
+    assert [r.status for r in ex.run_many(requests)] == ["timeout", "timeout"]
+    assert time.monotonic() - started < 0.95  # both workers at once, not one after the other
+
+
+def test_pathological_run_delays_no_other(ex):
+    slow = threading.Thread(target=ex.run, args=("while true:\n    pass\n",), kwargs={"timeout_s": 1.0})
+    slow.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    quick = [ex.run(f"print({i})\n") for i in range(5)]
+    elapsed = time.monotonic() - started
+    slow.join()
+    assert [r.stdout for r in quick] == [f"{i}\n" for i in range(5)]
+    assert elapsed < 0.8  # served by the other worker while the loop runs
+
+
+def test_bytes_and_bad_input(ex):
+    assert ex.run(b'print("bytes")\n').stdout == "bytes\n"
+    assert ex.run(b"print('\xff')\n").status == "compile_error"
+    with pytest.raises(ValueError):
+        ex.run("pass\n", diagnostics="loud")
+
+
+def test_capabilities_recorded(ex):
+    caps = ex.capabilities
+    assert set(caps) >= {"namespaces", "private_root", "scratch_tmpfs", "drop_privileges", "seccomp", "warnings"}
+    if sys.platform == "linux" and os.geteuid() == 0:
+        assert {"mount", "pid", "net", "ipc", "uts"} <= set(caps["namespaces"])
+        assert caps["private_root"] and caps["drop_privileges"]
+
+
+def _supervisor_pid(worker) -> int:
+    outer = worker.proc.pid
+    with open(f"/proc/{outer}/task/{outer}/children") as fh:
+        return int(fh.read().split()[0])
+
+
+def test_lost_worker_is_replaced():
+    with Executor(workers=1, timeout_s=1.0) as executor:
+        worker = executor._workers[0]
+        os.killpg(worker.proc.pid, signal.SIGKILL)
+        time.sleep(0.05)
+        result = executor.run('print("after")\n')
+        assert result.status in ("ok", "killed")
+        assert executor.run('print("again")\n').stdout == "again\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
+def test_hung_worker_hits_the_parent_backstop():
+    with Executor(workers=1, timeout_s=0.2) as executor:
+        worker = executor._workers[0]
+        supervisor = _supervisor_pid(worker)
+        os.kill(supervisor, signal.SIGSTOP)  # the worker can no longer enforce anything
+        started = time.monotonic()
+        result = executor.run("pass\n")
+        assert result.status == "killed"
+        assert time.monotonic() - started < 0.2 + 3.0 + 2.0
+        assert executor.run('print("fresh")\n').stdout == "fresh\n"
+
+
+def test_python3_dialect_and_closed_executor():
+    executor = Executor(workers=1, dialect="python3")
+    with executor:
+        assert executor.run("print(sum(range(4)))\n").stdout == "6\n"
+    with pytest.raises(RuntimeError):
+        executor.run("print(1)\n")
+
+
+def test_isolation_off_is_recorded():
+    with Executor(workers=1, isolate=False) as executor:
+        assert "isolation disabled by configuration" in executor.capabilities["warnings"]
+        assert executor.run('print("plain")\n').stdout == "plain\n"
