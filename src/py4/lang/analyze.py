@@ -24,6 +24,8 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
+from py4.lang.walk import FastVisitor
+
 # (rule, construct tag, what makes the tag appear). The one table of rules exercised.
 EXERCISED_BY: tuple[tuple[str, str, str], ...] = (
     ("P4-01", "fn", "an `fn` (or `def`) definition (tokens, AST)"),
@@ -138,8 +140,10 @@ def _is_str_literal(node: ast.AST) -> bool:
         node, ast.JoinedStr)
 
 
-class Py4Analyzer(ast.NodeVisitor):
+class Py4Analyzer(FastVisitor):
     """Walks a module once; collects RawDiagnostics and construct tags."""
+
+    skip_types = frozenset({ast.Name, ast.Constant})  # leaves: nothing to check
 
     def __init__(self, let_positions: set[tuple[int, int]], empty_dicts: set[tuple[int, int]]):
         self.let_positions = let_positions

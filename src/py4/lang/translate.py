@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import ast
 
+from py4.lang.walk import FastTransformer
+
 HELPERS = "__p4__"
 TEMP_PREFIX = "__p4_t"
 ATTR_RENAMED = frozenset({"strip", "lstrip", "rstrip", "trim", "trim_start", "trim_end"})
@@ -54,8 +56,10 @@ def _is_simple(expr: ast.AST) -> bool:
     return isinstance(expr, (ast.Name, ast.Constant))
 
 
-class Py4Transformer(ast.NodeTransformer):
+class Py4Transformer(FastTransformer):
     """Rewrites a module in place; ``empty_dicts`` holds the (line, byte col) of `{:}`."""
+
+    skip_types = frozenset({ast.Name, ast.Constant})  # leaves (Names matter in i-strings only)
 
     def __init__(self, empty_dicts: set[tuple[int, int]]):
         self.empty_dicts = empty_dicts
@@ -152,6 +156,14 @@ class Py4Transformer(ast.NodeTransformer):
     # -- the rewrites ----------------------------------------------------------
     def visit_Constant(self, node):
         return node  # a leaf; NodeTransformer's visit_Constant probes deprecated handlers
+
+    def visit_JoinedStr(self, node):
+        # The token pass does not look inside i-strings: map nil/true/false names here.
+        saved, self.skip_types = self.skip_types, frozenset({ast.Constant})
+        try:
+            return self.generic_visit(node)
+        finally:
+            self.skip_types = saved
 
     def visit_Name(self, node):
         # Only reachable inside i-strings: the token pass rewrote every other use.
