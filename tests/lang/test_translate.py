@@ -159,9 +159,9 @@ class C:
     let data = [[5, 6]]
     let firsts = [r[0] for r in [[9]]]
     let got = data[0][1]
-print(C.firsts, C.got)
+print(C.firsts, C.got, [n for n in vars(C) if 'p4' in n])
 """
-    assert run(src) == "[1, 3] [3, 4]\n4 {0: [1, 2]}\n[9] 6\n"
+    assert run(src) == "[1, 3] [3, 4]\n4 {0: [1, 2]}\n[9] 6 []\n"
 
 
 def test_semantics_of_translated_operators():

@@ -18,7 +18,10 @@ object's line numbers are the Python-4 source's.
 
 "Evaluated once" uses a walrus temporary named ``__p4_tN``; where a walrus is not
 allowed (inside a comprehension) a load uses ``(lambda t, k: t[__p4__.index(t, k)])(e, i)``
-instead. Extended slices (``a[1:2, 3]``) and annotations are left as Python 3 has them.
+instead, and so does a class body (a temporary there would become a class attribute).
+Extended slices (``a[1:2, 3]``) and annotations are left as Python 3 has them; so is a
+subscript *target* whose receiver is not a plain name inside a comprehension or class
+body (``for a.b[0] in …``), where no temporary can be placed.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ class Py4Transformer(FastTransformer):
     def __init__(self, empty_dicts: set[tuple[int, int]]):
         self.empty_dicts = empty_dicts
         self.temp_count = 0
-        self.contexts: list[str] = []  # "comp" / "fn": where a walrus is allowed
+        self.contexts: list[str] = []  # "comp" / "class" / "fn": where a walrus may go
 
     # -- helpers -------------------------------------------------------------
     def _new_temp(self) -> str:
@@ -140,6 +143,18 @@ class Py4Transformer(FastTransformer):
 
     def visit_arg(self, node):
         return node  # annotations stay as written
+
+    def visit_ClassDef(self, node):
+        # A walrus temporary would become a class attribute: class bodies use the lambda form.
+        node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        node.bases = [self.visit(b) for b in node.bases]
+        node.keywords = [self.visit(k) for k in node.keywords]
+        self.contexts.append("class")
+        try:
+            node.body = self._visit_body(node.body)
+        finally:
+            self.contexts.pop()
+        return node
 
     def visit_ListComp(self, node):
         return self._scoped(node, "comp")
