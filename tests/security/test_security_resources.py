@@ -197,3 +197,25 @@ def test_power_tower_is_stopped(sandbox):
     assert result.status in ("timeout", "memory")
     assert time.monotonic() - started < 6
     sandbox.assert_serves_next()
+
+
+def test_many_processes_cannot_exceed_the_worker_memory_group():
+    # rlimits bound each process; the worker's memory cgroup bounds them all together
+    # (here 128 MiB + headroom): 6 processes x 100 MiB must not all survive.
+    from py4.boa.executor import Executor
+
+    program = ("use os\nuse time\nlet kids = []\nfor i in range(1, 6):\n"
+               "    let pid = os.fork()\n    if pid == 0:\n"
+               "        let block = bytearray(100 * 2 ** 20)\n        time.sleep(2)\n        os._exit(0)\n"
+               "    kids.append(pid)\n"
+               "let killed = 0\nfor pid in kids:\n    let status = os.waitpid(pid, 0)[1]\n"
+               "    if os.WIFSIGNALED(status):\n        killed += 1\n"
+               "print(i\"killed {killed}\")\n")
+    with Executor(workers=1, timeout_s=8.0, memory_mb=128) as executor:
+        if not executor.capabilities["cgroup_limits"]:
+            pytest.skip("no cgroup access on this machine")
+        result = executor.run(program)
+        assert result.status in ("ok", "memory"), result
+        if result.status == "ok":
+            assert result.stdout != "killed 0\n", result
+        assert executor.run('print("next")\n').stdout == "next\n"

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from py4.boa import frontend
+from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
 from py4.boa.protocol import WorkerGone, read_message, write_frame, write_message
 
@@ -86,8 +86,9 @@ class WorkerError(RuntimeError):
 class _Worker:
     """The parent's handle on one worker process (used by one thread at a time)."""
 
-    def __init__(self, index: int, config: dict):
-        self.index, self.config = index, dict(config, run_uid=RUN_UID_BASE + index)
+    def __init__(self, index: int, config: dict, cgroup: cgroups.WorkerCgroup):
+        self.index, self.cgroup = index, cgroup
+        self.config = dict(config, run_uid=RUN_UID_BASE + index, cgroups=cgroup.to_config())
         self.proc: subprocess.Popen | None = None
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
@@ -127,10 +128,12 @@ class _Worker:
             write_frame(self.proc.stdin.fileno(), code)
         except OSError:
             return None
+        oom_before = self.cgroup.oom_kills()
         reply = self._read_reply(backstop_s)
         self.verdict_pending = reply is not None
         if reply is not None:
             self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
+            reply["oom_killed"] = self.cgroup.oom_kills() > oom_before
         return reply
 
     def _read_reply(self, timeout_s: float) -> dict | None:
@@ -187,7 +190,11 @@ class Executor:
                   "limits": asdict(limits)}
         self._limits = limits
         count = workers or os.cpu_count() or 1
-        self._workers = [_Worker(i, config) for i in range(count)]
+        tag = f"boa-{os.getpid()}-{id(self):x}"
+        groups = [cgroups.create(f"{tag}-{i}", limits.memory_bytes, nproc + 16) if isolate
+                  else cgroups.WorkerCgroup(error="isolation disabled") for i in range(count)]
+        self._cgroup_warning = next((g.error for g in groups if g.error), None)
+        self._workers = [_Worker(i, config, group) for i, group in enumerate(groups)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         try:
@@ -206,7 +213,11 @@ class Executor:
     @property
     def capabilities(self) -> dict:
         """What isolation the workers actually got (namespaces, root, privileges, …)."""
-        return dict(self._workers[0].caps)
+        caps = dict(self._workers[0].caps)
+        caps["cgroup_limits"] = self._cgroup_warning is None
+        if self._cgroup_warning:
+            caps["warnings"] = [*caps.get("warnings", []), self._cgroup_warning]
+        return caps
 
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used so far by all workers' supervisors and runs (for benchmarks)."""
@@ -220,6 +231,8 @@ class Executor:
         self._closed = True
         for worker in self._workers:
             worker.kill()
+        for worker in self._workers:
+            worker.cgroup.remove()
 
     def __enter__(self) -> "Executor":
         return self
@@ -313,6 +326,8 @@ def _status_of(reply: dict) -> tuple[str, int | None]:
             return "timeout", None
         if sig in CRASH_SIGNALS:
             return ("memory" if "MemoryError" in reply["stderr"] else "runtime_error"), None
+        if sig == signal.SIGKILL and reply.get("oom_killed"):
+            return "memory", None  # the worker's memory group ran out
         return "killed", None
     if code == 125 and "boa: sandbox setup failed" in reply["stderr"]:
         return "killed", None

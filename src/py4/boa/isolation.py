@@ -43,6 +43,7 @@ MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 SYS_PIVOT_ROOT = 155  # x86_64
+OOM_SCORE_RUN = 1000  # run processes are the OOM killer's first choice
 
 # Where the sandbox root is assembled (inside the worker's private mount namespace,
 # so the host never sees these mounts).
@@ -285,6 +286,11 @@ def confine_child(limits: Limits, run_uid: int | None, run_gid: int | None,
     """
     os.setsid()
     _set_limits(limits)
+    try:  # in a memory squeeze, the kernel kills the run's processes first
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write(str(OOM_SCORE_RUN))
+    except OSError:
+        pass
     os.chdir(scratch)
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch,

@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from py4.boa import child, isolation, seccomp
+from py4.boa import cgroups, child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
 from py4.boa.protocol import WorkerGone, read_frame, read_message, write_frame, write_message
 
@@ -60,6 +60,10 @@ def main(argv: list[str]) -> None:
     new_globals = new_globals_factory(config["dialect"])
     to_py4 = _to_py4(config["dialect"])
     caps = isolation.Capabilities()
+    try:  # before unsharing: the group's files are in the host's filesystem
+        cgroups.join(config.get("cgroups", []))
+    except OSError as exc:
+        caps.warnings.append(f"could not join the worker's cgroups ({exc})")
     if config["isolate"]:
         isolation.isolate_worker(caps)
     else:

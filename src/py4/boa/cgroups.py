@@ -1,0 +1,111 @@
+"""Per-worker control groups: a memory ceiling and a process ceiling for a whole run.
+
+rlimits bound each process; a run may have many (up to the process limit), so without a
+group limit a fork bomb in which every process allocates its full address space could
+exhaust the machine. Each worker gets its own memory and pids group (cgroup v2 when the
+unified hierarchy has those controllers, else v1), created by the executor under the
+executor's own groups, joined by the worker itself before it unshares anything, and
+removed when the executor closes. The OOM-kill counter tells the executor that a run
+was killed for memory. Without cgroup access (not root, read-only cgroupfs) the executor
+logs a warning and relies on rlimits alone.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+MEMORY_HEADROOM_BYTES = 96 * 2**20  # the supervisor and the prepared child live here too
+
+
+@dataclass
+class WorkerCgroup:
+    """The groups of one worker: paths to join, and how to read the OOM-kill count."""
+
+    paths: list[str] = field(default_factory=list)
+    memory_events: str | None = None  # file holding the oom_kill counter
+    error: str | None = None
+
+    def to_config(self) -> list[str]:
+        return list(self.paths)
+
+    def oom_kills(self) -> int:
+        """OOM kills in this group so far (0 when unknown)."""
+        if not self.memory_events:
+            return 0
+        try:
+            for line in Path(self.memory_events).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        except (OSError, ValueError):
+            pass
+        return 0
+
+    def remove(self) -> None:
+        """Remove the groups (their processes must be dead; retries briefly)."""
+        for path in reversed(self.paths):
+            for _ in range(50):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+
+def create(name: str, memory_bytes: int, pids_max: int) -> WorkerCgroup:
+    """Create the groups for one worker; never raises (``error`` says what failed)."""
+    group = WorkerCgroup()
+    try:
+        if _unified_has("memory") and _unified_has("pids"):
+            path = _own_path("") / name
+            path.mkdir()
+            group.paths.append(str(path))
+            (path / "memory.max").write_text(str(memory_bytes + MEMORY_HEADROOM_BYTES))
+            if (path / "memory.swap.max").exists():
+                (path / "memory.swap.max").write_text("0")
+            (path / "pids.max").write_text(str(pids_max))
+            group.memory_events = str(path / "memory.events")
+            return group
+        memory = _own_path("memory") / name
+        pids = _own_path("pids") / name
+        memory.mkdir()
+        group.paths.append(str(memory))
+        pids.mkdir()
+        group.paths.append(str(pids))
+        (memory / "memory.limit_in_bytes").write_text(str(memory_bytes + MEMORY_HEADROOM_BYTES))
+        (pids / "pids.max").write_text(str(pids_max))
+        group.memory_events = str(memory / "memory.oom_control")
+    except OSError as exc:
+        group.remove()
+        return WorkerCgroup(error=f"no cgroup limits ({exc.strerror or exc})")
+    return group
+
+
+def join(paths: list[str]) -> None:
+    """Move the calling process into ``paths`` (called by the worker at start)."""
+    for path in paths:
+        with open(os.path.join(path, "cgroup.procs"), "w") as fh:
+            fh.write(str(os.getpid()))
+
+
+def _unified_has(controller: str) -> bool:
+    try:
+        return controller in (CGROUP_ROOT / "cgroup.controllers").read_text().split()
+    except OSError:
+        return False
+
+
+def _own_path(controller: str) -> Path:
+    """This process's group directory for ``controller`` ("" = the unified hierarchy)."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controller in controllers.split(",") or (not controller and controllers == ""):
+            base = CGROUP_ROOT if not controller else CGROUP_ROOT / controller
+            return base / path.lstrip("/")
+    raise OSError(f"no {controller or 'unified'} cgroup for this process")
