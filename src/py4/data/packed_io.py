@@ -2,9 +2,9 @@
 
 A packed dataset is what ``datasets.Dataset.save_to_disk`` writes, with int32 list
 columns ``input_ids``, ``labels`` (-100 = not supervised) and ``position_ids``, plus the
-pipeline's ``manifest.json`` next to it. Rows are appended in batches to an Arrow stream
-file under ``<out>/.work/`` and saved with ``save_to_disk`` at the end, so memory holds
-one batch at a time whatever the corpus size. The dataset's fingerprint is the SHA-256
+pipeline's ``manifest.json`` next to it. Rows are appended in batches to Arrow shards in
+``save_to_disk``'s own format and moved into place at the end, so memory holds one batch
+at a time whatever the corpus size. The dataset's fingerprint is the SHA-256
 of the token streams, so the same inputs and seed give byte-identical files.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import asdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,50 @@ def _features():
 
 
 class PackedDatasetWriter:
-    """Appends packed rows batch by batch; ``finish()`` saves the dataset to ``out_dir``."""
+    """Appends packed rows batch by batch, straight into ``save_to_disk``'s layout.
 
-    def __init__(self, out_dir: str | Path):
+    Shards are written with ``datasets.arrow_writer.ArrowWriter`` (what ``save_to_disk``
+    uses) as ``.work/shard-NNNNN.arrow`` and renamed to ``data-NNNNN-of-MMMMM.arrow`` by
+    ``finish()``, which also writes ``state.json`` and ``dataset_info.json`` exactly as
+    ``Dataset.save_to_disk`` does. No second copy of the data is ever made, and nothing
+    is memory-mapped back, so memory stays at one batch.
+    """
+
+    def __init__(self, out_dir: str | Path, max_shard_bytes: int = 500 * 1024 * 1024):
         self.out_dir = Path(out_dir)
         self.work_dir = self.out_dir / ".work"
+        shutil.rmtree(self.work_dir, ignore_errors=True)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        self._path = self.work_dir / "packed.arrow"
-        schema = pa.schema([pa.field(name, pa.list_(pa.int32())) for name in COLUMNS])
-        self._sink = pa.OSFile(str(self._path), "wb")
-        self._writer = pa.ipc.new_stream(self._sink, schema)
+        self.max_shard_bytes = max_shard_bytes
+        self._features = _features()
+        self._schema = self._features.arrow_schema
+        self._shards: list[Path] = []
+        self._writer = None
+        self._shard_bytes = 0
         self._hash = hashlib.sha256()
         self.rows = 0
         self.tokens = 0
+
+    def _write(self, arrays: list[pa.Array], rows: int, tokens: int) -> None:
+        from datasets.arrow_writer import ArrowWriter
+
+        if self._writer is None or self._shard_bytes >= self.max_shard_bytes:
+            self._close_shard()
+            path = self.work_dir / f"shard-{len(self._shards):05d}.arrow"
+            self._shards.append(path)
+            self._writer = ArrowWriter(features=self._features, path=str(path))
+            self._shard_bytes = 0
+        table = pa.Table.from_arrays(arrays, schema=self._schema)
+        self._writer.write_table(table)
+        self._shard_bytes += table.nbytes
+        self.rows += rows
+        self.tokens += tokens
+
+    def _close_shard(self) -> None:
+        if self._writer is not None:
+            self._writer.finalize()
+            self._writer.close()
+            self._writer = None
 
     def write_rows(self, rows: Sequence[dict[str, np.ndarray]]) -> None:
         """Append rows given as dicts of 1-D int32 arrays of equal length per row."""
@@ -61,9 +93,7 @@ class PackedDatasetWriter:
             self._hash.update(name.encode())
             self._hash.update(values.tobytes())
             arrays.append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(values)))
-        self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, names=list(COLUMNS)))
-        self.rows += len(rows)
-        self.tokens += int(lengths.sum())
+        self._write(arrays, len(rows), int(lengths.sum()))
 
     def write_blocks(self, input_ids: np.ndarray, labels: np.ndarray, position_ids: np.ndarray) -> None:
         """Append equal-length rows given as 2-D int32 arrays (rows x seq_len)."""
@@ -77,35 +107,47 @@ class PackedDatasetWriter:
             self._hash.update(name.encode())
             self._hash.update(flat.tobytes())
             arrays.append(pa.ListArray.from_arrays(offsets, pa.array(flat)))
-        self._writer.write_batch(pa.RecordBatch.from_arrays(arrays, names=list(COLUMNS)))
-        self.rows += n
-        self.tokens += n * length
+        self._write(arrays, n, n * length)
 
     @property
     def content_sha256(self) -> str:
         return self._hash.hexdigest()
 
     def finish(self) -> str:
-        """Save the dataset into ``out_dir`` (``save_to_disk`` layout); return its content hash."""
+        """Move the shards into ``out_dir`` with ``save_to_disk``'s names and metadata;
+        return the content hash (also the dataset's fingerprint, first 16 hex digits)."""
         import datasets
-        from datasets.table import MemoryMappedTable
 
-        self._writer.close()
-        self._sink.close()
-        table = MemoryMappedTable.from_file(str(self._path))
-        digest = self.content_sha256
-        dataset = datasets.Dataset(table, info=datasets.DatasetInfo(features=_features()), fingerprint=digest[:16])
+        self._close_shard()
+        if not self._shards:  # an empty dataset still gets one (empty) shard
+            from datasets.arrow_writer import ArrowWriter
+
+            writer = ArrowWriter(features=self._features, path=str(self.work_dir / "shard-00000.arrow"))
+            writer.finalize()
+            writer.close()
+            self._shards.append(self.work_dir / "shard-00000.arrow")
         for stale in self.out_dir.glob("data-*.arrow"):
             stale.unlink()
-        dataset.save_to_disk(str(self.out_dir))
-        del dataset, table
+        total = len(self._shards)
+        names = [f"data-{i:05d}-of-{total:05d}.arrow" for i in range(total)]
+        for shard, name in zip(self._shards, names):
+            shard.replace(self.out_dir / name)
+        digest = self.content_sha256
+        # The same state and info files, written the same way, as Dataset.save_to_disk.
+        state = {"_data_files": [{"filename": n} for n in names], "_fingerprint": digest[:16],
+                 "_format_columns": None, "_format_kwargs": {}, "_format_type": None,
+                 "_output_all_columns": False, "_split": None}
+        (self.out_dir / datasets.config.DATASET_STATE_JSON_FILENAME).write_text(
+            json.dumps(state, indent=2, sort_keys=True), encoding="utf-8")
+        info = asdict(datasets.DatasetInfo(features=self._features))
+        (self.out_dir / datasets.config.DATASET_INFO_FILENAME).write_text(
+            json.dumps({k: info[k] for k in sorted(info)}, indent=2), encoding="utf-8")
         shutil.rmtree(self.work_dir, ignore_errors=True)
         return digest
 
     def abort(self) -> None:
         try:
-            self._writer.close()
-            self._sink.close()
+            self._close_shard()
         finally:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 
