@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import asdict
+
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,8 @@ class PackedDatasetWriter:
                  "_output_all_columns": False, "_split": None}
         (self.out_dir / datasets.config.DATASET_STATE_JSON_FILENAME).write_text(
             json.dumps(state, indent=2, sort_keys=True), encoding="utf-8")
+        from datasets.utils.py_utils import asdict  # the helper save_to_disk uses
+
         info = asdict(datasets.DatasetInfo(features=self._features))
         (self.out_dir / datasets.config.DATASET_INFO_FILENAME).write_text(
             json.dumps({k: info[k] for k in sorted(info)}, indent=2), encoding="utf-8")
