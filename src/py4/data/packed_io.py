@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
