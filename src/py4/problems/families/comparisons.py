@@ -166,6 +166,10 @@ _RUN_SHAPES = {
 }
 
 
+def _satisfying(op: str) -> list[int]:
+    return {"<": [1, 2], ">": [2, 1], "<=": [1, 1], "==": [3, 3], "!=": [1, 2]}[op]
+
+
 @family("triple_patterns", "lists", ["P4-11", "P4-12"], difficulty=2)
 def triple_patterns(rng):
     """Count consecutive triples with a shape, written as one chained comparison."""
@@ -196,7 +200,9 @@ def triple_patterns(rng):
                             $step
                     return $ret
             ''', name=name, init=init_gold, op1=op1, op2=op2, step=body_ref[0], ret=body_ref[2]),
-            tests=[[[]], [[1, 2]], [[1, 2, 3]], [[3, 3, 3]], [[1, 3, 2, 1, 2]]]
-                  + [[[rng.randint(0, 4) for _ in range(rng.randint(3, 9))]] for _ in range(4)],
+            # [a, b] with `a op1 b` true: a closed range visits one window too many and
+            # reads past the end, so the P4-12 habit fails here.
+            tests=[[[]], [_satisfying(op1)], [[1, 2, 3]], [[3, 3, 3]], [[1, 3, 2, 1, 2]], [[4, 4] + _satisfying(op1)]]
+                  + [[[rng.randint(0, 4) for _ in range(rng.randint(3, 9))]] for _ in range(3)],
             params={"ops": [op1, op2], "result": result},
         )

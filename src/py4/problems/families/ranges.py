@@ -43,8 +43,8 @@ def series_sum(rng):
                         total += $expr
                     return total
             """, name=name, start=start, step_arg=step_arg, expr=expr),
-            tests=[[start - 1], [start], [start + step], [start + 2 * step + 1]]
-                  + [[rng.randint(start, 40)] for _ in range(4)],
+            tests=[[start - 1], [start], [start + step - 1], [start + step], [start + 2 * step + 1]]
+                  + [[rng.randint(start, 40)] for _ in range(3)],
             params={"expr": expr, "start": start, "step": step},
         )
 

@@ -17,8 +17,20 @@ fn half_even(x: float) -> int:
     return r
 '''.strip("\n")
 
-_SCALES = {"x": "each value", "x * 2": "twice each value", "x / 2": "half of each value", "x * 1.5": "1.5 times each value",
-           "x - 0.5": "each value minus 0.5"}
+_SCALES = {"x": "each value", "x * 3": "three times each value", "x / 2": "half of each value",
+           "x * 1.5": "1.5 times each value", "x - 0.5": "each value minus 0.5", "x + 1": "each value plus 1"}
+_POOL = [k / 4 for k in range(-24, 25)]
+
+
+def _half_away(v: float) -> int:
+    return int(v + 0.5) if v >= 0 else -int(-v + 0.5)
+
+
+def _biting(rng, expr: str, n: int) -> list[float]:
+    """Values x whose scaled value is a tie that Python 3 and Python-4 round differently."""
+    f = eval("lambda x: " + expr)  # our own constant expressions, never input
+    bites = [x for x in _POOL if f(x) > 0 and round(f(x)) != _half_away(f(x))]  # same sign: no cancelling in sums
+    return rng.sample(bites, min(n, len(bites)))
 
 
 def _halves(rng, n):
@@ -51,7 +63,8 @@ def round_each(rng):
                 fn $name(xs: list[float]) -> $rtype:
                     return $gold
             ''', name=name, gold=gold, rtype=rtype),
-            tests=[[[]], [[0.5, 1.5, 2.5]], [[-0.5, -1.5, -2.5]], [[0.4, 0.6, 7.0]]] + [[_halves(rng, rng.randint(1, 6))] for _ in range(4)],
+            tests=[[[]], [_biting(rng, expr, 3)], [_biting(rng, expr, 2) + _halves(rng, 2)], [[0.4, 0.6, 7.0]]]
+                  + [[_halves(rng, rng.randint(1, 6))] for _ in range(4)],
             params={"expr": expr, "agg": agg},
         )
 
