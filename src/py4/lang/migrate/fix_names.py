@@ -41,6 +41,12 @@ def _plan(ctx: Context) -> None:
             shadows = name in BUILTIN_NAMES and scope.kind != "class" and ctx.enabled("P4-29")
             if not (reserved or shadows):
                 continue
+            if shadows and scope.kind == "module" and any(
+                    b.kind == "del" for b in scope.bindings_of(name)):
+                first = [b for b in scope.bindings_of(name) if b.kind == "del"][0]
+                ctx.cannot_convert(first.node, f"`del {name}` unmasks the builtin `{name}`: "
+                                   "a rename cannot follow that")
+                continue
             if reserved and scope.kind == "class":
                 first = scope.bindings_of(name)[0]
                 ctx.cannot_convert(first.node, f"class attribute `{name}` is a reserved word "

@@ -29,7 +29,8 @@ _BUILTIN_RESULTS = {
     "list": "list", "sorted": "list", "tuple": "tuple", "set": "set", "frozenset": "set",
     "dict": "dict", "range": "range", "divmod": "tuple", "bytes": "bytes",
     "enumerate": "iter", "zip": "iter", "map": "iter", "filter": "iter", "reversed": "iter",
-    "iter": "iter", "open": "iter", "type": "class",
+    "iter": "iter", "open": "iter", "type": "class", "vars": "mapping", "globals": "mapping",
+    "locals": "mapping",
 }
 _FACTORY_RESULTS = {"Counter": "mapping", "defaultdict": "mapping", "OrderedDict": "mapping",
                     "deque": "deque"}
@@ -125,7 +126,8 @@ class TypeInfo:
         """`node` is a Name that refers to the builtin `name` (not rebound anywhere)."""
         if not (isinstance(node, ast.Name) and node.id == name):
             return False
-        return self.scopes.resolve(self.scopes.scope_at(node), name) is None and not self.scopes.star_import
+        # A star import is assumed not to rebind builtin names (docs/migrate.md).
+        return self.scopes.resolve(self.scopes.scope_at(node), name) is None
 
     def type_of(self, node: ast.AST | None, scope: Scope) -> str | None:
         if node is None:
@@ -270,7 +272,7 @@ class TypeInfo:
     def _t_Call(self, node, scope):
         func = node.func
         if isinstance(func, ast.Name):
-            if self.scopes.resolve(scope, func.id) is None and not self.scopes.star_import:
+            if self.scopes.resolve(scope, func.id) is None:
                 if func.id == "abs" and node.args:
                     t = self.type_of(node.args[0], scope)
                     return {"nnint": "nnint", "int": "nnint", "bool": "nnint", "float": "float"}.get(t, UNKNOWN if t else None)
@@ -289,9 +291,8 @@ class TypeInfo:
             if func.attr in _FACTORY_RESULTS and isinstance(func.value, ast.Name) \
                     and func.value.id == "collections":
                 return _FACTORY_RESULTS[func.attr]
-            if func.attr in _VIEW_METHODS and not node.args:
-                receiver = self.type_of(func.value, scope)
-                return "iter" if receiver in MAPPINGS else UNKNOWN
+            if func.attr in _VIEW_METHODS and not node.args and not node.keywords:
+                return "iter"  # assumed a mapping view (docs/migrate.md)
             receiver = self.type_of(func.value, scope)
             if receiver == "str":
                 if func.attr in _STR_TO_STR:

@@ -106,7 +106,11 @@ class Patches:
         self.info[id(node)].local[-1] = (start, end, template, seq)
 
     def replace(self, node: ast.AST, template: list) -> None:
-        """Replace the node's text by a template of str, nodes, (node, k) and SELF."""
+        """Replace the node's text by a template of str, nodes, (node, k) and SELF.
+
+        The node itself inside its own template means SELF (its text so far).
+        """
+        template = [SELF if part is node else part for part in template]
         for part in template:
             if isinstance(part, tuple):
                 part = part[0]
