@@ -104,11 +104,17 @@ class _Scope:
 class Analysis:
     findings: list[RawDiagnostic]
     tags: set[str]
+    sites: list[tuple[ast.AST, bool]] = field(default_factory=list)  # see translate.py
+
+
+_RULES_BY_TAG: dict[str, tuple[str, ...]] = {}
+for _rule, _tag, _ in EXERCISED_BY:
+    _RULES_BY_TAG[_tag] = (*_RULES_BY_TAG.get(_tag, ()), _rule)
 
 
 def rules_for_tags(tags: set[str]) -> list[str]:
     """Sorted rule ids exercised by the given construct tags (see EXERCISED_BY)."""
-    return sorted({rule for rule, tag, _ in EXERCISED_BY if tag in tags})
+    return sorted({rule for tag in tags for rule in _RULES_BY_TAG.get(tag, ())})
 
 
 def _call_name(node: ast.AST) -> str | None:
@@ -152,6 +158,11 @@ class Py4Analyzer(FastVisitor):
         self.findings: list[RawDiagnostic] = []
         self.tags: set[str] = set()
         self.scopes: list[_Scope] = [_Scope("module")]
+        # Rewrite sites for translate.py, with whether a walrus may be placed there
+        # (not in a comprehension, including its first iterable, nor in a class body).
+        self.sites: list[tuple[ast.AST, bool]] = []
+        self.walrus_ok: list[bool] = [True]
+        self.in_annotation = False
 
     # -- bookkeeping -------------------------------------------------------------
     def report(self, kind: str, node: ast.AST, **fields) -> None:
@@ -203,7 +214,33 @@ class Py4Analyzer(FastVisitor):
     def finish(self) -> Analysis:
         for line, col in sorted(self.let_positions - self.used_lets):
             self.findings.append(RawDiagnostic("let_statement", line, col))
-        return Analysis(self.findings, self.tags)
+        return Analysis(self.findings, self.tags, self.sites)
+
+    # -- rewrite sites (collected here so that translation needs no second walk) ----
+    def site(self, node: ast.AST) -> None:
+        if not self.in_annotation:  # annotations stay Python 3 (`list[int]` is a type)
+            self.sites.append((node, self.walrus_ok[-1]))
+
+    def visit_annotation(self, node: ast.AST | None) -> None:
+        if node is not None:
+            saved, self.in_annotation = self.in_annotation, True
+            self.visit(node)
+            self.in_annotation = saved
+
+    def _in_context(self, walrus_ok: bool, visit, *args) -> None:
+        self.walrus_ok.append(walrus_ok)
+        try:
+            visit(*args)
+        finally:
+            self.walrus_ok.pop()
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        self.site(node)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self.site(node)  # nil/true/false inside the braces of an i-string
+        self.generic_visit(node)
 
     # -- dict inference (P4-16) ---------------------------------------------------
     def _is_dict_expr(self, node: ast.AST) -> bool:
@@ -241,17 +278,26 @@ class Py4Analyzer(FastVisitor):
         is_let = self._is_let(node)
         if node.value is not None:
             self.visit(node.value)
-        self.visit(node.annotation)
+        self.visit_annotation(node.annotation)
         self._visit_target_parts(node.target)
         if is_let or node.value is not None:
             self.bind_target(node.target, declaring=is_let, is_let=is_let)
         self._track_dict_binding(node.target, node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        target = node.target
         if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             self.tags.add("int_division")
-        self.visit(node.value)
-        self._visit_target_parts(node.target)
+            self.site(node)  # the whole statement is rewritten, target included
+            if isinstance(target, ast.Subscript):
+                self.visit(target.value)
+                self._check_subscript(target)
+                self.visit(target.slice)
+            elif isinstance(target, ast.Attribute):
+                self.visit(target.value)
+        else:
+            self._visit_target_parts(target)
         if isinstance(node.target, ast.Name):
             self.assign(node.target.id, node.target)
 
@@ -357,18 +403,21 @@ class Py4Analyzer(FastVisitor):
         self._check_annotations(node, in_class)
         self.scopes.append(_Scope("fn"))
         self._declare_params(node.args)
-        for stmt in node.body:
-            self.visit(stmt)
+        self._in_context(True, self._visit_statements, node.body)
         self.scopes.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _visit_statements(self, body: list) -> None:
+        for stmt in body:
+            self.visit(stmt)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.tags.add("fun")
         self._visit_defaults(node.args)
         self.scopes.append(_Scope("fn"))
         self._declare_params(node.args)
-        self.visit(node.body)
+        self._in_context(True, self.visit, node.body)
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -376,11 +425,13 @@ class Py4Analyzer(FastVisitor):
             self.visit(expr)
         self.declare(node.name, node)
         self.scopes.append(_Scope("class"))
-        for stmt in node.body:
-            self.visit(stmt)
+        self._in_context(False, self._visit_statements, node.body)
         self.scopes.pop()
 
     def _comprehension(self, node, parts: list[ast.AST]) -> None:
+        self._in_context(False, self._comprehension_body, node, parts)
+
+    def _comprehension_body(self, node, parts: list[ast.AST]) -> None:
         generators = node.generators
         self.visit(generators[0].iter)  # evaluated in the enclosing scope
         self.scopes.append(_Scope("comp"))
@@ -402,6 +453,7 @@ class Py4Analyzer(FastVisitor):
     visit_SetComp = visit_GeneratorExp = visit_ListComp
 
     def visit_DictComp(self, node):
+        self.site(node)
         self._comprehension(node, [node.key, node.value])
 
     def _all_params(self, args: ast.arguments) -> list[ast.arg]:
@@ -439,10 +491,8 @@ class Py4Analyzer(FastVisitor):
 
     def _visit_annotations(self, node: ast.FunctionDef) -> None:
         for param in self._all_params(node.args):
-            if param.annotation is not None:
-                self.visit(param.annotation)
-        if node.returns is not None:
-            self.visit(node.returns)
+            self.visit_annotation(param.annotation)
+        self.visit_annotation(node.returns)
 
     def _check_annotations(self, node: ast.FunctionDef, in_class: bool) -> None:
         params = self._all_params(node.args)
@@ -496,6 +546,8 @@ class Py4Analyzer(FastVisitor):
             self.report("percent_format", node)
         elif isinstance(node.op, (ast.FloorDiv, ast.Mod)):
             self.tags.add("int_division")
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)):
+            self.site(node)
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -512,6 +564,8 @@ class Py4Analyzer(FastVisitor):
                 self.tags.add("pop_no_args")
             elif attr == "join":
                 self.tags.add("join_call")
+            if attr in ("pop", "join"):
+                self.site(node)
             elif attr == "keys":
                 self.tags.add("keys_call")
         self.generic_visit(node)
@@ -519,6 +573,8 @@ class Py4Analyzer(FastVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _STRIP_NAMES:
             self.tags.add("trim_strip_attr")
+            if isinstance(node.ctx, ast.Load):
+                self.site(node)
         self.generic_visit(node)
 
     def visit_Starred(self, node: ast.Starred) -> None:
@@ -527,6 +583,11 @@ class Py4Analyzer(FastVisitor):
         self.generic_visit(node)
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.site(node)
+        self._check_subscript(node)
+        self.generic_visit(node)
+
+    def _check_subscript(self, node: ast.Subscript) -> None:
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         for part in parts:
@@ -540,7 +601,6 @@ class Py4Analyzer(FastVisitor):
                 if (isinstance(part, ast.BinOp) and isinstance(part.op, ast.Sub)
                         and _call_name(part.left) == "len"):
                     self.tags.add("len_minus_index")
-        self.generic_visit(node)
 
     def _check_negative_index(self, node: ast.AST | None) -> None:
         if _is_negative_literal(node):

@@ -145,7 +145,7 @@ def _compile_text(text: str, filename: str) -> CompileResult:
         diagnostics.append(make_diagnostic(raw.kind, line, col, **raw.fields))
     if any(d.severity == "error" for d in diagnostics):
         return _finish(filename, diagnostics, tags)
-    tree = transform(tree, tokens.empty_dicts)
+    tree = transform(tree, tokens.empty_dicts, analysis.sites)
     code, compile_problem = _compile_tree(tree, tokens, filename)
     if compile_problem is not None:
         diagnostics.append(compile_problem)

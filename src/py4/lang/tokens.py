@@ -276,7 +276,7 @@ def _apply_edits(result: TokenPass, edits: list[_Edit]) -> None:
         py3_bytes = 0  # the same in UTF-8 bytes (AST columns are bytes)
         ascii_line = original.isascii()
         cursor = 0
-        for edit in sorted(line_edits, key=lambda e: e.start):
+        for edit in line_edits:  # planned left to right, so already in column order
             kept = original[cursor:edit.start]
             pieces.append(kept)
             py3_len += len(kept)

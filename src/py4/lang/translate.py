@@ -1,40 +1,43 @@
-"""AST transform: a parsed Python-4 program (already in Python 3 spelling) into the
+"""Semantic transform: a parsed Python-4 program (already in Python 3 spelling) into the
 Python 3 AST that gives it Python-4 semantics, by calls to the ``__p4__`` helpers of
 docs/dev/contracts.md.
-
-Every node made here carries the position of the node it replaces, so the code
-object's line numbers are the Python-4 source's.
 
 | Python-4                          | Python 3 emitted                                       |
 |-----------------------------------|--------------------------------------------------------|
 | ``e[a:b:s]`` (load)               | ``__p4__.getslice(e, a, b, s)``                        |
 | ``e[a:b:s] = v`` / ``del``        | ``t[__p4__.sliceobj(t, a, b, s)]`` with ``t`` = e once |
 | ``e[i]``                          | ``t[__p4__.index(t, i)]`` with ``t`` = e once          |
-| ``a // b``, ``a % b`` (and aug.)  | ``__p4__.floordiv(a, b)``, ``__p4__.mod(a, b)``        |
+| ``a // b``, ``a % b``             | ``__p4__.floordiv(a, b)``, ``__p4__.mod(a, b)``        |
+| ``x //= v`` (also ``%=``)         | ``x = __p4__.floordiv(x, v)`` (receiver, index once)   |
 | ``e.pop(…)``, ``e.join(…)``       | ``__p4__.pop(e, …)``, ``__p4__.join(e, …)``            |
 | ``e.strip`` … ``e.trim_end`` load | ``__p4__.attr(e, "strip")``                            |
 | dict display / comprehension      | ``__p4__.Dict({…})``; ``{:}`` → ``__p4__.Dict()``      |
 | ``{}``                            | ``set()``                                              |
+| ``nil``/``true``/``false`` in an i-string | the constants                                  |
 
-"Evaluated once" uses a walrus temporary named ``__p4_tN``; where a walrus is not
-allowed (inside a comprehension) a load uses ``(lambda t, k: t[__p4__.index(t, k)])(e, i)``
-instead, and so does a class body (a temporary there would become a class attribute).
-Extended slices (``a[1:2, 3]``) and annotations are left as Python 3 has them; so is a
-subscript *target* whose receiver is not a plain name inside a comprehension or class
-body (``for a.b[0] in …``), where no temporary can be placed.
+The nodes to rewrite (*sites*) are collected by the analysis walk (analyze.py), with a
+flag saying whether a walrus may be placed there, so translation needs no walk of its
+own: each site is rewritten **in place** (the node object takes the class and fields of
+its replacement), so parents need no update and the order of sites does not matter.
+Every node made here carries the position of the node it replaces, so the code object's
+line numbers are the Python-4 source's.
+
+"Evaluated once" uses a walrus temporary named ``__p4_tN``. Where a walrus may not go
+(in a comprehension, including its first iterable, and in a class body, where the
+temporary would become a class attribute) a load uses
+``(lambda t, k: t[__p4__.index(t, k)])(e, i)`` instead. Left as Python 3 has them:
+annotations, extended slices (``a[1:2, 3]``), and — only where no walrus may go — a
+subscript target with a computed receiver (``for f()[0] in …``) or an augmented
+``//=``/``%=`` of one (``f().x //= 2`` in a class body).
 """
 
 from __future__ import annotations
 
 import ast
 
-from py4.lang.walk import FastTransformer
-
 HELPERS = "__p4__"
 TEMP_PREFIX = "__p4_t"
-ATTR_RENAMED = frozenset({"strip", "lstrip", "rstrip", "trim", "trim_start", "trim_end"})
 _CONSTANT_NAMES = {"nil": None, "true": True, "false": False}
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def _at(node: ast.AST, src: ast.AST) -> ast.AST:
@@ -45,13 +48,21 @@ def _at(node: ast.AST, src: ast.AST) -> ast.AST:
     return node
 
 
+def _become(node: ast.AST, replacement: ast.AST) -> None:
+    """Turn ``node`` into ``replacement`` in place (its parent keeps pointing at it)."""
+    node.__class__ = replacement.__class__
+    fields = node.__dict__
+    fields.clear()
+    fields.update(replacement.__dict__)
+
+
 def _helper_call(src: ast.AST, helper: str, args: list, keywords: list | None = None) -> ast.Call:
     func = _at(ast.Attribute(_at(ast.Name(HELPERS, ast.Load()), src), helper, ast.Load()), src)
     return _at(ast.Call(func, args, keywords or []), src)
 
 
-def _none(src: ast.AST) -> ast.Constant:
-    return _at(ast.Constant(None), src)
+def _name(identifier: str, ctx: ast.expr_context, src: ast.AST) -> ast.Name:
+    return _at(ast.Name(identifier, ctx), src)
 
 
 def _is_simple(expr: ast.AST) -> bool:
@@ -59,234 +70,167 @@ def _is_simple(expr: ast.AST) -> bool:
     return isinstance(expr, (ast.Name, ast.Constant))
 
 
-class Py4Transformer(FastTransformer):
-    """Rewrites a module in place; ``empty_dicts`` holds the (line, byte col) of `{:}`."""
+def _slice_bounds(index: ast.Slice, src: ast.AST) -> list[ast.AST]:
+    return [b if b is not None else _at(ast.Constant(None), src)
+            for b in (index.lower, index.upper, index.step)]
 
-    skip_types = frozenset({ast.Name, ast.Constant})  # leaves (Names matter in i-strings only)
+
+def _is_extended_slice(index: ast.AST) -> bool:
+    return isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts)
+
+
+class Rewriter:
+    """Rewrites sites in place; ``empty_dicts`` holds the (line, byte col) of each `{:}`."""
 
     def __init__(self, empty_dicts: set[tuple[int, int]]):
         self.empty_dicts = empty_dicts
         self.temp_count = 0
-        self.contexts: list[str] = []  # "comp" / "class" / "fn": where a walrus may go
+        self.handlers = {
+            ast.Subscript: self.subscript, ast.BinOp: self.binop, ast.AugAssign: self.augassign,
+            ast.Call: self.method_call, ast.Attribute: self.attribute, ast.Dict: self.dict_display,
+            ast.DictComp: self.dict_comprehension, ast.JoinedStr: self.i_string,
+        }
 
-    # -- helpers -------------------------------------------------------------
-    def _new_temp(self) -> str:
+    def apply(self, sites: list[tuple[ast.AST, bool]]) -> None:
+        for node, walrus_ok in sites:
+            self.handlers[node.__class__](node, walrus_ok)
+
+    # -- helpers ---------------------------------------------------------------------
+    def _temp(self, expr: ast.AST) -> tuple[ast.AST, ast.AST]:
+        """(walrus storing ``expr`` in a new temporary, a load of that temporary)."""
         self.temp_count += 1
-        return f"{TEMP_PREFIX}{self.temp_count}"
+        name = f"{TEMP_PREFIX}{self.temp_count}"
+        store = _at(ast.NamedExpr(_name(name, ast.Store(), expr), expr), expr)
+        return store, _name(name, ast.Load(), expr)
 
-    def _walrus_allowed(self) -> bool:
-        return not self.contexts or self.contexts[-1] == "fn"
-
-    def _once(self, expr: ast.AST) -> tuple[ast.AST, ast.AST] | None:
-        """(expression to evaluate, reference to its value); None if impossible here."""
+    def _once(self, expr: ast.AST, walrus_ok: bool) -> tuple[ast.AST, ast.AST] | None:
+        """(expression to evaluate, reference to its value); None where impossible."""
         if _is_simple(expr):
             return expr, expr
-        if not self._walrus_allowed():
-            return None
-        name = self._new_temp()
-        store = _at(ast.NamedExpr(_at(ast.Name(name, ast.Store()), expr), expr), expr)
-        return store, _at(ast.Name(name, ast.Load()), expr)
+        return self._temp(expr) if walrus_ok else None
 
-    def _scoped(self, node: ast.AST, kind: str) -> ast.AST:
-        self.contexts.append(kind)
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.contexts.pop()
-
-    # -- scopes and annotations ----------------------------------------------
-    def visit_FunctionDef(self, node):
-        return self._visit_function(node)
-
-    def visit_AsyncFunctionDef(self, node):
-        return self._visit_function(node)
-
-    def _visit_function(self, node):
-        # Decorators and defaults run in the enclosing scope; annotations stay Python 3.
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        self._visit_arg_defaults(node.args)
-        self.contexts.append("fn")
-        try:
-            node.body = self._visit_body(node.body)
-        finally:
-            self.contexts.pop()
-        return node
-
-    def _visit_arg_defaults(self, args: ast.arguments) -> None:
-        args.defaults = [self.visit(d) for d in args.defaults]
-        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
-
-    def _visit_body(self, body: list) -> list:
-        out = []
-        for stmt in body:
-            new = self.visit(stmt)
-            if isinstance(new, list):
-                out.extend(new)
-            elif new is not None:
-                out.append(new)
-        return out
-
-    def visit_Lambda(self, node):
-        self._visit_arg_defaults(node.args)
-        self.contexts.append("fn")
-        try:
-            node.body = self.visit(node.body)
-        finally:
-            self.contexts.pop()
-        return node
-
-    def visit_AnnAssign(self, node):
-        node.target = self.visit(node.target)
-        if node.value is not None:
-            node.value = self.visit(node.value)
-        return node
-
-    def visit_arg(self, node):
-        return node  # annotations stay as written
-
-    def visit_ClassDef(self, node):
-        # A walrus temporary would become a class attribute: class bodies use the lambda form.
-        node.decorator_list = [self.visit(d) for d in node.decorator_list]
-        node.bases = [self.visit(b) for b in node.bases]
-        node.keywords = [self.visit(k) for k in node.keywords]
-        self.contexts.append("class")
-        try:
-            node.body = self._visit_body(node.body)
-        finally:
-            self.contexts.pop()
-        return node
-
-    def visit_ListComp(self, node):
-        return self._scoped(node, "comp")
-
-    def visit_SetComp(self, node):
-        return self._scoped(node, "comp")
-
-    def visit_GeneratorExp(self, node):
-        return self._scoped(node, "comp")
-
-    def visit_DictComp(self, node):
-        return _helper_call(node, "Dict", [self._scoped(node, "comp")])
-
-    # -- the rewrites ----------------------------------------------------------
-    def visit_Constant(self, node):
-        return node  # a leaf; NodeTransformer's visit_Constant probes deprecated handlers
-
-    def visit_JoinedStr(self, node):
-        # The token pass does not look inside i-strings: map nil/true/false names here.
-        saved, self.skip_types = self.skip_types, frozenset({ast.Constant})
-        try:
-            return self.generic_visit(node)
-        finally:
-            self.skip_types = saved
-
-    def visit_Name(self, node):
-        # Only reachable inside i-strings: the token pass rewrote every other use.
-        if isinstance(node.ctx, ast.Load) and node.id in _CONSTANT_NAMES:
-            return _at(ast.Constant(_CONSTANT_NAMES[node.id]), node)
-        return node
-
-    def visit_Dict(self, node):
-        self.generic_visit(node)
-        if node.keys:
-            return _helper_call(node, "Dict", [node])
-        if (node.lineno, node.col_offset) in self.empty_dicts:
-            return _helper_call(node, "Dict", [])
-        return _at(ast.Call(_at(ast.Name("set", ast.Load()), node), [], []), node)
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, ast.FloorDiv):
-            return _helper_call(node, "floordiv", [node.left, node.right])
-        if isinstance(node.op, ast.Mod):
-            return _helper_call(node, "mod", [node.left, node.right])
-        return node
-
-    def visit_Attribute(self, node):
-        self.generic_visit(node)
-        if node.attr in ATTR_RENAMED and isinstance(node.ctx, ast.Load):
-            return _helper_call(node, "attr", [node.value, _at(ast.Constant(node.attr), node)])
-        return node
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in ("pop", "join"):
-            return _helper_call(node, func.attr, [func.value, *node.args], node.keywords)
-        return node
-
-    def visit_Subscript(self, node):
-        self.generic_visit(node)
+    # -- the rewrites ----------------------------------------------------------------
+    def subscript(self, node: ast.Subscript, walrus_ok: bool) -> None:
         index = node.slice
-        if isinstance(index, ast.Tuple) and any(isinstance(e, ast.Slice) for e in index.elts):
-            return node  # extended slicing (numpy style): Python 3 semantics
-        if isinstance(index, ast.Slice):
-            bounds = [b if b is not None else _none(node) for b in (index.lower, index.upper, index.step)]
-            if isinstance(node.ctx, ast.Load):
-                return _helper_call(node, "getslice", [node.value, *bounds])
-            return self._rewrite_target(node, "sliceobj", bounds)
-        return self._rewrite_target(node, "index", [index])
-
-    def _rewrite_target(self, node: ast.Subscript, helper: str, args: list) -> ast.AST:
-        once = self._once(node.value)
+        if _is_extended_slice(index):
+            return  # numpy-style extended slicing keeps Python 3 semantics
+        is_load = isinstance(node.ctx, ast.Load)
+        if isinstance(index, ast.Slice) and is_load:
+            _become(node, _helper_call(node, "getslice", [node.value, *_slice_bounds(index, node)]))
+            return
+        once = self._once(node.value, walrus_ok)
         if once is None:
-            if not isinstance(node.ctx, ast.Load) or helper != "index":
-                return node  # a subscript target inside a comprehension: left as Python 3
-            return self._lambda_index(node, args[0])
-        evaluate, ref = once
-        node.value = evaluate
-        node.slice = _helper_call(node, helper, [ref, *args])
-        return node
+            if is_load:
+                _become(node, self._lambda_index(node, index))
+            return
+        node.value, ref = once
+        if isinstance(index, ast.Slice):
+            node.slice = _helper_call(node, "sliceobj", [ref, *_slice_bounds(index, node)])
+        else:
+            node.slice = _helper_call(node, "index", [ref, index])
 
-    def _lambda_index(self, node: ast.Subscript, index: ast.AST) -> ast.AST:
+    def _lambda_index(self, node: ast.Subscript, index: ast.AST) -> ast.Call:
         """`(lambda t, k: t[__p4__.index(t, k)])(e, i)`: where a walrus may not go."""
         t, k = "__p4_seq", "__p4_key"
         params = ast.arguments(posonlyargs=[], args=[_at(ast.arg(t), node), _at(ast.arg(k), node)],
                                kwonlyargs=[], kw_defaults=[], defaults=[])
-        load = lambda name: _at(ast.Name(name, ast.Load()), node)  # noqa: E731
-        body = _at(ast.Subscript(load(t), _helper_call(node, "index", [load(t), load(k)]),
-                                 ast.Load()), node)
+        body = _at(ast.Subscript(_name(t, ast.Load(), node), _helper_call(
+            node, "index", [_name(t, ast.Load(), node), _name(k, ast.Load(), node)]), ast.Load()), node)
         return _at(ast.Call(_at(ast.Lambda(params, body), node), [node.value, index], []), node)
 
-    def visit_AugAssign(self, node):
-        if not isinstance(node.op, (ast.FloorDiv, ast.Mod)):
-            return self.generic_visit(node)
+    def binop(self, node: ast.BinOp, walrus_ok: bool) -> None:
         helper = "floordiv" if isinstance(node.op, ast.FloorDiv) else "mod"
-        node.value = self.visit(node.value)
+        _become(node, _helper_call(node, helper, [node.left, node.right]))
+
+    def method_call(self, node: ast.Call, walrus_ok: bool) -> None:
+        func = node.func  # `.pop(...)` / `.join(...)`
+        _become(node, _helper_call(node, func.attr, [func.value, *node.args], node.keywords))
+
+    def attribute(self, node: ast.Attribute, walrus_ok: bool) -> None:
+        args = [node.value, _at(ast.Constant(node.attr), node)]
+        _become(node, _helper_call(node, "attr", args))
+
+    def dict_display(self, node: ast.Dict, walrus_ok: bool) -> None:
+        if node.keys:
+            inner = _at(ast.Dict(node.keys, node.values), node)
+            _become(node, _helper_call(node, "Dict", [inner]))
+        elif (node.lineno, node.col_offset) in self.empty_dicts:
+            _become(node, _helper_call(node, "Dict", []))
+        else:
+            _become(node, _at(ast.Call(_name("set", ast.Load(), node), [], []), node))
+
+    def dict_comprehension(self, node: ast.DictComp, walrus_ok: bool) -> None:
+        inner = _at(ast.DictComp(node.key, node.value, node.generators), node)
+        _become(node, _helper_call(node, "Dict", [inner]))
+
+    def i_string(self, node: ast.JoinedStr, walrus_ok: bool) -> None:
+        # The token pass does not look inside i-strings: their nil/true/false are names here.
+        for sub in ast.walk(node):
+            if sub.__class__ is ast.Name and sub.id in _CONSTANT_NAMES and isinstance(sub.ctx, ast.Load):
+                _become(sub, _at(ast.Constant(_CONSTANT_NAMES[sub.id]), sub))
+
+    def augassign(self, node: ast.AugAssign, walrus_ok: bool) -> None:
+        """`target //= v` → `target = floordiv(load, v)`; the load (evaluated first, on the
+        right) binds the receiver and the key in temporaries that the store reuses."""
+        helper = "floordiv" if isinstance(node.op, ast.FloorDiv) else "mod"
         target = node.target
-        prelude: list[ast.stmt] = []
         if isinstance(target, ast.Name):
-            store, load = target, _at(ast.Name(target.id, ast.Load()), target)
+            store, load = target, _name(target.id, ast.Load(), target)
         elif isinstance(target, ast.Attribute):
-            obj = self._bind_temp(self.visit(target.value), prelude)
-            store = _at(ast.Attribute(obj, target.attr, ast.Store()), target)
-            load = self.visit(_at(ast.Attribute(obj, target.attr, ast.Load()), target))
+            pair = self._attribute_pair(target, walrus_ok)
+            if pair is None:
+                return
+            store, load = pair
         else:
-            store, load = self._subscript_aug_target(target, prelude)
-        result = _helper_call(node, helper, [load, node.value])
-        return [*prelude, _at(ast.Assign([store], result), node)]
+            pair = self._subscript_pair(target, walrus_ok)
+            if pair is None:
+                return
+            store, load = pair
+        _become(node, _at(ast.Assign([store], _helper_call(node, helper, [load, node.value])), node))
 
-    def _subscript_aug_target(self, target: ast.Subscript, prelude: list) -> tuple:
-        obj = self._bind_temp(self.visit(target.value), prelude)
+    def _attribute_pair(self, target: ast.Attribute, walrus_ok: bool):
+        once = self._once(target.value, walrus_ok)
+        if once is None:
+            return None
+        evaluate, ref = once
+        load = _at(ast.Attribute(evaluate, target.attr, ast.Load()), target)
+        return _at(ast.Attribute(ref, target.attr, ast.Store()), target), load
+
+    def _subscript_pair(self, target: ast.Subscript, walrus_ok: bool):
         index = target.slice
+        if _is_extended_slice(index):
+            return None
+        once = self._once(target.value, walrus_ok)
+        if once is None:
+            return None
+        evaluate, ref = once
         if isinstance(index, ast.Slice):
-            bounds = [self.visit(b) if b is not None else _none(target)
-                      for b in (index.lower, index.upper, index.step)]
-            key = _helper_call(target, "sliceobj", [obj, *bounds])
+            bounds = _slice_bounds(index, target)
+            key = _helper_call(target, "sliceobj", [ref, *bounds])
+            simple_key = all(_is_simple(b) for b in bounds)
         else:
-            key = _helper_call(target, "index", [obj, self.visit(index)])
-        key = self._bind_temp(key, prelude)
-        store = _at(ast.Subscript(obj, key, ast.Store()), target)
-        return store, _at(ast.Subscript(obj, key, ast.Load()), target)
+            key = _helper_call(target, "index", [ref, index])
+            simple_key = _is_simple(index)
+        if simple_key:  # the key call may run twice: its arguments are plain names/constants
+            key_load, key_store = key, _helper_call(target, key.func.attr, [ref, *key.args[1:]])
+        elif walrus_ok:
+            key_load, key_store = self._temp(key)
+        else:
+            return None
+        load = _at(ast.Subscript(evaluate, key_load, ast.Load()), target)
+        return _at(ast.Subscript(ref, key_store, ast.Store()), target), load
 
-    def _bind_temp(self, expr: ast.AST, prelude: list) -> ast.AST:
-        if _is_simple(expr):
-            return expr
-        name = self._new_temp()
-        prelude.append(_at(ast.Assign([_at(ast.Name(name, ast.Store()), expr)], expr), expr))
-        return _at(ast.Name(name, ast.Load()), expr)
 
+def transform(tree: ast.Module, empty_dicts: set[tuple[int, int]],
+              sites: list[tuple[ast.AST, bool]] | None = None) -> ast.Module:
+    """Rewrite ``tree`` in place into Python-4 semantics; returns it.
 
-def transform(tree: ast.Module, empty_dicts: set[tuple[int, int]]) -> ast.Module:
-    """Rewrite ``tree`` in place into Python-4 semantics; returns it."""
-    return Py4Transformer(empty_dicts).visit(tree)
+    ``sites`` come from ``analyze(...).sites`` on this very tree; when omitted the
+    analysis is run here to find them.
+    """
+    if sites is None:
+        from py4.lang.analyze import analyze
+
+        sites = analyze(tree, set(), empty_dicts).sites
+    Rewriter(empty_dicts).apply(sites)
+    return tree

@@ -2,9 +2,9 @@
 
 ``ast.NodeVisitor`` builds a method name string and looks it up for every node, and
 visits leaves such as ``Load()`` contexts and operators; on a 300-line program that is
-most of the front end's time. These drop-in bases dispatch through a per-class table
-and skip the fields that never hold child nodes. Subclasses write ``visit_<Node>``
-methods exactly as for ``ast.NodeVisitor`` / ``ast.NodeTransformer``.
+most of the front end's time. This drop-in base dispatches through a per-class table
+and skips the fields that never hold child nodes. Subclasses write ``visit_<Node>``
+methods exactly as for ``ast.NodeVisitor``.
 """
 
 from __future__ import annotations
@@ -30,14 +30,6 @@ def child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def _dispatch_table(visitor_cls: type) -> dict:
-    table = visitor_cls.__dict__.get("_dispatch")
-    if table is None:
-        table = {}
-        visitor_cls._dispatch = table
-    return table
-
-
 class FastVisitor(ast.NodeVisitor):
     """``ast.NodeVisitor`` with table dispatch and leaf fields skipped.
 
@@ -46,15 +38,19 @@ class FastVisitor(ast.NodeVisitor):
     """
 
     skip_types: frozenset = frozenset()
+    _table: dict = {}
 
     def visit(self, node):
-        cls = node.__class__
-        table = _dispatch_table(type(self))
-        method = table.get(cls)
+        method = self._table.get(node.__class__)
         if method is None:
+            cls = node.__class__
             method = getattr(type(self), "visit_" + cls.__name__, type(self).generic_visit)
-            table[cls] = method
+            self._table[cls] = method
         return method(self, node)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._table = {}  # node class -> visit method, filled on first sight
 
     def generic_visit(self, node):
         skip = self.skip_types
@@ -66,40 +62,3 @@ class FastVisitor(ast.NodeVisitor):
                         self.visit(item)
             elif isinstance(value, ast.AST) and value.__class__ not in skip:
                 self.visit(value)
-
-
-class FastTransformer(FastVisitor):
-    """``ast.NodeTransformer`` semantics (return a node, a list, or None) on FastVisitor."""
-
-    def generic_visit(self, node):
-        skip = self.skip_types
-        for name in child_fields(node.__class__):
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                self._visit_list(value)
-            elif isinstance(value, ast.AST) and value.__class__ not in skip:
-                new = self.visit(value)
-                if new is not value:
-                    setattr(node, name, new)
-        return node
-
-    def _visit_list(self, items: list) -> None:
-        """Visit a list field in place; rebuild it only when an item changes shape."""
-        changed = False
-        out = []
-        skip = self.skip_types
-        for item in items:
-            if not isinstance(item, ast.AST) or item.__class__ in skip:
-                out.append(item)
-                continue
-            new = self.visit(item)
-            if new is not item:
-                changed = True
-            if new is None:
-                continue
-            if isinstance(new, list):
-                out.extend(new)
-            else:
-                out.append(new)
-        if changed:
-            items[:] = out
