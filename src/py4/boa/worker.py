@@ -1,13 +1,14 @@
 """A Boa worker: an isolated, pre-warmed process that supervises one run at a time.
 
 Started by the executor as a fresh interpreter (never forked from it, so it holds none of
-the parent's memory: no problem bank, no expected outputs). At start it imports the
-runtime, unshares its namespaces and forks the *supervisor*, which is PID 1 of the new
-PID namespace and pivots into the sandbox root. For each job the supervisor forks a
-child, confines it (``isolation.confine_child``) and runs the program in it
-(``child.py``), while it enforces the wall-clock deadlines and the output cap, reads the
-child's private result channel, then kills every process left in the namespace, reaps
-them, checks that none remain and wipes the scratch tmpfs before the next job.
+the parent's memory: no problem bank, no expected outputs). At start it joins its cgroups,
+imports the runtime, unshares its namespaces and forks the *supervisor*, which is PID 1 of
+the new PID namespace and pivots into the sandbox root. The supervisor keeps one child
+*prepared*: forked and confined (``isolation.confine_child``) before its job exists, then
+blocked reading the job from a pipe. For each job it hands the code to that child (which
+runs it with ``child.py``), enforces the wall-clock deadlines and the output cap, reads
+the child's private result channel, then kills every process left in the namespace,
+reaps them, checks that none remain, wipes the scratch tmpfs and prepares the next child.
 """
 
 from __future__ import annotations
