@@ -106,3 +106,18 @@ def test_smoke_replay_command(tmp_path):
     result = invoke("smoke-replay", "--out", str(tmp_path / "r"), "--max-docs", "3")
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["docs"] == 3
+
+
+def test_inspect_from_a_config_with_overrides(tmp_path, chat_dir, tokenizer_dir):
+    pack_cfg = tmp_path / "pack.yaml"
+    pack_cfg.write_text(yaml.safe_dump({"kind": "data.pack", "out_dir": str(tmp_path / "sft"), "format": "chat",
+                                        "instructions": {"path": str(chat_dir)}, "tokenizer": str(tokenizer_dir),
+                                        "seq_len": 256}))
+    assert invoke("pack", "--config", str(pack_cfg)).exit_code == 0
+    cfg = tmp_path / "inspect.yaml"
+    cfg.write_text(yaml.safe_dump({"kind": "data.inspect", "dataset": str(tmp_path / "sft"), "index": 0}))
+    result = invoke("inspect", "--config", str(cfg), "index=1")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("row 1 of") and OPEN in result.output
+    bad = invoke("inspect", str(tmp_path / "sft"), "index=999")
+    assert bad.exit_code == 2 and "out of range" in bad.output

@@ -141,9 +141,8 @@ def schedule(
 
 @app.command()
 def inspect(
-    dataset: Optional[Path] = typer.Argument(None, help="a packed dataset folder"),
+    args: list[str] = typer.Argument(None, help="[DATASET] [key=value ...]: a packed dataset folder and/or overrides"),
     config: Optional[Path] = typer.Option(None, "--config", help="a data.inspect YAML"),
-    overrides: list[str] = typer.Option([], "--set", help="key=value overrides of the config"),
     index: Optional[int] = typer.Option(None, help="row to show [default 0]"),
     tokenizer: Optional[str] = typer.Option(None, help="default: the tokenizer in the dataset's manifest.json"),
     max_tokens: Optional[int] = typer.Option(None, help="show at most this many tokens"),
@@ -152,10 +151,14 @@ def inspect(
     """Decode a packed row and mark the supervised tokens (like axolotl preprocess --debug)."""
     from py4.data.inspect import inspect_packed_row
 
+    overrides = [a for a in args or [] if "=" in a]
+    positional = [a for a in args or [] if "=" not in a]
     try:
-        cfg = _load("data.inspect", config, overrides, {"dataset": str(dataset) if dataset else None, "index": index,
-                                                       "tokenizer": tokenizer, "max_tokens": max_tokens,
-                                                       "show_tokens": tokens or None})
+        if len(positional) > 1:
+            raise ValueError(f"one dataset folder expected, got {positional}")
+        cfg = _load("data.inspect", config, overrides, {"dataset": positional[0] if positional else None,
+                                                       "index": index, "tokenizer": tokenizer,
+                                                       "max_tokens": max_tokens, "show_tokens": tokens or None})
         text = inspect_packed_row(cfg.dataset, cfg.index, tokenizer_name=cfg.tokenizer,
                                   tokenizer_revision=cfg.tokenizer_revision, max_tokens=cfg.max_tokens,
                                   show_tokens=cfg.show_tokens)

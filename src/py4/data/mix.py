@@ -159,12 +159,13 @@ def _pack_in_order(order: np.ndarray, corpus: TokenStore | None, copies: int, re
     corpus_docs = len(corpus) if corpus is not None else 0
     corpus_entries = corpus_docs * copies
     with progress_bar("packing", total=len(order), unit="docs") as advance:
-        for entry in order.tolist():
-            if entry < corpus_entries:
-                packer.add(corpus.doc(entry % corpus_docs))
-            else:
-                packer.add(replay.doc(entry - corpus_entries))
-            advance()
+        for start in range(0, len(order), 65536):  # slices: a Python list of every entry would not be small
+            for entry in order[start:start + 65536].tolist():
+                if entry < corpus_entries:
+                    packer.add(corpus.doc(entry % corpus_docs))
+                else:
+                    packer.add(replay.doc(entry - corpus_entries))
+            advance(min(65536, len(order) - start))
 
 
 def _tokenize_inputs(config: MixConfig, encoder: DocumentEncoder, basis: DocumentEncoder | None,
