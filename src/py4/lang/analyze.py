@@ -417,7 +417,9 @@ class Py4Analyzer(FastVisitor):
         self._visit_defaults(node.args)
         self.scopes.append(_Scope("fn"))
         self._declare_params(node.args)
-        self._in_context(True, self.visit, node.body)
+        # CPython refuses a walrus in a lambda inside a comprehension's iterable: a
+        # lambda keeps its surroundings' answer (conservative in class bodies, too).
+        self._in_context(self.walrus_ok[-1], self.visit, node.body)
         self.scopes.pop()
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
