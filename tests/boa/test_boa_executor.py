@@ -150,6 +150,22 @@ def test_lost_worker_is_replaced():
         assert executor.run('print("again")\n').stdout == "again\n"
 
 
+def test_worker_replaced_inside_run_many_survives_the_pool_thread():
+    with Executor(workers=1, timeout_s=1.0) as executor:
+        os.killpg(executor._workers[0].proc.pid, signal.SIGKILL)
+        time.sleep(0.05)
+        executor.run_many(["pass\n"])  # the replacement is started from a pool thread
+        time.sleep(0.1)  # that thread has exited by now
+        result = executor.run('print("alive")\n')
+        assert result.status == "ok" and result.stdout == "alive\n"
+
+
+def test_plain_recursion_error_is_a_runtime_error(ex):
+    result = ex.run("fn down(n: int) -> int:\n    return down(n + 1)\ndown(0)\n")
+    assert result.status == "runtime_error" and "RecursionError" in result.stderr
+    assert "Previous line repeated" in result.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
 def test_hung_worker_hits_the_parent_backstop():
     with Executor(workers=1, timeout_s=0.2) as executor:

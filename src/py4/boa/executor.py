@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -197,6 +198,8 @@ class Executor:
         self._workers = [_Worker(i, config, group) for i, group in enumerate(groups)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
+        # Workers and cgroups go away with the executor even if close() is never called.
+        self._finalizer = weakref.finalize(self, _shut_down, self._workers)
         try:
             for worker in self._workers:
                 worker.start()
@@ -228,11 +231,9 @@ class Executor:
         return len(self._workers)
 
     def close(self) -> None:
+        """Kill the workers (and every run in them) and remove their cgroups."""
         self._closed = True
-        for worker in self._workers:
-            worker.kill()
-        for worker in self._workers:
-            worker.cgroup.remove()
+        self._finalizer()
 
     def __enter__(self) -> "Executor":
         return self
@@ -284,6 +285,13 @@ class Executor:
             return reply
         finally:
             self._idle.put(worker)
+
+
+def _shut_down(workers: list[_Worker]) -> None:
+    for worker in workers:
+        worker.kill()
+    for worker in workers:
+        worker.cgroup.remove()
 
 
 def _text(source: str | bytes) -> str:

@@ -53,9 +53,12 @@ class PreparedChild:
 def main(argv: list[str]) -> None:
     """Entry point of a worker process; ``argv[0]`` is its JSON configuration."""
     config = json.loads(argv[0])
-    isolation.die_with_parent()
+    # No parent-death signal here: the kernel sends it when the *thread* that started us
+    # exits, and executors restart workers from short-lived pool threads. The job pipe
+    # ties us to the executor instead: when it dies, the supervisor's next read or write
+    # on the pipe fails and the supervisor exits, taking the namespace with it.
     if os.getppid() != config["parent_pid"]:
-        os._exit(1)  # the executor died before we could tie ourselves to it
+        os._exit(1)  # the executor died before we started
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
     new_globals = new_globals_factory(config["dialect"])
@@ -72,7 +75,7 @@ def main(argv: list[str]) -> None:
     pid = os.fork()
     if pid:
         _wait_for_supervisor(pid)
-    isolation.die_with_parent()
+    isolation.die_with_parent()  # the outer process is single-threaded: this is reliable
     Supervisor(config, caps, new_globals, to_py4).serve()
 
 
@@ -131,11 +134,14 @@ class Supervisor:
                 os._exit(0)
             reply = self.run_job(job, code)
             reply["worker_cpu_s"] = _cpu_seconds()
-            write_message(JOB_FD_OUT, reply)
             # Cleaning up and preparing the next child after the reply overlaps both with
             # the caller's own work; the executor reads this verdict before the next job.
-            clean = self.clean_up()
-            write_message(JOB_FD_OUT, {"clean": clean})
+            try:
+                write_message(JOB_FD_OUT, reply)
+                clean = self.clean_up()
+                write_message(JOB_FD_OUT, {"clean": clean})
+            except OSError:  # the executor is gone
+                os._exit(0)
             if not clean:
                 os._exit(3)  # the executor starts a fresh worker in our place
 
