@@ -115,23 +115,29 @@ def _position_of(text: str, index: int) -> tuple[int, int]:
     return line, index - (text.rfind("\n", 0, index) + 1)
 
 
-def _compile_text(text: str, filename: str) -> CompileResult:
+def _normalise(text: str) -> tuple[str, Diagnostic | None]:
+    """The text as the parser should see it, or the diagnostic that stops it."""
     if len(text) > MAX_SOURCE_CHARS:
-        diag = make_diagnostic("too_large", 1, 0, size=len(text), limit=MAX_SOURCE_CHARS)
-        return CompileResult(filename, [diag], [])
+        return text, make_diagnostic("too_large", 1, 0, size=len(text), limit=MAX_SOURCE_CHARS)
     if text.startswith("\ufeff"):
         text = text[1:]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     nul = text.find("\0")
     if nul >= 0:
-        return CompileResult(filename, [make_diagnostic("null_byte", *_position_of(text, nul))], [])
+        return text, make_diagnostic("null_byte", *_position_of(text, nul))
     if not text.isascii():
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a lone surrogate: not text a file can hold
             detail = f"unpaired surrogate U+{ord(text[exc.start]):04X}"
-            diag = make_diagnostic("encoding", *_position_of(text, exc.start), detail=detail)
-            return CompileResult(filename, [diag], [])
+            return text, make_diagnostic("encoding", *_position_of(text, exc.start), detail=detail)
+    return text, None
+
+
+def _compile_text(text: str, filename: str) -> CompileResult:
+    text, problem = _normalise(text)
+    if problem is not None:
+        return CompileResult(filename, [problem], [])
     tokens = rewrite_tokens(text)
     diagnostics = list(tokens.diagnostics)
     tree, parse_problem = _parse(tokens, filename)
