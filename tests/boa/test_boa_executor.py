@@ -191,3 +191,13 @@ def test_isolation_off_is_recorded():
     with Executor(workers=1, isolate=False) as executor:
         assert "isolation disabled by configuration" in executor.capabilities["warnings"]
         assert executor.run('print("plain")\n').stdout == "plain\n"
+
+
+def test_threads_and_atexit_finish_like_python(ex):
+    source = ("use threading\nuse atexit\nuse time\n"
+              "fn late() -> nil:\n    time.sleep(0.05)\n    print(\"thread done\")\n"
+              "atexit.register(fun: print(\"atexit ran\"))\n"
+              "threading.Thread(target=late).start()\nprint(\"main done\")\n")
+    result = ex.run(source)
+    assert result.status == "ok", result
+    assert result.stdout == "main done\nthread done\natexit ran\n"

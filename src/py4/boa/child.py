@@ -14,6 +14,7 @@ modules from the program cannot change how its results are encoded.
 
 from __future__ import annotations
 
+import atexit
 import json
 import linecache
 import os
@@ -189,6 +190,15 @@ def _exit_code_of(exc: SystemExit) -> tuple[int, str]:
         return 1, ""
 
 
+def _finalize_like_python() -> None:
+    """What the interpreter does after the main module: join non-daemon threads, then run
+    atexit handlers (both bounded by the run's deadline like everything else)."""
+    threading = sys.modules.get("threading")
+    if threading is not None:
+        threading._shutdown()
+    atexit._run_exitfuncs()
+
+
 def run_program(job: dict, code, chan: Channel, new_globals) -> None:
     """Execute a ``run`` job and exit the process; never returns.
 
@@ -199,6 +209,7 @@ def run_program(job: dict, code, chan: Channel, new_globals) -> None:
     exit_code, exc_info, report = 0, None, ""
     try:
         _exec(code, _main_globals(new_globals, filename))
+        _finalize_like_python()
     except SystemExit as exc:
         exit_code, report = _exit_code_of(exc)
     except BaseException as exc:  # noqa: BLE001 - every failure is an honest outcome

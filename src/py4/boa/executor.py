@@ -26,8 +26,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
-import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field

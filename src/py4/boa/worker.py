@@ -352,7 +352,6 @@ class RunWatch:
         for message in self.frames.feed(self.buffers[self.chan_fd]):
             if message.get("k") == "start" and self.job["mode"] == "certify":
                 self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
-                self.frames.current = message.get("i")
         if self.frames.violation:
             self.reason = self.reason or "protocol"
 
@@ -402,7 +401,6 @@ class FrameReader:
         self.token, self.offset = token, 0
         self.messages: list[dict] = []
         self.violation: str | None = None
-        self.current = None
 
     def feed(self, buf: bytearray) -> list[dict]:
         new: list[dict] = []
