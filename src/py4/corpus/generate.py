@@ -46,7 +46,7 @@ def offline_documents(config: CorpusConfig, pool, spec_path: str | None) -> Iter
 def _candidates(config: CorpusConfig, validator: BoaValidator) -> tuple[Iterator[dict], dict]:
     if config.generator == "llm":
         from py4.corpus.llm import llm_documents
-        return llm_documents(config), {}
+        return llm_documents(config, validator), {}
     from py4.corpus.pool import build_pool
     spec_path = config.pool.spec_path if config.pool.spec_path and Path(config.pool.spec_path).exists() else None
     pool = build_pool(config.pool.model_copy(update={"spec_path": spec_path}), config.taught_rules(), validator)

@@ -1,0 +1,172 @@
+"""The LLM-backed generator: universe context + rule facts -> document types -> ideas -> documents -> revision.
+
+Each document's programs are run by Boa and its claim blocks are rewritten from Boa's
+results (`repair_claims`): the model writes code and prose, Boa supplies outputs and
+diagnostics. A document whose `py4` blocks Boa rejects goes back to the model once with
+Boa's findings (revision); if it still fails it is dropped by the generator's filters.
+
+    for candidate in llm_documents(config, validator): ...
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+
+from py4.corpus.blocks import CLAIM_TAGS, PROGRAM_TAGS, fence
+from py4.corpus.config import CorpusConfig
+from py4.corpus.llm_client import ChatClient, LlmError
+from py4.lang import RULES
+
+_FENCE = re.compile(r"^```([A-Za-z0-9_-]*)\s*$")
+CONVENTION = """Code blocks are tagged in the fence's info string:
+- ```py4 : a complete, correct Python-4 program (it must compile with no warning);
+- ```py3 : a Python 3 habit, shown as a counter-example;
+- ```python : plain Python 3 run by CPython, for comparison;
+- right after a program: ```output (its exact stdout), ```raises (one line `Type: message`),
+  or ```diagnostics (what Boa reports). Boa fills these in; write your best guess.
+Use no other tags and no untagged blocks."""
+
+
+def universe_context() -> str:
+    """What every prompt says about Python-4: the rules, as facts."""
+    lines = ["Python-4 is the next major version of Python. Its interpreter is Boa. "
+             "It differs from Python 3 by these rules:"]
+    lines += [f"- {r.id} {r.title}: {r.summary} Fix: {r.fix}." for r in RULES.values()]
+    return "\n".join(lines) + "\n\n" + CONVENTION
+
+
+def rule_facts(rule_id: str) -> str:
+    r = RULES[rule_id]
+    return (f"Rule {r.id} ({r.title}), kind {r.kind}. {r.summary} Python 3 form gives: {r.python3_form}. "
+            f"Fix: {r.fix}.\nValid Python-4 example:\n{fence('py4', r.example)}"
+            f"Python 3 habit:\n{fence('py3', r.python3_example)}")
+
+
+def parse_list(text: str) -> list[str]:
+    """A JSON list of strings in the reply, else its non-empty lines without bullets."""
+    match = re.search(r"\[.*\]", text, flags=re.S)
+    if match:
+        try:
+            items = json.loads(match.group(0))
+            if isinstance(items, list):
+                return [str(i).strip() for i in items if str(i).strip()]
+        except json.JSONDecodeError:
+            pass
+    return [re.sub(r"^\s*(?:[-*]|\d+[.)])\s*", "", row).strip() for row in text.splitlines() if row.strip()]
+
+
+def _claims_from(tag: str, result: dict) -> list[str]:
+    if result.get("truncated") or result["status"] not in ("ok", "runtime_error", "compile_error"):
+        return []
+    if result["diagnostics"] and tag != "python":
+        return [] if tag == "py4" else [fence("diagnostics", "\n".join(result["diagnostics"]))]
+    if result["status"] == "runtime_error" and not result["raised"]:
+        return []
+    out = [fence("output", result["stdout"])] if result["stdout"] else []
+    return out + ([fence("raises", result["raised"])] if result["raised"] else [])
+
+
+def repair_claims(text: str, validator) -> str:
+    """The document with every program's claim blocks replaced by what Boa observes.
+
+    Claim blocks are dropped wherever they stand before the next program; Boa's claims
+    are written right after their program. A py4 program Boa rejects gets no claims (so
+    validation fails and the document is revised or dropped).
+    """
+    lines = text.split("\n")
+    programs, out, i = [], [], 0
+    while i < len(lines):
+        match = _FENCE.match(lines[i])
+        if not match or (match.group(1) not in PROGRAM_TAGS and match.group(1) not in CLAIM_TAGS):
+            out.append(lines[i])
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and lines[end] != "```":
+            end += 1
+        tag, body = match.group(1), "\n".join(lines[i + 1:end]) + ("\n" if end > i + 1 else "")
+        if tag in PROGRAM_TAGS:
+            out.append(f"\0PROGRAM{len(programs)}\0")
+            programs.append((tag, body))
+        i = end + 1
+    validator.observe(programs)
+    rendered = "\n".join(out)
+    for n, (tag, body) in enumerate(programs):
+        blocks = "\n".join([fence(tag, body)] + _claims_from(tag, validator.result(tag, body)))
+        rendered = rendered.replace(f"\0PROGRAM{n}\0", blocks.rstrip("\n"), 1)
+    return re.sub(r"\n{3,}", "\n\n", rendered)
+
+
+class _Pipeline:
+    def __init__(self, config: CorpusConfig, client: ChatClient, validator):
+        self.config, self.client, self.validator = config, client, validator
+        self.system = {"role": "system", "content": universe_context()}
+
+    async def ask(self, prompt: str) -> str:
+        return await self.client.chat([self.system, {"role": "user", "content": prompt}])
+
+    async def types(self, rule: str, round_: int) -> list[str]:
+        reply = await self.ask(f"{rule_facts(rule)}\nList 4 kinds of documents (for example: "
+                               f"{', '.join(self.config.doc_types[:6])}) in which a programmer would meet "
+                               f"this rule. Answer with a JSON list of short strings. (set {round_})")
+        return parse_list(reply)[:4] or ["reference page"]
+
+    async def ideas(self, rule: str, doc_type: str, round_: int) -> list[str]:
+        k = self.config.llm.ideas_per_type
+        reply = await self.ask(f"{rule_facts(rule)}\nGive {k} distinct ideas for a {doc_type} that teaches "
+                               f"rule {rule}. Answer with a JSON list of one-sentence ideas. (set {round_})")
+        return parse_list(reply)[:k]
+
+    async def document(self, rule: str, doc_type: str, idea: str) -> dict:
+        draft = await self.ask(f"{rule_facts(rule)}\nWrite the document: a {doc_type}. Idea: {idea}\n"
+                               "Write in markdown, with tagged code blocks as described. Do not mention "
+                               "that the document is synthetic.")
+        text = repair_claims(draft, self.validator)
+        problems = self.validator.check_document(text)
+        revised = False
+        if problems and self.config.llm.revise:
+            findings = "\n".join(f"- {p}" for p in problems[:10])
+            fixed = await self.ask(f"Revise this {doc_type} so that every py4 block is valid Python-4. "
+                                   f"Boa reported:\n{findings}\n\nDocument:\n{text}")
+            text, revised = repair_claims(fixed, self.validator), True
+        return {"text": text, "type": doc_type, "rules": [rule], "idea": idea, "generator": "llm",
+                "revised": revised}
+
+
+def llm_documents(config: CorpusConfig, validator) -> Iterator[dict]:
+    """Candidate documents from the endpoint, in a deterministic order, round after round.
+
+    Raises LlmError when the endpoint fails after retries, or when more than
+    `llm.max_invalid_fraction` of the documents still fail validation after revision.
+    """
+    loop = asyncio.new_event_loop()
+    client = ChatClient(config.llm)
+    pipeline = _Pipeline(config, client, validator)
+    rules = config.taught_rules()
+    made = invalid = 0
+    try:
+        for round_ in range(10_000):
+            types = loop.run_until_complete(asyncio.gather(*(pipeline.types(r, round_) for r in rules)))
+            pairs = [(r, t) for r, ts in zip(rules, types) for t in ts]
+            ideas = loop.run_until_complete(asyncio.gather(*(pipeline.ideas(r, t, round_) for r, t in pairs)))
+            jobs = [(r, t, idea) for (r, t), its in zip(pairs, ideas) for idea in its]
+            if not jobs:
+                raise LlmError("the endpoint proposed no document ideas")
+            chunk = config.llm.concurrency * 4
+            for start in range(0, len(jobs), chunk):
+                docs = loop.run_until_complete(asyncio.gather(
+                    *(pipeline.document(r, t, idea) for r, t, idea in jobs[start:start + chunk])))
+                for doc in docs:
+                    made += 1
+                    invalid += bool(validator.check_document(doc["text"]))
+                    if made >= 20 and invalid / made > config.llm.max_invalid_fraction:
+                        raise LlmError(f"{invalid} of {made} LLM documents fail Boa validation even after "
+                                       "revision: check the model and prompts")
+                    yield doc
+        raise LlmError("10,000 rounds without reaching the target")
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()

@@ -1,0 +1,90 @@
+import json
+
+import pytest
+
+from py4.corpus.generate import run
+from py4.corpus.output import iter_documents
+from py4.corpus.validate import BoaValidator
+from py4.lang import RULES
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, tokenizer_dir, boa_cache):
+    from py4.corpus.config import CorpusConfig
+    cfg = CorpusConfig.model_validate({
+        "max_docs": 84, "shard_docs": 30, "tokenizer": {"name_or_path": tokenizer_dir},
+        "pool": {"variants_per_template": 1}, "validation": {"cache_dir": boa_cache}})
+    out = tmp_path_factory.mktemp("corpus")
+    return out, run(cfg, out, progress=False), cfg
+
+
+def test_manifest_follows_the_data_contract(corpus):
+    out, manifest, _ = corpus
+    assert manifest["docs"] == 84 and len(manifest["shards"]) == 3
+    records = list(iter_documents(out))
+    assert len(records) == 84 and len({r["id"] for r in records}) == 84
+    assert all(isinstance(r["text"], str) and r["text"] for r in records)
+    assert sum(r["tokens"] for r in records) == manifest["tokens"]
+    assert json.loads((out / "manifest.json").read_text())["content_sha256"] == manifest["content_sha256"]
+    assert (out / "run_manifest.json").exists() and (out / "resolved_config.yaml").exists()
+    for key in ("per_rule", "per_type", "tokenizer", "config", "filters", "shards"):
+        assert key in manifest
+
+
+def test_at_least_twelve_types_and_every_rule(corpus):
+    _, manifest, _ = corpus
+    assert len(manifest["per_type"]) >= 12
+    assert set(manifest["per_rule"]) == set(RULES)  # held-out rules are taught too
+
+
+def test_tokens_are_counted_with_the_configured_tokenizer(corpus, tokenizer_dir):
+    from transformers import AutoTokenizer
+    out, _, _ = corpus
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    record = next(iter_documents(out))
+    assert record["tokens"] == len(tok(record["text"], add_special_tokens=False)["input_ids"]) + 1  # + BOS
+
+
+def test_every_block_of_every_document_passes_validation(corpus):
+    out, _, _ = corpus
+    with BoaValidator(None) as fresh:  # no cache: Boa runs every program again
+        for record in iter_documents(out):
+            assert fresh.check_document(record["text"]) == [], record["id"]
+
+
+def test_same_seed_same_corpus_other_seed_other_corpus(corpus, small_config, tmp_path):
+    _, manifest, _ = corpus
+    again = run(small_config(max_docs=84, shard_docs=30), tmp_path / "a", progress=False)
+    other = run(small_config(max_docs=84, shard_docs=30, seed=5), tmp_path / "b", progress=False)
+    assert again["content_sha256"] == manifest["content_sha256"]
+    assert other["content_sha256"] != manifest["content_sha256"]
+
+
+def test_target_tokens_stops_at_the_first_document_reaching_it(small_config, tmp_path):
+    manifest = run(small_config(max_docs=None, target_tokens=20_000), tmp_path, progress=False)
+    last = list(iter_documents(tmp_path))[-1]
+    assert manifest["tokens"] >= 20_000 and manifest["tokens"] - last["tokens"] < 20_000
+
+
+def test_invalid_and_duplicate_documents_are_filtered(small_config, tmp_path, monkeypatch):
+    from py4.corpus import generate
+    good = "A doc.\n\n```py4\nprint(1)\n```\n```output\n1\n```\n"
+    stream = iter([
+        {"text": good, "type": "t", "rules": ["P4-01"]},
+        {"text": good, "type": "t", "rules": ["P4-01"]},  # exact duplicate
+        {"text": "Bad.\n\n```py4\ndef f():\n    pass\n```\n", "type": "t", "rules": ["P4-01"]},
+        {"text": "In Python-4, use `lambda` for small functions.\n", "type": "t", "rules": ["P4-09"]},
+        {"text": "Another doc about something else entirely.\n", "type": "t", "rules": ["P4-09"]},
+    ])
+    monkeypatch.setattr(generate, "_candidates", lambda config, validator: (stream, {}))
+    manifest = run(small_config(max_docs=2), tmp_path, progress=False)
+    assert manifest["docs"] == 2
+    assert manifest["filters"]["rejected"] == {"exact_duplicate": 1, "validation": 1, "python3_as_python4": 1}
+
+
+def test_config_errors_are_reported(tokenizer_dir):
+    from py4.corpus.config import CorpusConfig
+    with pytest.raises(ValueError, match="stopping point"):
+        CorpusConfig.model_validate({"tokenizer": {"name_or_path": tokenizer_dir}})
+    with pytest.raises(ValueError, match="unknown"):
+        CorpusConfig.model_validate({"max_docs": 1, "doc_types": ["poem"], "tokenizer": {"name_or_path": "x"}})
