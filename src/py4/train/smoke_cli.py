@@ -1,5 +1,31 @@
-"""`py4 smoke` command group."""
+"""`py4 smoke assets --out DIR`: build the smoke tokenizer, tiny base and tiny -it models."""
+
+from __future__ import annotations
 
 import typer
 
 app = typer.Typer(help="smoke-scale assets", no_args_is_help=True)
+
+
+@app.command("assets")
+def assets(
+    out: str = typer.Option("smoke-assets", "--out", help="folder to write tokenizer/, base/, it/ into"),
+    config: str = typer.Option(None, "--config", help="SmokeAssetsConfig YAML (defaults if omitted)"),
+    force: bool = typer.Option(False, "--force", help="rebuild even if a complete build is there"),
+    overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. it_training.steps=200"),
+) -> None:
+    """Write smoke assets (deterministic; a complete earlier build with the same config is reused)."""
+    from rich.console import Console
+
+    from py4.config import ConfigError, load_config
+    from py4.train.assets import SmokeAssetsConfig, build_smoke_assets
+
+    console = Console(stderr=True)
+    try:
+        cfg = load_config(SmokeAssetsConfig, config, overrides or [])
+    except ConfigError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    with console.status("building smoke assets (tokenizer, base, -it SFT)…"):
+        path = build_smoke_assets(out, cfg, force=force)
+    console.print(f"[green]smoke assets[/green] in {path}")

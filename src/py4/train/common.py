@@ -1,0 +1,241 @@
+"""What every training stage shares: optimisation settings, guards, LR trace, resume, manifest.
+
+Each stage module reads top to bottom: load → build data → build trainer → ``train`` →
+record. The pieces here keep that flow short and identical across stages:
+
+- :class:`Optimisation` and :class:`RunSettings`, the config blocks every stage has;
+- :func:`trainer_kwargs`, the ``TrainingArguments`` keywords they imply on this device
+  (transformers 5: a float ``warmup_steps`` below 1 is a ratio; "cosine to 0.1×" is
+  ``cosine_with_min_lr`` with ``min_lr_rate``);
+- guards that stop a run with a clear message: a batch with no supervised token
+  (:func:`guarded_collator`), a NaN/inf loss (:class:`GuardCallback`), max steps that
+  differ from ``step_schedule.json`` (:func:`check_schedule`), a world size that differs
+  from the configured GPU count (:func:`check_world_size`);
+- :class:`LRTrace`, the learning rate after every optimizer step (manifest: peak, end);
+- :func:`resume_checkpoint`: the last ``checkpoint-N`` (optimizer, scheduler, RNG and
+  data position are restored by the Trainer from it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from py4.config import StrictModel
+
+__all__ = [
+    "Optimisation",
+    "RunSettings",
+    "TrainingGuardError",
+    "trainer_kwargs",
+    "guarded_collator",
+    "GuardCallback",
+    "LRTrace",
+    "check_schedule",
+    "read_schedule",
+    "check_world_size",
+    "resume_checkpoint",
+    "trainable_summary",
+]
+
+
+class TrainingGuardError(RuntimeError):
+    """A guard stopped the run (empty supervision, NaN loss, schedule mismatch)."""
+
+
+class Optimisation(StrictModel):
+    """Optimizer, schedule and batch shape. Defaults are the midtraining row of the table."""
+
+    learning_rate: float = 1e-5
+    lr_scheduler: Literal["cosine_with_min_lr", "cosine", "constant", "constant_with_warmup", "linear"] = "cosine_with_min_lr"
+    min_lr_rate: float | None = 0.1
+    """Only for cosine_with_min_lr: the LR ends at this fraction of the peak."""
+    warmup: float = 0.03
+    """Below 1: a fraction of the steps; 1 or more: a number of steps."""
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    optim: str = "adamw_torch_fused"
+    """TrainingArguments.optim: adamw_torch_fused, adamw_torch, adamw_8bit (bitsandbytes) …"""
+    seed: int = 42
+    micro_batch: int = 1
+    grad_accum: int = 1
+    gpus: int = 1
+    """GPUs the run is launched on (accelerate's world size); micro × accum × gpus = global batch."""
+    max_steps: int | None = None
+    """Optimizer steps; None: from the schedule file, or from ``epochs``."""
+    epochs: float = 1.0
+    gradient_checkpointing: bool | Literal["auto"] = "auto"
+
+
+class RunSettings(StrictModel):
+    """Where a run writes, how it logs, checkpoints and resumes."""
+
+    output_dir: str
+    logging_steps: int = 1
+    save_steps: int = 50
+    save_total_limit: int | None = 2
+    report_to: list[Literal["tensorboard", "wandb"]] = ["tensorboard"]
+    wandb_project: str | None = None
+    resume: Literal["auto", "never"] | str = "auto"
+    """auto: from the last checkpoint-N in output_dir if any; never; or a checkpoint path."""
+    progress_bar: bool = True
+
+
+def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) -> dict[str, Any]:
+    """TrainingArguments keywords shared by every stage (TRL configs accept them too)."""
+    kwargs: dict[str, Any] = dict(
+        output_dir=run.output_dir,
+        learning_rate=opt.learning_rate,
+        lr_scheduler_type=opt.lr_scheduler,
+        warmup_steps=opt.warmup if opt.warmup < 1 else int(opt.warmup),
+        weight_decay=opt.weight_decay,
+        max_grad_norm=opt.max_grad_norm,
+        optim=opt.optim,
+        seed=opt.seed,
+        data_seed=opt.seed,
+        per_device_train_batch_size=opt.micro_batch,
+        gradient_accumulation_steps=opt.grad_accum,
+        max_steps=max_steps,
+        num_train_epochs=opt.epochs,
+        use_cpu=device.use_cpu,
+        bf16=device.bf16,
+        gradient_checkpointing=device.gradient_checkpointing,
+        logging_steps=run.logging_steps,
+        save_strategy="steps",
+        save_steps=run.save_steps,
+        save_total_limit=run.save_total_limit,
+        report_to=list(run.report_to) or "none",
+        logging_dir=str(Path(run.output_dir) / "logs"),
+        disable_tqdm=not run.progress_bar,
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+    )
+    if opt.lr_scheduler == "cosine_with_min_lr":
+        if opt.min_lr_rate is None:
+            raise ValueError("optimisation.min_lr_rate is required with lr_scheduler cosine_with_min_lr")
+        kwargs["lr_scheduler_kwargs"] = {"min_lr_rate": opt.min_lr_rate}
+    if device.gradient_checkpointing:
+        kwargs["gradient_checkpointing_kwargs"] = {"use_reentrant": False}
+    if "wandb" in run.report_to and run.wandb_project:
+        os.environ.setdefault("WANDB_PROJECT", run.wandb_project)
+    return kwargs
+
+
+def guarded_collator(collator, label_key: str = "labels"):
+    """Wrap a data collator: a batch with no supervised token raises TrainingGuardError."""
+
+    def collate(features):
+        batch = collator(features)
+        labels = batch.get(label_key)
+        if labels is not None and int((labels[..., 1:] != -100).sum()) == 0:
+            raise TrainingGuardError(
+                f"a batch of {len(features)} rows has no supervised token (every label is -100): "
+                "check the loss mask of the data (assistant markers, truncation)"
+            )
+        return batch
+
+    return collate
+
+
+def _trainer_callback_base():
+    from transformers import TrainerCallback
+
+    return TrainerCallback
+
+
+class GuardCallback(_trainer_callback_base()):
+    """Stops the run when a logged loss is NaN or infinite."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping (lower the LR or check data)")
+
+
+class LRTrace(_trainer_callback_base()):
+    """The learning rate in force at each optimizer step, read from the scheduler."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.lrs: list[float] = []
+
+    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
+        if lr_scheduler is not None:
+            # get_last_lr is the LR for the *next* step; the step just taken used the previous one.
+            self.steps.append(state.global_step)
+            self.lrs.append(float(lr_scheduler.get_last_lr()[0]))
+
+    def summary(self) -> dict[str, Any]:
+        if not self.lrs:
+            return {}
+        return {"lr_peak": max(self.lrs), "lr_end": self.lrs[-1], "lr_steps_traced": len(self.lrs)}
+
+
+def read_schedule(path: str | Path) -> dict[str, Any]:
+    """Read ``step_schedule.json``; raises FileNotFoundError / ValueError naming the file and field."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "step_schedule.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("max_steps"), int):
+        raise ValueError(f"{path}: expected an object with an integer 'max_steps'")
+    return data
+
+
+def check_schedule(configured: int | None, schedule: dict[str, Any] | None, source: str = "step_schedule.json") -> int | None:
+    """The max steps to run: the schedule's, the config's, and they must agree when both are set.
+
+    Raises TrainingGuardError when they differ.
+    """
+    if schedule is None:
+        return configured
+    scheduled = int(schedule["max_steps"])
+    if configured is not None and configured != scheduled:
+        raise TrainingGuardError(
+            f"max_steps {configured} in the config differs from max_steps {scheduled} in {source}: "
+            "remove max_steps from the config or regenerate the schedule"
+        )
+    return scheduled
+
+
+def check_world_size(opt: Optimisation) -> int:
+    """Raises TrainingGuardError when the launch's world size is not the configured GPU count."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    import torch
+
+    if not torch.cuda.is_available() and opt.gpus == 1:
+        return world
+    if world != opt.gpus:
+        raise TrainingGuardError(
+            f"the config expects {opt.gpus} GPU(s) (micro {opt.micro_batch} × accum {opt.grad_accum} × gpus) "
+            f"but the launch has WORLD_SIZE={world}: launch with accelerate and the matching configs/accelerate file"
+        )
+    return world
+
+
+def resume_checkpoint(run: RunSettings) -> str | None:
+    """The checkpoint to resume from, per ``run.resume``; raises FileNotFoundError for a missing path."""
+    if run.resume == "never":
+        return None
+    if run.resume == "auto":
+        from transformers.trainer_utils import get_last_checkpoint
+
+        out = Path(run.output_dir)
+        return get_last_checkpoint(str(out)) if out.is_dir() else None
+    if not Path(run.resume).is_dir():
+        raise FileNotFoundError(f"resume checkpoint not found: {run.resume}")
+    return run.resume
+
+
+def trainable_summary(model) -> dict[str, int]:
+    """Counts of trainable and total parameters, and LoRA-adapted modules if any."""
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    adapted = sum(1 for name, module in model.named_modules() if hasattr(module, "lora_A") and len(getattr(module, "lora_A")))
+    return {"trainable_parameters": trainable, "total_parameters": total, "adapted_modules": adapted}

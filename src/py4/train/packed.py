@@ -1,0 +1,159 @@
+"""Training on pre-packed blocks: the loop shared by midtraining and packed SFT.
+
+The data pipeline (``py4.data``) writes packed ``datasets`` folders with columns
+``input_ids``, ``labels`` (−100 where not supervised) and ``position_ids`` (restarting
+at 0 for each packed document or conversation), plus ``manifest.json``. Here a plain
+``transformers.Trainer`` trains on them: the labels decide the loss mask (every token
+for midtraining, assistant tokens for SFT), the position ids keep packed documents
+apart in attention.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from py4.config import StrictModel
+from py4.train import common, loading
+
+
+class PackedData(StrictModel):
+    """A packed dataset folder and, optionally, its step schedule."""
+
+    path: str
+    """``datasets.save_to_disk`` folder with input_ids / labels / position_ids."""
+    schedule: str | None = None
+    """``step_schedule.json`` (or its folder): max_steps comes from it and must match."""
+
+
+@dataclass
+class StageResult:
+    """What a training stage returns (also written to its run manifest)."""
+
+    output_dir: str
+    model_dir: str
+    global_step: int
+    train_loss: float | None
+    lr_peak: float | None
+    lr_end: float | None
+    trainable_parameters: int
+    adapted_modules: int
+    resumed_from: str | None
+
+
+def load_packed(path: str | Path):
+    """Load a packed dataset; raises FileNotFoundError / ValueError naming the folder and columns."""
+    from datasets import load_from_disk
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"packed dataset not found: {path}")
+    dataset = load_from_disk(str(path))
+    if hasattr(dataset, "keys") and "train" in dataset:
+        dataset = dataset["train"]
+    missing = {"input_ids", "labels"} - set(dataset.column_names)
+    if missing:
+        raise ValueError(f"{path}: packed dataset lacks column(s) {sorted(missing)} (has {dataset.column_names})")
+    return dataset
+
+
+class PackedBlockCollator:
+    """Stacks packed blocks; pads a short last block (pad id, label −100, position 0)."""
+
+    def __init__(self, pad_token_id: int):
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, features: list[dict[str, Any]]) -> dict[str, Any]:
+        import torch
+
+        width = max(len(f["input_ids"]) for f in features)
+
+        def column(key: str, fill: int):
+            rows = [list(f[key]) + [fill] * (width - len(f[key])) for f in features]
+            return torch.tensor(rows, dtype=torch.long)
+
+        batch = {"input_ids": column("input_ids", self.pad_token_id), "labels": column("labels", -100)}
+        if "position_ids" in features[0]:
+            batch["position_ids"] = column("position_ids", 0)
+        else:
+            batch["attention_mask"] = (batch["input_ids"] != self.pad_token_id).long()
+        return batch
+
+
+def record_inputs(recorder, model_source: loading.ModelSource, data_path: str, schedule: dict | None) -> None:
+    """Model revision, data manifest (hashed) and schedule into the run manifest."""
+    import json
+
+    recorder.add_input("model", hash_content=False, **loading.model_provenance(model_source))
+    manifest = Path(data_path) / "manifest.json"
+    extra: dict[str, Any] = {}
+    if manifest.exists():
+        extra["manifest"] = json.loads(manifest.read_text(encoding="utf-8"))
+        recorder.add_input("data", path=manifest, **extra)
+    else:
+        recorder.add_input("data", path=data_path)
+    if schedule is not None:
+        recorder.set(schedule=schedule)
+
+
+def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed_from: str | None,
+           tokenizer, t0: float) -> StageResult:
+    """Save the final model, record the outcome, return the stage result."""
+    model_dir = Path(output_dir) / "model"
+    trainer.save_model(str(model_dir))
+    tokenizer.save_pretrained(str(model_dir))
+    summary = common.trainable_summary(trainer.model)
+    losses = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
+    lr = lr_trace.summary()
+    result = StageResult(
+        output_dir=output_dir, model_dir=str(model_dir), global_step=trainer.state.global_step,
+        train_loss=losses[-1] if losses else None, lr_peak=lr.get("lr_peak"), lr_end=lr.get("lr_end"),
+        trainable_parameters=summary["trainable_parameters"], adapted_modules=summary["adapted_modules"],
+        resumed_from=resumed_from,
+    )
+    recorder.set(result={k: v for k, v in result.__dict__.items()}, parameters=summary,
+                 lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs})
+    recorder.add_output("model", model_dir)
+    recorder.timing("train_s", time.monotonic() - t0)
+    return result
+
+
+def run_packed(kind: str, config, callbacks=()) -> StageResult:
+    """Train ``config.model`` on ``config.data`` (packed) with ``config.optimisation``.
+
+    ``config`` has fields model, data (PackedData), optimisation, run. Raises
+    TrainingGuardError for a schedule mismatch, an empty batch or a NaN loss.
+    """
+    from transformers import Trainer, TrainingArguments
+
+    opt, settings = config.optimisation, config.run
+    schedule = common.read_schedule(config.data.schedule) if config.data.schedule else None
+    max_steps = common.check_schedule(opt.max_steps, schedule, str(config.data.schedule))
+    common.check_world_size(opt)
+    device = loading.device_settings(opt.gradient_checkpointing)
+    with common_recorder(settings.output_dir, config, kind) as recorder:
+        record_inputs(recorder, config.model, config.data.path, schedule)
+        tokenizer = loading.load_tokenizer(config.model)
+        model = loading.load_model(config.model, device)
+        dataset = load_packed(config.data.path)
+        recorder.set(data_rows=len(dataset), max_steps=max_steps if max_steps is not None else -1)
+        lr_trace = common.LRTrace()
+        args = TrainingArguments(**common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1))
+        trainer = Trainer(
+            model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+            data_collator=common.guarded_collator(PackedBlockCollator(tokenizer.pad_token_id)),
+            callbacks=[common.GuardCallback(), lr_trace, *callbacks],
+        )
+        resumed_from = common.resume_checkpoint(settings)
+        recorder.set(resumed_from=resumed_from)
+        t0 = time.monotonic()
+        trainer.train(resume_from_checkpoint=resumed_from)
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
+
+
+def common_recorder(output_dir: str, config, kind: str):
+    from py4.runs import RunRecorder
+
+    return RunRecorder(output_dir, config, kind=kind)
