@@ -85,15 +85,11 @@ class Rewriter:
     def __init__(self, empty_dicts: set[tuple[int, int]]):
         self.empty_dicts = empty_dicts
         self.temp_count = 0
-        self.handlers = {
-            ast.Subscript: self.subscript, ast.BinOp: self.binop, ast.AugAssign: self.augassign,
-            ast.Call: self.method_call, ast.Attribute: self.attribute, ast.Dict: self.dict_display,
-            ast.DictComp: self.dict_comprehension, ast.JoinedStr: self.i_string,
-        }
 
     def apply(self, sites: list[tuple[ast.AST, bool]]) -> None:
+        handlers = _HANDLERS
         for node, walrus_ok in sites:
-            self.handlers[node.__class__](node, walrus_ok)
+            handlers[node.__class__](self, node, walrus_ok)
 
     # -- helpers ---------------------------------------------------------------------
     def _temp(self, expr: ast.AST) -> tuple[ast.AST, ast.AST]:
@@ -219,6 +215,14 @@ class Rewriter:
             return None
         load = _at(ast.Subscript(evaluate, key_load, ast.Load()), target)
         return _at(ast.Subscript(ref, key_store, ast.Store()), target), load
+
+
+_HANDLERS = {
+    ast.Subscript: Rewriter.subscript, ast.BinOp: Rewriter.binop,
+    ast.AugAssign: Rewriter.augassign, ast.Call: Rewriter.method_call,
+    ast.Attribute: Rewriter.attribute, ast.Dict: Rewriter.dict_display,
+    ast.DictComp: Rewriter.dict_comprehension, ast.JoinedStr: Rewriter.i_string,
+}
 
 
 def transform(tree: ast.Module, empty_dicts: set[tuple[int, int]],
