@@ -18,19 +18,17 @@ _SIMPLE_NODES = (ast.Name, ast.Constant)
 
 class Context:
     def __init__(self, text: str, tree: ast.Module, enabled: frozenset[str],
-                 free_renames: dict[str, str] | None = None):
+                 external_types: dict[str, str] | None = None):
         self.src = SourceMap(text)
         self.tree = tree
         self.enabled_rules = enabled
         self.patches = Patches(self.src, tree)
         self.scopes = ScopeTable(tree)
-        self.types = TypeInfo(self.scopes)
+        self.types = TypeInfo(self.scopes, external_types)
         self.hits: list[RuleHit] = []
         self.cannot: list[CannotConvert] = []
         # Names renamed by fix_names: (id(binding scope), old) -> new.
         self.renames: dict[tuple[int, str], str] = {}
-        # Renames for names unbound here (f-string fragments inherit the outer scope's).
-        self.free_renames = free_renames or {}
         self.used_names = {tok.string for tok in self.src.tokens if tok.type == tokenize.NAME}
         self.parents: dict[int, ast.AST] = {}
         for parent in ast.walk(tree):

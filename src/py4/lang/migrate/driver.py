@@ -75,8 +75,8 @@ def migrate(source: str, *, only_rules: Iterable[str] | None = None,
 
 
 def _run(source: str, tree: ast.Module, enabled: frozenset[str],
-         renames: dict | None = None) -> MigrationResult:
-    ctx = Context(source, tree, enabled)
+         renames: dict | None = None, external_types: dict | None = None) -> MigrationResult:
+    ctx = Context(source, tree, enabled, external_types)
     if renames:
         ctx.renames.update(renames)
     try:
@@ -98,14 +98,16 @@ def _migrate_fragment(text: str, scope, outer: Context) -> tuple[str, list, list
         tree = ast.parse(wrapped)
     except SyntaxError:
         return text, [], []
-    renames = {}
+    renames, types = {}, {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             owner = outer.scopes.resolve(scope, node.id)
             new = outer.renames.get((id(owner) if owner is not None else None, node.id))
             if new:
                 renames[(None, node.id)] = new
-    result = _run(wrapped, tree, outer.enabled_rules - _FRAGMENT_SKIPS, renames)
+            if owner is not None:
+                types[node.id] = outer.types.var_type(scope, node.id) or "unknown"
+    result = _run(wrapped, tree, outer.enabled_rules - _FRAGMENT_SKIPS, renames, types)
     out = result.source
     if not (out.startswith("(") and out.endswith("\n)")):
         return text, [], []

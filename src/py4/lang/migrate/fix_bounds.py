@@ -151,6 +151,8 @@ def _fix_slice(ctx: Context, node: ast.Subscript) -> None:
             k = -int_literal(bound) - (delta if fix13 else 0)
             ctx.patches.replace(bound, ["len(", seq, ")" + (f" - {k}" if k > 0 else (f" + {-k}" if k < 0 else ""))])
             ctx.hit("P4-14", bound)
+        elif fix13 and int_literal(bound) is not None and int_literal(bound) + delta < 0:
+            ctx.patches.replace(bound, [bound, f" - {-delta}"])  # `0 - 1`: no negative literal
         elif fix13:
             ctx.patches.replace(bound, shifted(ctx, bound, delta))
         if fix13:

@@ -47,6 +47,11 @@ def _plan(ctx: Context) -> None:
                 ctx.cannot_convert(first.node, f"`del {name}` unmasks the builtin `{name}`: "
                                    "a rename cannot follow that")
                 continue
+            if shadows and scope.kind == "module" and _used_before_bound(ctx, scope, name):
+                ctx.cannot_convert(scope.bindings_of(name)[0].node,
+                                   f"module code uses the builtin `{name}` before binding its "
+                                   "own: a rename cannot follow that")
+                continue
             if reserved and scope.kind == "class":
                 first = scope.bindings_of(name)[0]
                 ctx.cannot_convert(first.node, f"class attribute `{name}` is a reserved word "
@@ -61,6 +66,13 @@ def _plan(ctx: Context) -> None:
     for scope, node in ctx.scopes.uses:  # unbound reserved names: keep the NameError
         if is_reserved(node.id) and ctx.scopes.resolve(scope, node.id) is None:
             ctx.renames.setdefault((None, node.id), ctx.fresh_name(node.id + "_"))
+
+
+def _used_before_bound(ctx: Context, scope, name: str) -> bool:
+    first = min(b.order for b in scope.bindings_of(name))
+    return any(use_scope is scope and node.id == name
+               and (node.lineno, node.col_offset) < first
+               for use_scope, node in ctx.scopes.uses)
 
 
 def new_name_for(ctx: Context, node: ast.AST, name: str) -> str | None:

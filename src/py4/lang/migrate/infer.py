@@ -62,8 +62,10 @@ def join(a: str | None, b: str | None) -> str | None:
 class TypeInfo:
     """Types of names (per binding scope) and expressions."""
 
-    def __init__(self, scopes: ScopeTable):
+    def __init__(self, scopes: ScopeTable, external: dict[str, str] | None = None):
         self.scopes = scopes
+        # Types of names bound outside this source (an f-string field's enclosing scope).
+        self.external = external or {}
         self.var_types: dict[tuple[int, str], str | None] = {}
         self._solve()
 
@@ -115,7 +117,7 @@ class TypeInfo:
     def var_type(self, scope: Scope, name: str) -> str | None:
         owner = self.scopes.resolve(scope, name)
         if owner is None:
-            return UNKNOWN
+            return self.external.get(name, UNKNOWN)
         return self.var_types.get((id(owner), name))
 
     def of(self, node: ast.AST) -> str:
@@ -127,7 +129,8 @@ class TypeInfo:
         if not (isinstance(node, ast.Name) and node.id == name):
             return False
         # A star import is assumed not to rebind builtin names (docs/migrate.md).
-        return self.scopes.resolve(self.scopes.scope_at(node), name) is None
+        return self.scopes.resolve(self.scopes.scope_at(node), name) is None \
+            and name not in self.external
 
     def type_of(self, node: ast.AST | None, scope: Scope) -> str | None:
         if node is None:
