@@ -84,7 +84,7 @@ MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
     "null_byte": ("P4-00", "error", "source contains a NUL byte", "remove the NUL byte"),
     "too_large": ("P4-00", "error", "source is too large ({size} characters; the limit is {limit})",
                   "split the program"),
-    "too_deep": ("P4-00", "error", "program is nested too deeply for Boa",
+    "too_deep": ("P4-00", "error", "program is nested too deeply or too complex for Boa",
                  "reduce the nesting of brackets and expressions"),
     "literal_too_large": ("P4-00", "error", "literal too large: {detail}",
                           "compute the value instead of writing it out"),
