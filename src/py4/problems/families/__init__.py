@@ -28,6 +28,8 @@ MODULES: tuple[str, ...] = (
     "trimming",
     "lints",
     "types",
+    "numbers",
+    "records",
 )
 
 _loaded = False
