@@ -59,6 +59,8 @@ def main(argv: list[str]) -> None:
     # on the pipe fails and the supervisor exits, taking the namespace with it.
     if os.getppid() != config["parent_pid"]:
         os._exit(1)  # the executor died before we started
+    if config["dialect"] == "py4":
+        _import_runtime_only()
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
     new_globals = new_globals_factory(config["dialect"])
@@ -77,6 +79,23 @@ def main(argv: list[str]) -> None:
         _wait_for_supervisor(pid)
     isolation.die_with_parent()  # the outer process is single-threaded: this is reliable
     Supervisor(config, caps, new_globals, to_py4).serve()
+
+
+def _import_runtime_only() -> None:
+    """Import ``py4.lang.runtime`` without the package's ``__init__`` (the compiler).
+
+    Runs never compile: the worker needs only the runtime, and every module it does
+    not load is memory that each run's fork would otherwise have to map.
+    """
+    import importlib.util
+    import types
+
+    spec = importlib.util.find_spec("py4.lang")
+    package = types.ModuleType("py4.lang")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__, package.__package__ = spec, "py4.lang"
+    sys.modules.setdefault("py4.lang", package)
+    importlib.import_module("py4.lang.runtime")
 
 
 def _to_py4(dialect: str):
@@ -119,6 +138,7 @@ class Supervisor:
         caps.seccomp = self.use_seccomp
         self.limits = isolation.Limits(**config["limits"])
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits)
+        isolation.prepare_supervisor(self.scratch)
 
     def serve(self) -> None:
         self.streams = _prepared_std_streams()
@@ -165,7 +185,8 @@ class Supervisor:
         token = os.urandom(TOKEN_BYTES)
         started = time.monotonic()
         try:
-            write_message(prepared.job_fd, dict(job, token=token.hex()))
+            # marshal, not JSON: cheaper to load in the child (fewer copy-on-write faults)
+            write_frame(prepared.job_fd, marshal.dumps(dict(job, token=token)))
             write_frame(prepared.job_fd, code_bytes)
         except OSError:
             pass  # the child is gone; the watch reports how it ended
@@ -219,13 +240,13 @@ class Supervisor:
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             del pipes
-            job = read_message(JOB_FD_CHILD)
+            job = marshal.loads(read_frame(JOB_FD_CHILD))
             code = marshal.loads(read_frame(JOB_FD_CHILD))
             os.close(JOB_FD_CHILD)
             cpu = int(job["timeout_s"]) + 1  # lowering a limit needs no privilege
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             child.register_source(job["filename"], job["source"])
-            chan = child.Channel(chan_fd, bytes.fromhex(job["token"]))
+            chan = child.Channel(chan_fd, job["token"])
         except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
             os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
             os._exit(125)
