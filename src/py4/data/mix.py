@@ -23,7 +23,7 @@ from __future__ import annotations
 import shutil
 import time
 from array import array
-from collections.abc import Iterable, Iterator
+
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,11 @@ import numpy as np
 
 from py4.data.configs import MixConfig
 from py4.data.outputs import write_outputs
-from py4.data.pack_chat import batched
 from py4.data.pack_text import BlockPacker
 from py4.data.packed_io import PackedDatasetWriter, read_data_manifest
 from py4.data.progress import progress_bar
-from py4.data.sources import Document, describe_source, iter_corpus, iter_text_source, read_corpus_manifest
-from py4.data.tokens import DataError, DocumentEncoder, load_tokenizer
+from py4.data.sources import describe_source, iter_corpus, iter_text_source, read_corpus_manifest
+from py4.data.tokens import DataError, DocumentEncoder, encode_documents, load_tokenizer
 from py4.runs import RunRecorder, file_sha256, tree_sha256
 
 __all__ = ["TokenStore", "mix_order", "run_mix"]
@@ -75,21 +74,11 @@ class TokenStore:
         self._map = None
 
 
-def _encode_stream(docs: Iterable[Document], encoder: DocumentEncoder, batch: int,
-                   basis: DocumentEncoder | None = None) -> Iterator[tuple[Document, np.ndarray, int]]:
-    """(document, run-tokenizer ids, count in the counting basis) for each document."""
-    for chunk in batched(docs, batch):
-        texts = [d.text for d in chunk]
-        encoded = encoder.encode_batch(texts)
-        counts = basis.count_batch(texts) if basis is not None else [len(t) for t in encoded]
-        yield from zip(chunk, encoded, counts)
-
-
 def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
                      batch: int) -> dict[str, Any]:
     basis_tokens = 0
     with progress_bar("corpus: tokenizing") as advance:
-        for _, tokens, count in _encode_stream(iter_corpus(corpus), encoder, batch, basis):
+        for _, tokens, count in encode_documents(iter_corpus(corpus), encoder, batch, basis):
             store.append(tokens)
             basis_tokens += count
             advance(len(tokens))
@@ -107,7 +96,7 @@ def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: Documen
     (a cut in one tokenization is not a cut in the other).
     """
     cut = basis_tokens = 0
-    stream = _encode_stream(iter_text_source(config.replay), encoder, config.encode_batch_docs, basis)
+    stream = encode_documents(iter_text_source(config.replay), encoder, config.encode_batch_docs, basis)
     with progress_bar("replay: tokenizing", total=target) as advance:
         for _, tokens, count in stream:
             need = target - basis_tokens

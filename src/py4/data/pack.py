@@ -17,15 +17,14 @@ from typing import Any
 
 from py4.data.configs import PackConfig
 from py4.data.instructions import load_instruction_source
-from py4.data.mix import _encode_stream
 from py4.data.outputs import write_outputs
-from py4.data.pack_chat import ChatPackStats, FirstFitPacker, batched, check_chat_template, fit_conversation, \
+from py4.data.pack_chat import ChatPackStats, FirstFitPacker, check_chat_template, fit_conversation, \
     render_conversations
 from py4.data.pack_text import BlockPacker
 from py4.data.packed_io import PackedDatasetWriter
 from py4.data.progress import progress_bar
 from py4.data.sources import describe_source, iter_text_source
-from py4.data.tokens import DataError, DocumentEncoder, load_tokenizer
+from py4.data.tokens import DataError, DocumentEncoder, batched, encode_documents, load_tokenizer
 from py4.runs import RunRecorder
 
 __all__ = ["run_pack", "pack_chat_source", "pack_text_sources"]
@@ -72,7 +71,7 @@ def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetW
     docs = 0
     def documents():
         for spec in config.text:
-            for _, tokens, _ in _encode_stream(iter_text_source(spec), encoder, config.render_batch):
+            for _, tokens, _ in encode_documents(iter_text_source(spec), encoder, config.render_batch):
                 yield tokens
 
     with progress_bar("tokenizing + packing") as advance:

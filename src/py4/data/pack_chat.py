@@ -19,7 +19,7 @@ labels, packed first-fit into rows of at most ``seq_len`` tokens.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -226,14 +226,3 @@ class FirstFitPacker:
         self._bins, self._used = [], []
         self.flush()
         return unwritten
-
-
-def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

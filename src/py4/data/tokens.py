@@ -9,12 +9,12 @@ counting basis was "BOS included" (Gemma-3 tokenizer), which is ``add_bos=True``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["DataError", "load_tokenizer", "DocumentEncoder"]
+__all__ = ["DataError", "load_tokenizer", "DocumentEncoder", "encode_documents", "batched"]
 
 
 class DataError(ValueError):
@@ -69,3 +69,26 @@ class DocumentEncoder:
         extra = len(self._prefix) + len(self._suffix)
         encodings = self._backend.encode_batch_fast(list(texts), add_special_tokens=False)
         return [len(enc.ids) + extra for enc in encodings]
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of ``size`` items (the last one shorter), streaming."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def encode_documents(docs: Iterable[Any], encoder: DocumentEncoder, batch: int,
+                     basis: DocumentEncoder | None = None) -> Iterator[tuple[Any, np.ndarray, int]]:
+    """(document, run-tokenizer ids, count in the counting basis) for each document
+    (anything with a ``text``), encoded ``batch`` documents at a time."""
+    for chunk in batched(docs, batch):
+        texts = [d.text for d in chunk]
+        encoded = encoder.encode_batch(texts)
+        counts = basis.count_batch(texts) if basis is not None else [len(t) for t in encoded]
+        yield from zip(chunk, encoded, counts)
