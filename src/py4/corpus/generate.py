@@ -81,7 +81,11 @@ def run(config: CorpusConfig, out_dir: str | Path, progress: bool = True) -> dic
             stream, pool_counts = _candidates(config, validator)
             recorder.timing("pool_s", time.monotonic() - started)
             writer = ShardWriter(out, config.shard_docs)
-            stats = _fill(config, stream, validator, encoder, writer, progress)
+            try:
+                stats = _fill(config, stream, validator, encoder, writer, progress)
+            finally:
+                if hasattr(stream, "close"):  # the LLM stream closes its HTTP client and event loop
+                    stream.close()
             content = writer.close()
         manifest = _manifest(config, stats, writer.shards, content, encoder, pool_counts, validator)
         atomic_write_json(out / MANIFEST, manifest)

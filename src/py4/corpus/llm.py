@@ -136,6 +136,10 @@ class _Pipeline:
                 "revised": revised}
 
 
+async def _all(coroutines) -> list:
+    return await asyncio.gather(*coroutines)
+
+
 def llm_documents(config: CorpusConfig, validator) -> Iterator[dict]:
     """Candidate documents from the endpoint, in a deterministic order, round after round.
 
@@ -149,16 +153,16 @@ def llm_documents(config: CorpusConfig, validator) -> Iterator[dict]:
     made = invalid = 0
     try:
         for round_ in range(10_000):
-            types = loop.run_until_complete(asyncio.gather(*(pipeline.types(r, round_) for r in rules)))
+            types = loop.run_until_complete(_all(pipeline.types(r, round_) for r in rules))
             pairs = [(r, t) for r, ts in zip(rules, types) for t in ts]
-            ideas = loop.run_until_complete(asyncio.gather(*(pipeline.ideas(r, t, round_) for r, t in pairs)))
+            ideas = loop.run_until_complete(_all(pipeline.ideas(r, t, round_) for r, t in pairs))
             jobs = [(r, t, idea) for (r, t), its in zip(pairs, ideas) for idea in its]
             if not jobs:
                 raise LlmError("the endpoint proposed no document ideas")
             chunk = config.llm.concurrency * 4
             for start in range(0, len(jobs), chunk):
-                docs = loop.run_until_complete(asyncio.gather(
-                    *(pipeline.document(r, t, idea) for r, t, idea in jobs[start:start + chunk])))
+                docs = loop.run_until_complete(_all(
+                    pipeline.document(r, t, idea) for r, t, idea in jobs[start:start + chunk]))
                 for doc in docs:
                     made += 1
                     invalid += bool(validator.check_document(doc["text"]))
