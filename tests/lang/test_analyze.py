@@ -234,3 +234,36 @@ def test_percent_formatting_is_not_integer_division():
     assert compile_py4("print('%d' % 1)\n").rules_exercised == ["P4-25"]
     assert "P4-23" in compile_py4("let x = 7\nx %= 2\n").rules_exercised
     assert "P4-23" in compile_py4("print(divmod(7, 2))\n").rules_exercised
+
+
+TAG_SAMPLES = {
+    "fn": "fn f() -> nil:\n    pass\n", "let": "let x = 1\n",
+    "else_if": "if 1:\n    pass\nelse if 2:\n    pass\n", "nil": "print(nil)\n",
+    "catch": "try:\n    pass\ncatch E:\n    pass\n", "throw": "throw E\n", "i_string": "print(i'')\n",
+    "fun": "print(fun: 1)\n", "use": "use m\n", "comparison_pair": "print(a < b and b < c)\n",
+    "chained_comparison": "print(a < b < c)\n", "range_call": "print(range(1))\n",
+    "slice_upper": "print(a[:1])\n", "first_last_call": "print(last(a))\n",
+    "len_minus_index": "print(a[len(a) - 1])\n", "negative_index": "print(a[-1])\n",
+    "empty_braces": "print({})\n", "set_call": "print(set())\n",
+    "dict_iteration": "for p in {:}:\n    pass\n", "keys_call": "print(d.keys())\n",
+    "pop_no_args": "a.pop()\n", "join_call": "a.join(',')\n", "enumerate_call": "enumerate(a)\n",
+    "zip_call": "zip(a, b)\n", "sum_count_call": "sum(a)\n", "round_call": "round(a)\n",
+    "int_division": "print(a // 2)\n", "trim_strip_attr": "a.trim()\n",
+    "percent_format": "print('%s' % a)\n", "param_default": "fn f(a: int = 1) -> nil:\n    pass\n",
+    "nil_comparison": "print(a is nil)\n", "builtin_binding": "let id = 1\n",
+    "type_check": "print(isinstance(a, int))\n",
+}
+
+
+def test_every_tag_of_the_exercised_table_is_produced():
+    import ast
+
+    from py4.lang.analyze import analyze
+    from py4.lang.tokens import rewrite_tokens
+
+    assert set(TAG_SAMPLES) == {tag for _, tag, _ in EXERCISED_BY}
+    for tag, source in TAG_SAMPLES.items():
+        tokens = rewrite_tokens(source)
+        tags = tokens.tags | analyze(ast.parse(tokens.text), tokens.let_positions,
+                                     tokens.empty_dicts).tags
+        assert tag in tags, (tag, source)
