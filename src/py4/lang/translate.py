@@ -29,6 +29,10 @@ temporary would become a class attribute) a load uses
 annotations, extended slices (``a[1:2, 3]``), and — only where no walrus may go — a
 subscript target with a computed receiver (``for f()[0] in …``) or an augmented
 ``//=``/``%=`` of one (``f().x //= 2`` in a class body).
+
+Known static limits (the runtime cannot see what the source does not spell): a method
+taken as a value without a call keeps Python 3's meaning (``take = xs.pop``,
+``map(", ".join, rows)``), and so does access by name (``getattr(s, "strip")``).
 """
 
 from __future__ import annotations
