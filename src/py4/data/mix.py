@@ -13,17 +13,17 @@ Steps, each streamed in bounded memory:
    (entry ``e`` is corpus document ``e mod D_corpus``, copy ``e div D_corpus``) followed
    by the ``D_replay`` replay documents; their order is
    ``numpy.random.default_rng(seed).permutation(n_entries)``. Only this index (8 bytes
-   an entry) is in memory; tokens are read from the memory-mapped store.
+   an entry) and the document offsets are in memory; tokens are read from the store.
 4. **Pack**: the shuffled documents are concatenated and cut into ``seq_len`` blocks,
    every token supervised (:mod:`py4.data.pack_text`); the remainder is recorded.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from array import array
-
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,11 @@ __all__ = ["TokenStore", "mix_order", "run_mix"]
 
 
 class TokenStore:
-    """Documents' token ids appended to one flat int32 file; read back memory-mapped."""
+    """Documents' token ids appended to one flat int32 file; read back with ``os.pread``.
+
+    Reading with ``pread`` rather than a memory map keeps the resident set flat: mapped
+    file pages count towards a process's RSS, page-cache reads do not.
+    """
 
     def __init__(self, path: Path):
         self.path = path
@@ -51,7 +55,7 @@ class TokenStore:
         self._lengths = array("q")
         self.tokens = 0
         self._offsets: np.ndarray | None = None
-        self._map: np.ndarray | None = None
+        self._fd: int | None = None
 
     def append(self, tokens: np.ndarray) -> None:
         self._fh.write(np.ascontiguousarray(tokens, dtype=np.int32).tobytes())
@@ -62,16 +66,21 @@ class TokenStore:
         return len(self._lengths)
 
     def seal(self) -> None:
+        """Finish writing; from now on ``doc(i)`` reads document ``i``."""
         self._fh.close()
         self._offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
         np.cumsum(np.frombuffer(self._lengths, dtype=np.int64), out=self._offsets[1:])
-        self._map = np.memmap(self.path, dtype=np.int32, mode="r") if self.tokens else np.zeros(0, np.int32)
+        self._fd = os.open(self.path, os.O_RDONLY)
 
     def doc(self, index: int) -> np.ndarray:
-        return self._map[self._offsets[index]:self._offsets[index + 1]]
+        start, end = int(self._offsets[index]), int(self._offsets[index + 1])
+        data = os.pread(self._fd, (end - start) * 4, start * 4)
+        return np.frombuffer(data, dtype=np.int32)
 
     def release(self) -> None:
-        self._map = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
