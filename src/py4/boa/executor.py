@@ -17,6 +17,7 @@ or the sandbox could not be set up).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import marshal
@@ -44,7 +45,17 @@ TRUNCATION_MARKER = "…[output truncated]"
 # (the exception line), so that a small output cap never hides what went wrong.
 REPORT_CAP = 8192
 REPORT_CUT = "…[traceback truncated]\n"
-RUN_UID_BASE = 61000  # worker i runs programs as uid/gid RUN_UID_BASE + i (no other user)
+# Programs run as a uid/gid that no user has, one per worker, spread over a block per
+# executor so that executors of different processes (tests, campaigns) rarely share one
+# (a shared uid would share RLIMIT_NPROC; namespaces keep everything else apart).
+RUN_UID_BASE, RUN_UID_BLOCKS, RUN_UID_BLOCK = 100_000, 15_000, 64
+_executor_seq = itertools.count()
+
+
+def _run_uid_block() -> int:
+    """First uid of a fresh block for a new executor."""
+    block = (os.getpid() * 31 + next(_executor_seq)) % RUN_UID_BLOCKS
+    return RUN_UID_BASE + block * RUN_UID_BLOCK
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
 CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
@@ -85,9 +96,9 @@ class WorkerError(RuntimeError):
 class _Worker:
     """The parent's handle on one worker process (used by one thread at a time)."""
 
-    def __init__(self, index: int, config: dict, cgroup: cgroups.WorkerCgroup):
+    def __init__(self, index: int, config: dict, cgroup: cgroups.WorkerCgroup, uid_block: int):
         self.index, self.cgroup = index, cgroup
-        self.config = dict(config, run_uid=RUN_UID_BASE + index, cgroups=cgroup.to_config())
+        self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config())
         self.proc: subprocess.Popen | None = None
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
@@ -193,7 +204,8 @@ class Executor:
         groups = [cgroups.create(f"{tag}-{i}", limits.memory_bytes, nproc + 16) if isolate
                   else cgroups.WorkerCgroup(error="isolation disabled") for i in range(count)]
         self._cgroup_warning = next((g.error for g in groups if g.error), None)
-        self._workers = [_Worker(i, config, group) for i, group in enumerate(groups)]
+        uid_block = _run_uid_block()
+        self._workers = [_Worker(i, config, group, uid_block) for i, group in enumerate(groups)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         # Workers and cgroups go away with the executor even if close() is never called.
