@@ -88,3 +88,29 @@ def test_config_errors_are_reported(tokenizer_dir):
         CorpusConfig.model_validate({"tokenizer": {"name_or_path": tokenizer_dir}})
     with pytest.raises(ValueError, match="unknown"):
         CorpusConfig.model_validate({"max_docs": 1, "doc_types": ["poem"], "tokenizer": {"name_or_path": "x"}})
+
+
+def test_cli_generate_with_overrides(tokenizer_dir, boa_cache, tmp_path):
+    from typer.testing import CliRunner
+
+    from py4.corpus.cli import app
+    args = ["generate", "--config", "configs/corpus/smoke.yaml", "--out", str(tmp_path), "--no-progress",
+            f"tokenizer.name_or_path={tokenizer_dir}", "max_docs=15", f"validation.cache_dir={boa_cache}",
+            "pool.variants_per_template=1"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "15 docs" in result.output
+    bad = CliRunner().invoke(app, ["generate", "--config", "configs/corpus/smoke.yaml", "--out", str(tmp_path),
+                                   "max_docs=-1"])
+    assert bad.exit_code == 2 and "max_docs" in bad.output
+
+
+@pytest.mark.slow
+def test_two_million_tokens_cover_every_rule_without_near_duplicates(small_config, tmp_path):
+    from py4.corpus.config import FilterSpec
+    from py4.corpus.diversity import near_duplicate_rate
+    manifest = run(small_config(max_docs=None, target_tokens=2_000_000, shard_docs=1000,
+                                pool={"variants_per_template": 6}), tmp_path, progress=False)
+    assert manifest["rules_below_1_percent"] == []
+    near = near_duplicate_rate((r["text"] for r in iter_documents(tmp_path)), FilterSpec())
+    assert near["rate"] < 0.01

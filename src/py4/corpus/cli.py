@@ -69,7 +69,7 @@ def stats(corpus: str = typer.Argument(..., help="corpus folder"),
 
 @app.command()
 def validate(corpus: str = typer.Argument(..., help="corpus folder"),
-             cache_dir: Optional[str] = typer.Option(".cache/py4-corpus", help="Boa results cache ('' = none)"),
+             cache_dir: Optional[str] = typer.Option("campaign-out/cache/corpus-boa", help="Boa results cache ('' = none)"),
              workers: int = typer.Option(2)) -> None:
     """Re-check every code block of every document with Boa; exit 1 when any claim is wrong."""
     from py4.corpus.output import CorpusError

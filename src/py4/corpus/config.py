@@ -41,7 +41,7 @@ class PoolSpec(StrictModel):
 class ValidationSpec(StrictModel):
     workers: int = pydantic.Field(2, ge=1)
     timeout_s: float = pydantic.Field(5.0, gt=0)
-    cache_dir: str = pydantic.Field(".cache/py4-corpus", description="Boa results by content hash")
+    cache_dir: str = pydantic.Field("campaign-out/cache/corpus-boa", description="Boa results by content hash")
 
 
 class FilterSpec(StrictModel):
@@ -64,7 +64,7 @@ class LlmSpec(StrictModel):
     max_tokens: int = pydantic.Field(3000, ge=16)
     ideas_per_type: int = pydantic.Field(4, ge=1, description="document ideas asked per (rule, type)")
     revise: bool = pydantic.Field(True, description="one revision pass per document")
-    cache_dir: str = pydantic.Field(".cache/py4-corpus-llm", description="responses by request hash (resume)")
+    cache_dir: str = pydantic.Field("campaign-out/cache/corpus-llm", description="responses by request hash (resume)")
     max_invalid_fraction: float = pydantic.Field(0.5, ge=0, le=1,
                                                  description="fail when more documents than this are rejected")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from py4.corpus.blocks import BlockFormatError, Program, parse_programs
@@ -23,9 +24,20 @@ CACHE_FILE = "boa_results.jsonl"
 RESULT_VERSION = 1  # bump when the stored result's shape or meaning changes
 
 
+@lru_cache(maxsize=1)
+def implementation_fingerprint() -> str:
+    """SHA-256 of Boa's and the language's sources: a changed interpreter invalidates the cache."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("lang/**/*.py"), *root.glob("boa/*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def program_key(tag: str, source: str) -> str:
-    """The cache key of a program: SHA-256 of its tag and source."""
-    return hashlib.sha256(f"v{RESULT_VERSION}\0{tag}\0{source}".encode()).hexdigest()
+    """The cache key of a program: SHA-256 of its tag, its source and Boa's implementation."""
+    return hashlib.sha256(f"v{RESULT_VERSION}\0{implementation_fingerprint()}\0{tag}\0{source}"
+                          .encode()).hexdigest()
 
 
 def exception_line(stderr: str) -> str | None:
@@ -52,9 +64,11 @@ class BoaValidator:
         self.boa_runs = 0
         if self._cache_path and self._cache_path.exists():
             for row in self._cache_path.read_text(encoding="utf-8").splitlines():
-                if row.strip():
+                try:  # a line cut by a killed run is only a cache miss
                     entry = json.loads(row)
                     self.results[entry["key"]] = entry["result"]
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue
 
     def __enter__(self) -> "BoaValidator":
         return self
@@ -94,8 +108,8 @@ class BoaValidator:
         if self._cache_path and new:
             self._cache_path.parent.mkdir(parents=True, exist_ok=True)
             with self._cache_path.open("a", encoding="utf-8") as out:
-                for key, result in new.items():
-                    out.write(json.dumps({"key": key, "result": result}) + "\n")
+                # one write per batch: lines from concurrent runs do not interleave mid-line
+                out.write("".join(json.dumps({"key": k, "result": r}) + "\n" for k, r in new.items()))
 
     def result(self, tag: str, source: str) -> dict:
         """Boa's result for one program (runs it when it is not cached)."""
