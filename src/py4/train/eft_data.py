@@ -1,0 +1,211 @@
+"""EFT doses: gold rows (Boa-certified Python-4 solutions) + on-policy replay rows.
+
+- **Gold rows**: problems of a training split (``eft_pool`` for held-in doses,
+  ``eft_large`` for the large dose), their gold solution certified by Boa (compiles,
+  passes every test, no warning) and, for a held-in dose, exercising no held-out rule
+  (``compile_py4(gold).rules_exercised``). Rendered without thinking (an empty think
+  block): user = the problem prompt, assistant = the solution in a ``python`` fence.
+- **Replay rows**: instruction prompts (Dolci at campaign scale, the smoke instruction
+  set here) answered on-policy by the parent being tuned, sampled at T = 0.7; the
+  parent's thinking, when it thinks, is kept (``reasoning_content``) and supervised.
+- Sizes (the table): 1,024 = 922 + 102; 256 = 230 + 26 drawn from the 1,024;
+  512 = 461 + 51 (GRPO warm start); 2,048 = 1,843 + 205 (large dose).
+
+The dose folder holds ``data.jsonl`` and ``manifest.json`` with the counts, the
+problem ids, ``held_out_rules_in_targets`` and content hashes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from py4.config import StrictModel
+from py4.train import loading
+
+# Named doses of the table: rows -> (gold, replay).
+DOSES: dict[str, tuple[int, int]] = {
+    "1024": (922, 102),
+    "256": (230, 26),
+    "512": (461, 51),
+    "2048": (1843, 205),
+}
+
+
+class ReplaySettings(StrictModel):
+    instructions: str
+    """Folder or jsonl of chat rows whose first user message is a replay prompt."""
+    parent: loading.ModelSource
+    temperature: float = 0.7
+    max_new_tokens: int = 4096
+    enable_thinking: bool = True
+    batch_size: int = 8
+
+
+class EFTDoseConfig(StrictModel):
+    out: str
+    gold: int
+    replay: int
+    split: str = "eft_pool"
+    bank_version: str = "v1"
+    held_out_rules: list[str] | None = None
+    """Default: py4.lang.rules.DEFAULT_HELD_OUT."""
+    allow_held_out_rules: bool = False
+    draw_from: str | None = None
+    """A bigger dose folder to draw this one from (the 256-row dose from the 1,024)."""
+    replay_settings: ReplaySettings | None = None
+    seed: int = 424242
+
+    @pydantic.model_validator(mode="after")
+    def _source(self) -> "EFTDoseConfig":
+        if self.draw_from is None and self.replay > 0 and self.replay_settings is None:
+            raise ValueError("replay rows need replay_settings (or draw_from an existing dose)")
+        return self
+
+
+def gold_row(problem, gold: str) -> dict[str, Any]:
+    return {
+        "messages": [{"role": "user", "content": problem.prompt},
+                     {"role": "assistant", "content": f"```python\n{gold.rstrip()}\n```"}],
+        "tools": None, "source": "gold", "problem_id": problem.id,
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+
+
+def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: bool,
+                rng: random.Random) -> tuple[list[dict], dict[str, int]]:
+    """Certified gold rows for ``count`` problems (shuffled with ``rng``); counts of what was skipped."""
+    from py4.boa.certify import certify_many
+    from py4.boa.executor import Executor
+    from py4.lang import compile_py4
+
+    order = list(problems)
+    rng.shuffle(order)
+    rows, skipped = [], {"held_out_rule": 0, "uncertified": 0, "no_gold": 0}
+    candidates = []
+    for problem in order:
+        if not problem.gold:
+            skipped["no_gold"] += 1
+            continue
+        rules = set(compile_py4(problem.gold).rules_exercised)
+        if rules & held_out and not allow_held_out:
+            skipped["held_out_rule"] += 1
+            continue
+        candidates.append(problem)
+    with Executor(workers=2) as executor:
+        for start in range(0, len(candidates), 64):
+            batch = candidates[start:start + 64]
+            for problem, cert in zip(batch, certify_many([(p, p.gold) for p in batch], executor=executor)):
+                if cert.certified:
+                    rows.append(gold_row(problem, problem.gold))
+                else:
+                    skipped["uncertified"] += 1
+                if len(rows) == count:
+                    return rows, skipped
+    if len(rows) < count:
+        raise ValueError(f"only {len(rows)} certified gold rows available, {count} asked (skipped: {skipped})")
+    return rows, skipped
+
+
+def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> list[dict[str, Any]]:
+    """``count`` instruction prompts answered by the parent at the configured temperature."""
+    import torch
+
+    from py4.train.sft import read_chat_rows
+
+    prompts = [r["messages"][0]["content"] for r in read_chat_rows(settings.instructions)
+               if r["messages"] and r["messages"][0]["role"] == "user" and not r.get("tools")]
+    if len(prompts) < count:
+        raise ValueError(f"{settings.instructions}: {len(prompts)} tool-free prompts, {count} replay rows asked")
+    chosen = rng.sample(prompts, count)
+    device = loading.device_settings(False)
+    tokenizer = loading.load_tokenizer(settings.parent)
+    tokenizer.padding_side = "left"
+    model = loading.load_model(settings.parent, device)
+    model.eval()
+    torch.manual_seed(rng.randrange(2**31))
+    rows = []
+    for start in range(0, count, settings.batch_size):
+        batch = chosen[start:start + settings.batch_size]
+        texts = [tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
+                                               add_generation_prompt=True, enable_thinking=settings.enable_thinking)
+                 for p in batch]
+        enc = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        with torch.no_grad():
+            out = model.generate(**enc, do_sample=True, temperature=settings.temperature,
+                                 max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
+        for prompt, text, ids in zip(batch, texts, out[:, enc["input_ids"].shape[1]:].tolist()):
+            parsed = tokenizer.parse_response(ids, prefix=text)
+            answer = {"role": "assistant", "content": (parsed.get("content") or "").strip()}
+            if parsed.get("reasoning_content"):
+                answer["reasoning_content"] = parsed["reasoning_content"]
+            rows.append({"messages": [{"role": "user", "content": prompt}, answer], "tools": None,
+                         "source": "replay", "chat_template_kwargs": {"enable_thinking": settings.enable_thinking}})
+    return rows
+
+
+def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random) -> tuple[list[dict], dict]:
+    """Draw ``gold`` + ``replay`` rows from an existing dose (the 256 from the 1,024)."""
+    from py4.train.sft import read_chat_rows
+
+    rows = read_chat_rows(source_dir)
+    by_source = {s: [r for r in rows if r.get("source") == s] for s in ("gold", "replay")}
+    if len(by_source["gold"]) < gold or len(by_source["replay"]) < replay:
+        raise ValueError(f"{source_dir}: has {len(by_source['gold'])} gold + {len(by_source['replay'])} replay rows; "
+                         f"{gold} + {replay} asked")
+    source_manifest = json.loads((Path(source_dir) / "manifest.json").read_text(encoding="utf-8"))
+    return rng.sample(by_source["gold"], gold) + rng.sample(by_source["replay"], replay), source_manifest
+
+
+def held_out_rules_in(rows: list[dict], held_out: set[str]) -> int:
+    """Rows whose supervised target (the gold code) exercises a held-out rule."""
+    from py4.lang import compile_py4
+
+    count = 0
+    for row in rows:
+        if row.get("source") != "gold":
+            continue
+        code = row["messages"][-1]["content"].removeprefix("```python\n").removesuffix("\n```")
+        if set(compile_py4(code).rules_exercised) & held_out:
+            count += 1
+    return count
+
+
+def build_dose(config: EFTDoseConfig) -> Path:
+    """Build and write a dose; returns its folder. Raises ValueError when too few rows qualify."""
+    from py4.lang.rules import DEFAULT_HELD_OUT
+    from py4.problems.bank import load_bank
+    from py4.runs import atomic_write_json, atomic_write_text
+
+    rng = random.Random(config.seed)
+    held_out = set(config.held_out_rules if config.held_out_rules is not None else DEFAULT_HELD_OUT)
+    manifest: dict[str, Any] = {"kind": "eft_dose", "config": config.model_dump(mode="json")}
+    if config.draw_from:
+        rows, source_manifest = draw_rows(config.draw_from, config.gold, config.replay, rng)
+        manifest["drawn_from"] = {"path": config.draw_from, "sha256": source_manifest.get("sha256")}
+    else:
+        problems = [p for p in load_bank(config.bank_version) if p.split == config.split]
+        rows, skipped = select_gold(problems, config.gold, held_out, config.allow_held_out_rules, rng)
+        manifest["gold_skipped"] = skipped
+        if config.replay:
+            rows += replay_rows(config.replay_settings, config.replay, rng)
+            manifest["replay_parent"] = loading.model_provenance(config.replay_settings.parent)
+    rng.shuffle(rows)
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    out = Path(config.out)
+    atomic_write_text(out / "data.jsonl", text)
+    manifest.update({
+        "rows": len(rows),
+        "per_source": {s: sum(1 for r in rows if r["source"] == s) for s in ("gold", "replay")},
+        "held_out_rules": sorted(held_out),
+        "held_out_rules_in_targets": held_out_rules_in(rows, held_out),
+        "problem_ids": sorted(r["problem_id"] for r in rows if r.get("problem_id")),
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+    })
+    atomic_write_json(out / "manifest.json", manifest)
+    return out

@@ -1,0 +1,44 @@
+"""Shared fixtures for the training tests.
+
+The smoke assets (tokenizer, tiny base, tiny -it) are built once per machine and code
+version: cached under the temp dir keyed by a hash of the sources that shape them, so
+a second test session reuses them. Set PY4_SMOKE_ASSETS to use another folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_SHAPING_SOURCES = ("train/chat_format.py", "train/smoke_tokenizer.py", "train/tiny_model.py",
+                    "train/assets.py", "data/smoke_instructions.py", "train/sft.py", "train/common.py")
+
+
+def _assets_key() -> str:
+    import py4
+
+    root = Path(py4.__file__).parent
+    h = hashlib.sha256()
+    for rel in _SHAPING_SOURCES:
+        h.update((root / rel).read_bytes())
+    return h.hexdigest()[:12]
+
+
+@pytest.fixture(scope="session")
+def smoke_assets() -> Path:
+    from py4.train.assets import build_smoke_assets
+
+    out = Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) / f"py4-smoke-assets-{_assets_key()}")
+    return build_smoke_assets(out)
+
+
+@pytest.fixture(scope="session")
+def small_tokenizer(tmp_path_factory):
+    """A quickly trained tokenizer (smaller text and vocabulary) for format tests."""
+    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+
+    return train_tokenizer(stdlib_texts(600_000), vocab_size=1024)
