@@ -99,6 +99,11 @@ def test_negative_literal_index_is_p4_14(expr, col):
     assert found[0] == ("P4-14", col)
 
 
+def test_negative_literals_in_annotations_are_types_not_indices():
+    src = "use typing\nfn f(x: typing.Literal[-1]) -> typing.Literal[-2]:\n    let y: typing.Literal[-3] = -3\n    return -2\n"
+    assert diags(src) == []
+
+
 @pytest.mark.parametrize("expr", ["xs[::-1]", "xs[3:1:-1]", "xs[0 - 1]", "xs[len(xs) - 1]",
                                   "xs[-k]", "xs[~0]"])
 def test_negative_steps_and_computed_indices_compile(expr):

@@ -555,7 +555,8 @@ class Py4Analyzer(FastVisitor):
                     self.tags.add("len_minus_index")
 
     def _check_negative_index(self, node: ast.AST | None) -> None:
-        if _is_negative_literal(node):
+        # In an annotation a subscript is a type (`Literal[-1]`), not an index.
+        if _is_negative_literal(node) and not self.in_annotation:
             self.tags.add("negative_index")
             self.report("negative_index", node, literal=f"-{node.operand.value!r}")
 
