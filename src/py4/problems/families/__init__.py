@@ -30,6 +30,7 @@ MODULES: tuple[str, ...] = (
     "types",
     "numbers",
     "records",
+    "text",
 )
 
 _loaded = False
