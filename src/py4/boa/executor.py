@@ -127,18 +127,20 @@ class _Worker:
         First collects the verdict on the previous run's clean-up, and replaces the
         worker when it was not clean.
         """
+        if self.proc is None:  # an earlier restart failed: try again (raises WorkerError)
+            self.restart()
         if self.verdict_pending:
             self.verdict_pending = False
             verdict = self._read_reply(WORKER_START_TIMEOUT_S)
             if verdict is None or verdict.get("clean") is not True:
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
+        oom_before = self.cgroup.oom_kills()
         try:
             write_message(self.proc.stdin.fileno(), header)
             write_frame(self.proc.stdin.fileno(), code)
         except OSError:
             return None
-        oom_before = self.cgroup.oom_kills()
         reply = self._read_reply(backstop_s)
         self.verdict_pending = reply is not None
         if reply is not None:
@@ -148,8 +150,9 @@ class _Worker:
 
     def _read_reply(self, timeout_s: float) -> dict | None:
         fd = self.proc.stdout.fileno()
-        ready, _, _ = select.select([fd], [], [], timeout_s)
-        if not ready:
+        poller = select.poll()  # not select(): the parent may hold more than 1024 fds
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout_s * 1000):
             return None
         try:
             return read_message(fd)
@@ -159,7 +162,7 @@ class _Worker:
     def kill(self) -> None:
         if self.proc is None:
             return
-        try:  # the supervisor dies with it (parent-death signal), and with it every run
+        try:  # the whole group: outer process and supervisor (and with it every run)
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
@@ -257,7 +260,8 @@ class Executor:
         """Compile and run one program. ``stdin`` is ignored: programs read an empty stdin.
 
         Never raises for anything the program does; raises ValueError for a bad
-        ``diagnostics`` mode and RuntimeError when the executor is closed.
+        ``diagnostics`` mode, RuntimeError when the executor is closed, and WorkerError
+        when a lost worker cannot be replaced.
         """
         del stdin
         if diagnostics not in ("verbatim", "generic"):
