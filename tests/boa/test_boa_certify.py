@@ -165,3 +165,9 @@ def test_certify_many_in_order(ex):
 
 def test_certify_without_executor():
     assert certify(ADD, GOLD).certified
+
+
+def test_main_guard_does_not_run_during_certification(ex):
+    source = GOLD + 'if __name__ == "__main__":\n    print(add(int(input()), 1))\n'
+    assert certify(ADD, source, executor=ex).certified
+    assert ex.run(source).status == "runtime_error"  # as a program, it reads the empty stdin

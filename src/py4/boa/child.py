@@ -208,7 +208,7 @@ def run_program(job: dict, code, chan: Channel, new_globals) -> None:
     filename, mode = job["filename"], job["diagnostics"]
     exit_code, exc_info, report = 0, None, ""
     try:
-        _exec(code, _main_globals(new_globals, filename))
+        _exec(code, _module_globals(new_globals, filename, "__main__"))
         _finalize_like_python()
     except SystemExit as exc:
         exit_code, report = _exit_code_of(exc)
@@ -228,7 +228,9 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
     filename = job["filename"]
     chan.send({"k": "start", "i": -1})
     try:
-        namespace = _main_globals(new_globals, filename)
+        # Loaded like an imported module: an `if __name__ == "__main__":` demo block
+        # (reading input, printing) does not run during certification.
+        namespace = _module_globals(new_globals, filename, "solution")
         _exec(code, namespace)
         func = namespace.get(job["entry_point"])
         if not _callable(func):
@@ -255,9 +257,9 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
     _exit(0)
 
 
-def _main_globals(new_globals, filename: str) -> dict:
+def _module_globals(new_globals, filename: str, name: str) -> dict:
     namespace = new_globals()
-    namespace["__name__"] = "__main__"
+    namespace["__name__"] = name
     namespace["__file__"] = filename
     return namespace
 
