@@ -47,6 +47,7 @@ def ex():
     (None, 0, None, False),
     ([1, [2, 3]], [1, [2, 3]], None, True),
     ((1, 2), [1, 2], None, True),
+    ([1, 2], (1, 2), None, True),
     ([1, 2], [1, 2, 3], None, False),
     ({"a": [1.0]}, {"a": [1.0000001]}, 1e-3, True),
     ({"a": 1}, {"a": 1, "b": 2}, None, False),

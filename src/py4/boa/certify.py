@@ -183,8 +183,9 @@ def _matches(test: TestCase, value_json: str) -> bool:
 
 def values_equal(expected: Any, actual: Any, tolerance: float | None = None) -> bool:
     """JSON equality with no coercion: bool is not a number, NaN equals nothing, lists
-    and dicts compare item by item; numbers compare by value (int 3 equals float 3.0),
-    within ``tolerance`` (absolute or relative) when one is given.
+    (and tuples, as JSON makes them lists) and dicts compare item by item; numbers compare
+    by value (int 3 equals float 3.0), within ``tolerance`` (absolute or relative) when
+    one is given.
     """
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is bool and type(actual) is bool and expected == actual
@@ -201,7 +202,7 @@ def values_equal(expected: Any, actual: Any, tolerance: float | None = None) -> 
         return expected is None and actual is None
     if isinstance(expected, str) or isinstance(actual, str):
         return type(expected) is str and type(actual) is str and expected == actual
-    if isinstance(expected, (list, tuple)) and isinstance(actual, list):
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(
             values_equal(e, a, tolerance) for e, a in zip(expected, actual))
     if isinstance(expected, dict) and isinstance(actual, dict):
