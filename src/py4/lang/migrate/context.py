@@ -35,7 +35,20 @@ class Context:
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
         self._temp_counter = 0
-        self.converted_defaults: set[int] = set()  # id() of defaults fix_defaults made `nil`
+        self.converted_defaults: set[int] = set()
+        # Annotations stay Python 3 (the translator leaves them alone): id()s inside one.
+        self.in_annotation: set[int] = set()
+        for node in ast.walk(tree):
+            roots = []
+            if isinstance(node, ast.arg):
+                roots = [node.annotation]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                roots = [node.returns]
+            elif isinstance(node, ast.AnnAssign):
+                roots = [node.annotation]
+            for root in roots:
+                if root is not None:
+                    self.in_annotation.update(id(n) for n in ast.walk(root))  # id() of defaults fix_defaults made `nil`
 
     # -- reporting -----------------------------------------------------------------
     def enabled(self, rule: str) -> bool:

@@ -63,7 +63,7 @@ def shifted(ctx: Context, node: ast.AST, delta: int) -> list:
 
 def fix(ctx: Context) -> None:
     for node in ast.walk(ctx.tree):
-        if not ctx.patches.has(node):
+        if not ctx.patches.has(node) or id(node) in ctx.in_annotation:
             continue
         if isinstance(node, ast.Call) and ctx.types.is_builtin(node.func, "range"):
             if ctx.enabled("P4-12"):

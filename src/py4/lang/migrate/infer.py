@@ -47,6 +47,29 @@ _STR_TO_LIST = frozenset({"split", "rsplit", "splitlines"})
 _VIEW_METHODS = frozenset({"keys", "values", "items"})
 
 
+_ANNOTATION_TYPES = {
+    "int": "int", "float": "float", "str": "str", "bool": "bool", "bytes": "bytes",
+    "list": "list", "List": "list", "tuple": "tuple", "Tuple": "tuple", "set": "set",
+    "Set": "set", "frozenset": "set", "dict": "dict", "Dict": "dict",
+}
+
+
+def annotation_type(annotation: ast.AST | None) -> str:
+    """The type a parameter annotation promises (`list[int]` → list); UNKNOWN if none.
+
+    Annotations are taken at their word (docs/migrate.md). A `dict` parameter may hold
+    a Python 3 or a Python-4 dict; both iterate correctly as `d.keys()`.
+    """
+    if isinstance(annotation, ast.Subscript):
+        annotation = annotation.value
+    if isinstance(annotation, ast.Attribute) and isinstance(annotation.value, ast.Name) \
+            and annotation.value.id == "typing":
+        return _ANNOTATION_TYPES.get(annotation.attr, UNKNOWN)
+    if isinstance(annotation, ast.Name):
+        return _ANNOTATION_TYPES.get(annotation.id, UNKNOWN)
+    return UNKNOWN
+
+
 def join(a: str | None, b: str | None) -> str | None:
     if a is None:
         return b
@@ -102,6 +125,8 @@ class TypeInfo:
                                 self.type_of(aug.value, scope), aug.value)
             elif kind in ("for", "comp"):
                 t = self.element_type(binding.value, scope) if binding.value is not None else UNKNOWN
+            elif kind == "param":
+                t = annotation_type(binding.node.annotation)
             elif kind == "def":
                 t = "func"
             elif kind == "class":
