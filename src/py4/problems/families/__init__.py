@@ -31,6 +31,7 @@ MODULES: tuple[str, ...] = (
     "numbers",
     "records",
     "text",
+    "algorithms",
 )
 
 _loaded = False
