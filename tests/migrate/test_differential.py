@@ -48,6 +48,7 @@ def test_sample_of_stdlib_doctests(stdlib_programs):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_full_differential_selection():
     selection = differential_selection(build_programs())
     assert len(selection) >= 200

@@ -75,15 +75,22 @@ def migrate(source: str, *, only_rules: Iterable[str] | None = None,
 
 
 def _run(source: str, tree: ast.Module, enabled: frozenset[str],
-         renames: dict | None = None, external_types: dict | None = None) -> MigrationResult:
+         renames: dict | None = None, external_types: dict | None = None,
+         parent: Context | None = None) -> MigrationResult:
     ctx = Context(source, tree, enabled, external_types)
     if renames:
         ctx.renames.update(renames)
+    if parent is not None:  # a fragment's temporaries must not clash with the program's
+        ctx.used_names |= parent.used_names
+        ctx._temp_counter = parent._temp_counter
     try:
         for fixer in FIXERS:
             fixer.fix(ctx)
         fix_fstrings.fix(ctx, _migrate_fragment)
         text = ctx.patches.render()
+        if parent is not None:
+            parent.used_names |= ctx.used_names
+            parent._temp_counter = ctx._temp_counter
     except (PatchConflict, RecursionError) as exc:
         return MigrationResult(source, [], [CannotConvert(1, 0, f"internal migrator conflict: {exc}")])
     hits = sorted(set(ctx.hits), key=lambda h: (h.line, h.col, h.rule))
@@ -107,7 +114,7 @@ def _migrate_fragment(text: str, scope, outer: Context) -> tuple[str, list, list
                 renames[(None, node.id)] = new
             if owner is not None:
                 types[node.id] = outer.types.var_type(scope, node.id) or "unknown"
-    result = _run(wrapped, tree, outer.enabled_rules - _FRAGMENT_SKIPS, renames, types)
+    result = _run(wrapped, tree, outer.enabled_rules - _FRAGMENT_SKIPS, renames, types, outer)
     out = result.source
     if not (out.startswith("(") and out.endswith("\n)")):
         return text, [], []

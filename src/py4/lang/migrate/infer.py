@@ -13,8 +13,10 @@ import ast
 from py4.lang.migrate.scopes import Scope, ScopeTable
 
 UNKNOWN = "unknown"
-INTS = frozenset({"nnint", "int"})
-NUMBERS = frozenset({"nnint", "int", "float", "num"})
+# "posint" (an int >= 1) is internal: it lets `i - 1` stay >= 0 for `i` in `range(1, n)`.
+INTS = frozenset({"posint", "nnint", "int"})
+NONNEG = frozenset({"posint", "nnint"})
+NUMBERS = frozenset({"posint", "nnint", "int", "float", "num"})
 SEQUENCES = frozenset({"list", "tuple", "str", "bytes"})
 # Iterables whose iteration Python-4 does not change (everything but dicts).
 PLAIN_ITERABLES = frozenset({"list", "tuple", "str", "bytes", "set", "range", "iter", "deque"})
@@ -75,11 +77,17 @@ def join(a: str | None, b: str | None) -> str | None:
         return b
     if b is None or a == b:
         return a
+    if {a, b} <= NONNEG:
+        return "nnint"
     if {a, b} <= INTS:
         return "int"
     if {a, b} <= NUMBERS:
         return "num"
     return UNKNOWN
+
+
+def _public(t: str) -> str:
+    return "nnint" if t == "posint" else t
 
 
 class TypeInfo:
@@ -124,7 +132,7 @@ class TypeInfo:
                 t = self._binop(self.var_type(scope, name), aug.op,
                                 self.type_of(aug.value, scope), aug.value)
             elif kind in ("for", "comp"):
-                t = self.element_type(binding.value, scope) if binding.value is not None else UNKNOWN
+                t = self._element_type(binding.value, scope) if binding.value is not None else UNKNOWN
             elif kind == "param":
                 t = annotation_type(binding.node.annotation)
             elif kind == "def":
@@ -147,7 +155,7 @@ class TypeInfo:
 
     def of(self, node: ast.AST) -> str:
         """The type of an expression node (UNKNOWN when not provable)."""
-        return self.type_of(node, self.scopes.scope_at(node)) or UNKNOWN
+        return _public(self.type_of(node, self.scopes.scope_at(node)) or UNKNOWN)
 
     def is_builtin(self, node: ast.AST, name: str) -> bool:
         """`node` is a Name that refers to the builtin `name` (not rebound anywhere)."""
@@ -165,6 +173,9 @@ class TypeInfo:
 
     def element_type(self, iterable: ast.AST, scope: Scope) -> str:
         """Type of the items that iterating `iterable` yields in Python 3."""
+        return _public(self._element_type(iterable, scope))
+
+    def _element_type(self, iterable: ast.AST, scope: Scope) -> str:
         t = self.type_of(iterable, scope)
         if t == "str":
             return "str"
@@ -173,11 +184,11 @@ class TypeInfo:
             if len(args) == 1:
                 return "nnint"
             start = self.type_of(args[0], scope)
-            if len(args) == 2 and start == "nnint":
-                return "nnint"
-            if (len(args) == 3 and start == "nnint" and isinstance(args[2], ast.Constant)
-                    and isinstance(args[2].value, int) and args[2].value > 0):
-                return "nnint"
+            if len(args) == 2 and start in NONNEG:
+                return start
+            if (len(args) == 3 and start in NONNEG and isinstance(args[2], ast.Constant)
+                    and type(args[2].value) is int and args[2].value > 0):
+                return start
             return "int"
         if (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute)
                 and iterable.func.attr in _STR_TO_LIST
@@ -193,7 +204,7 @@ class TypeInfo:
         if isinstance(value, bool):
             return "bool"
         if isinstance(value, int):
-            return "nnint" if value >= 0 else "int"
+            return "posint" if value >= 1 else ("nnint" if value == 0 else "int")
         return {float: "float", str: "str", bytes: "bytes", type(None): "none"}.get(type(value), UNKNOWN)
 
     def _t_JoinedStr(self, node, scope):
@@ -246,7 +257,8 @@ class TypeInfo:
             return "bool"
         t = self.type_of(node.operand, scope)
         if isinstance(node.op, ast.USub):
-            return {"nnint": "int", "int": "int", "bool": "int", "float": "float", "num": "num"}.get(t, UNKNOWN if t else None)
+            return {"posint": "int", "nnint": "int", "int": "int", "bool": "int", "float": "float",
+                    "num": "num"}.get(t, UNKNOWN if t else None)
         if isinstance(node.op, ast.UAdd):
             return {"bool": "int"}.get(t, t)
         return "int" if t in INTS | {"bool"} else UNKNOWN
@@ -269,7 +281,7 @@ class TypeInfo:
         num_like = NUMBERS | {"bool"}
         if isinstance(op, ast.Add) and left == right and left in ("str", "list", "tuple", "bytes"):
             return left
-        if isinstance(op, ast.Mult) and {left, right} in ({"str", "nnint"}, {"str", "int"}):
+        if isinstance(op, ast.Mult) and "str" in (left, right) and ({left, right} - {"str"}) <= INTS:
             return "str"
         if isinstance(op, ast.Mod) and left == "str":
             return "str"
@@ -282,11 +294,17 @@ class TypeInfo:
             return "float" if not isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)) else UNKNOWN
         if left == "num" or right == "num":
             return "num"
-        nonneg = left in ("nnint", "bool") and right in ("nnint", "bool")
+        nonneg = left in NONNEG | {"bool"} and right in NONNEG | {"bool"}
+        if isinstance(op, ast.Add) and nonneg:
+            return "posint" if "posint" in (left, right) else "nnint"
+        if isinstance(op, ast.Mult) and nonneg:
+            return "posint" if left == right == "posint" else "nnint"
         if isinstance(op, (ast.Add, ast.Mult)):
-            return "nnint" if nonneg else "int"
-        if isinstance(op, ast.Sub):
             return "int"
+        if isinstance(op, ast.Sub):
+            one = isinstance(right_node, ast.Constant) and type(right_node.value) is int \
+                and right_node.value == 1
+            return "nnint" if left == "posint" and one else "int"
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             return "nnint" if nonneg else "int"
         if isinstance(op, ast.Pow):
@@ -303,7 +321,8 @@ class TypeInfo:
             if self.scopes.resolve(scope, func.id) is None:
                 if func.id == "abs" and node.args:
                     t = self.type_of(node.args[0], scope)
-                    return {"nnint": "nnint", "int": "nnint", "bool": "nnint", "float": "float"}.get(t, UNKNOWN if t else None)
+                    return {"posint": "posint", "nnint": "nnint", "int": "nnint", "bool": "nnint",
+                            "float": "float"}.get(t, UNKNOWN if t else None)
                 if func.id in ("min", "max") and len(node.args) >= 2 and not node.keywords:
                     result = None
                     for arg in node.args:
