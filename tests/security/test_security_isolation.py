@@ -209,3 +209,16 @@ def test_new_user_namespace_refused(sandbox):
     result = sandbox.run(program)
     assert "refused" in result.stdout and "0\n" not in result.stdout.splitlines(keepends=True)
     sandbox.assert_serves_next()
+
+
+@pytest.mark.parametrize("leave", [
+    'use os\nos.setxattr("/tmp", "user.note", b"from run one")\n',
+    'use os\nos.chmod("/tmp", 0o777)\n',
+    'use os\nos.mkdir("/tmp/.hidden")\nwith open("/tmp/.hidden/x", "w") as fh:\n    fh.write("from run one")\n',
+    'use os\nos.symlink("/tmp", "/tmp/loop")\n',
+])
+def test_nothing_of_a_run_survives_in_scratch(sandbox, leave):
+    assert sandbox.run(leave).status == "ok"
+    after = sandbox.run('use os\nprint(os.listdir("/tmp"), os.listxattr("/tmp"), oct(os.stat("/tmp").st_mode))\n')
+    assert after.stdout == "[] [] 0o40700\n", after
+    sandbox.assert_serves_next()

@@ -246,16 +246,38 @@ def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Li
     """Give the next run an empty scratch directory; returns its path.
 
     With a private root the scratch dir is a fresh tmpfs (size- and inode-limited), so
-    wiping is a detach-and-remount; otherwise it is a host directory emptied by hand.
+    wiping is a detach-and-remount — skipped when the last run provably left it untouched
+    (see ``_scratch_fingerprint``); otherwise it is a host directory emptied by hand.
     """
     if caps.private_root:
+        if caps.scratch_tmpfs and _scratch_fingerprint() == _PRISTINE_SCRATCH[0]:
+            return SCRATCH_DIR
         if caps.scratch_tmpfs:
             umount(SCRATCH_DIR)
         mount("boa-scratch", SCRATCH_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
               f"mode=0700,uid={owner_uid},gid={owner_gid},size={limits.scratch_bytes},nr_inodes=2048")
         caps.scratch_tmpfs = True
+        _PRISTINE_SCRATCH[0] = _scratch_fingerprint()
         return SCRATCH_DIR
     return _reset_host_scratch(owner_uid, owner_gid)
+
+
+_PRISTINE_SCRATCH: list = [None]
+
+
+def _scratch_fingerprint() -> tuple:
+    """What distinguishes a used scratch tmpfs from a fresh one.
+
+    Any file, directory, link or data a run leaves uses inodes or blocks or appears in the
+    listing; a change of owner or mode shows in the stat; an extended attribute on the
+    root shows in its list. Timestamps are left out on purpose (their coarse granularity
+    could hide a change; the other fields cannot). All processes of the run are dead, so
+    nothing can be in flight.
+    """
+    info = os.stat(SCRATCH_DIR)
+    fs = os.statvfs(SCRATCH_DIR)
+    return (info.st_mode, info.st_uid, info.st_gid, info.st_nlink, fs.f_bfree, fs.f_ffree,
+            tuple(os.listdir(SCRATCH_DIR)), tuple(os.listxattr(SCRATCH_DIR)))
 
 
 _HOST_SCRATCH: list[str] = []
