@@ -44,6 +44,7 @@ CASES = [
     ("P4-13", "xs[:]\nxs[::-1]\n", None),
     ("P4-14", "xs = [1, 2, 3]\nxs[-1]\nxs[-2]\nxs[-2:]\nd[-1]\nxs[i]\nxs[0]\n",
      "xs = [1, 2, 3]\nlast(xs)\nxs[len(xs) - 2]\nxs[len(xs) - 2:]\npy3_index(d, -1)\npy3_index(xs, i)\nxs[0]\n"),
+    ("P4-14", "d = {}\nd[-1] = 2\nprint(d[-1])\n", "d = {}\nd[0 - 1] = 2\nprint(d[0 - 1])\n"),
     ("P4-14", "d = {}\nd[k]\nfor i in range(len(xs)):\n    xs[i]\n", None),
     ("P4-14", "def f(xs: list[int]):\n    return xs[-1]\n", "def f(xs: list[int]):\n    return last(xs)\n"),
     ("P4-13", "s = 'abc'\ns[:0]\n", "s = 'abc'\ns[:0 - 1]\n"),

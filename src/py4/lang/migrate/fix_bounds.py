@@ -183,12 +183,9 @@ def _fix_index(ctx: Context, node: ast.Subscript) -> None:
     index_type = ctx.type_of(index)
     is_load = isinstance(node.ctx, ast.Load)
     if receiver in MAPPINGS or receiver in ("class", "module", "func"):
-        if value is not None and value < 0:
+        if value is not None and value < 0:  # a key, not a position: spell it `0 - k`
             ctx.hit("P4-14", index)
-            if is_load:
-                ctx.patches.replace(node, ["py3_index(", seq, ", ", index, ")"])
-            else:
-                ctx.cannot_convert(node, "negative literal key in an assignment target")
+            ctx.patches.replace(index, ["0 - ", index.operand])
         return
     if value is not None and value >= 0:
         return
