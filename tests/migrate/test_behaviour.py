@@ -167,8 +167,6 @@ SNIPPETS = [
 "s = '  Hello  '\nprint(repr(s.strip()), repr(s.lstrip()), repr(s.rstrip()), s.strip().lower()[1:-1])\n",
 "nums = [1, 2, 3, 4]\nprint(sum(1 for n in nums if n % 2), sum(n % 2 == 0 for n in nums), round(sum(nums) / len(nums)))\n",
 "import math\nprint(round(2.675, 2), round(-1.5), math.floor(-1.5), int(-1.5), round(1e15 + 0.5))\n",
-')[0])
-progs = [
 "xs = [1, 2, 3]\nxs[-1] = 9\nxs[-1] += 1\ndel xs[0]\nprint(xs)\nxs[1:] = [7, 8]\nprint(xs)\ndel xs[-1:]\nprint(xs)\n",
 "d = {}\nd[-1] = 'neg'\nprint(d[-1], d)\n",
 "i = 3\nxs = list(range(5))\nwhile i > 0:\n    i -= 1\n    print(xs[i], end=' ')\nprint()\n",
