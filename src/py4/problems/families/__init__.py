@@ -32,6 +32,7 @@ MODULES: tuple[str, ...] = (
     "records",
     "text",
     "algorithms",
+    "misc",
 )
 
 _loaded = False
