@@ -219,3 +219,9 @@ def test_many_processes_cannot_exceed_the_worker_memory_group():
         if result.status == "ok":
             assert result.stdout != "killed 0\n", result
         assert executor.run('print("next")\n').stdout == "next\n"
+
+
+def test_stopping_itself_is_a_timeout(sandbox):
+    result = sandbox.run("use os\nuse signal\nos.kill(os.getpid(), signal.SIGSTOP)\nprint('resumed')\n")
+    assert result.status == "timeout" and result.stdout == ""
+    sandbox.assert_serves_next()
