@@ -124,7 +124,7 @@ class Context:
                     and self.scopes.scope_at(parent).kind == "class":
                 return False
             if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                return not isinstance(parent, ast.ClassDef) or True
+                return True
             child, parent = parent, self.parent(parent)
         return True
 

@@ -89,11 +89,10 @@ def _fix_join(ctx: Context, node: ast.Call) -> None:
     items = node.args[0]
     kind = ctx.type_of(sep)
     if kind in ("str", "bytes"):
-        sep_part = [sep] if not isinstance(sep, ast.Constant) or True else [sep]
-        ctx.patches.replace(node, _iterable_template(ctx, items) + [".join("] + sep_part + [")"])
+        ctx.patches.replace(node, _iterable_template(ctx, items) + [".join(", sep, ")"])
         ctx.hit("P4-18", node)
         return
-    if kind not in ("unknown",):
+    if kind != "unknown":
         return  # a list, a thread, …: its own join
     once = ctx.evaluate_once(sep)
     if once is None:

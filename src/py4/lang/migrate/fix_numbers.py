@@ -63,7 +63,7 @@ def _truth_only(ctx: Context, node: ast.BinOp) -> bool:
     if isinstance(parent, ast.Compare) and len(parent.ops) == 1 \
             and isinstance(parent.ops[0], (ast.Eq, ast.NotEq)):
         other = parent.comparators[0] if parent.left is node else parent.left
-        return int_literal(other) == 0 and not isinstance(other.value if isinstance(other, ast.Constant) else None, bool)
+        return int_literal(other) == 0
     if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and parent.test is node:
         return True
     if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
