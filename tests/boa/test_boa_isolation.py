@@ -1,0 +1,88 @@
+"""Isolation layers on their own: degrading when the kernel refuses, the uid fallback
+for killing a run's processes, the seccomp program's shape."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from py4.boa import isolation, seccomp
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
+
+
+def test_no_mount_namespace_means_no_private_root_and_a_warning():
+    caps = isolation.Capabilities(namespaces=["net"])
+    isolation.build_sandbox_root(caps, [])
+    assert not caps.private_root
+    assert any("no mount namespace" in w for w in caps.warnings)
+
+
+@needs_root
+def test_a_refused_namespace_is_recorded_and_the_rest_still_unshared():
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # in a throwaway child: unsharing changes the calling process
+        try:
+            real = isolation.unshare
+
+            def refuse_net(flags: int) -> None:
+                if flags == isolation.CLONE_NEWNET:
+                    raise isolation.IsolationError(1, "refused for the test")
+                real(flags)
+
+            isolation.unshare = refuse_net
+            caps = isolation.Capabilities()
+            isolation.isolate_worker(caps)
+            os.write(write_end, json.dumps(caps.to_json()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    os.waitpid(pid, 0)
+    caps = json.loads(os.read(read_end, 65536))
+    assert "net" not in caps["namespaces"]
+    assert {"mount", "ipc", "uts", "pid"} <= set(caps["namespaces"])
+    assert any("no net namespace" in w for w in caps["warnings"])
+
+
+@needs_root
+def test_uid_fallback_kills_only_that_uids_processes():
+    run_uid, other_uid = 64999, 64998
+
+    def sleeper(uid: int) -> int:
+        pid = os.fork()
+        if pid == 0:
+            os.setgid(uid)
+            os.setuid(uid)
+            time.sleep(30)
+            os._exit(0)
+        return pid
+
+    victim, bystander = sleeper(run_uid), sleeper(other_uid)
+    time.sleep(0.1)
+    try:
+        isolation.kill_everything_else(run_uid)  # not PID 1 here: the uid helper is used
+        _, status = os.waitpid(victim, 0)
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        assert os.waitpid(bystander, os.WNOHANG) == (0, 0)  # still alive
+    finally:
+        os.kill(bystander, signal.SIGKILL)
+        os.waitpid(bystander, 0)
+
+
+def test_kill_everything_else_does_nothing_without_a_uid_outside_a_pid_namespace():
+    assert os.getpid() != 1
+    isolation.kill_everything_else(None)  # must not kill(-1) the machine: we are still here
+
+
+def test_seccomp_program_jumps_stay_inside():
+    program = seccomp._instructions()
+    assert len(program) < 4096
+    for index, (code, jt, jf, _k) in enumerate(program):
+        if code in (seccomp.JEQ_K, seccomp.JGE_K, seccomp.JSET_K):
+            assert index + 1 + max(jt, jf) < len(program)
+    assert program[-1] == (seccomp.RET_K, 0, 0, seccomp.RET_ALLOW)
