@@ -201,3 +201,22 @@ def test_threads_and_atexit_finish_like_python(ex):
     result = ex.run(source)
     assert result.status == "ok", result
     assert result.stdout == "main done\nthread done\natexit ran\n"
+
+
+def test_mixed_hostile_batch_keeps_every_result_with_its_program():
+    kinds = {
+        "ok": ("print({i})\n", "ok"),
+        "error": ("let xs = [{i}]\nprint(xs[{i} + 1])\n", "runtime_error"),
+        "loop": ("let n = {i}\nwhile true:\n    n += 1\n", "timeout"),
+        "memory": ("let v = [{i}] * (10 ** 10)\n", "memory"),
+        "spam": ('while true:\n    print("{i}" * 100)\n', "output_limit"),
+        "forks": ("use os\nfor k in range(1, 5):\n    if os.fork() == 0:\n        os._exit(0)\nprint({i})\n", "ok"),
+    }
+    names = list(kinds) * 6
+    sources = [kinds[name][0].format(i=i) for i, name in enumerate(names)]
+    with Executor(workers=2, timeout_s=0.3, output_cap=200) as executor:
+        results = executor.run_many(sources)
+    for i, (name, result) in enumerate(zip(names, results)):
+        assert result.status == kinds[name][1], (i, name, result)
+        if name in ("ok", "forks"):
+            assert result.stdout == f"{i}\n"
