@@ -108,7 +108,6 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
         save_steps=run.save_steps,
         save_total_limit=run.save_total_limit,
         report_to=list(run.report_to) or "none",
-        logging_dir=str(Path(run.output_dir) / "logs"),
         disable_tqdm=not run.progress_bar,
         dataloader_num_workers=0,
         remove_unused_columns=False,

@@ -24,7 +24,8 @@ class ModelSource(StrictModel):
     """Hub commit to pin (required for Hub ids unless ``allow_unpinned``); ignored for folders."""
     allow_unpinned: bool = False
     tokenizer_path: str | None = None
-    """Tokenizer from elsewhere (default: the model's own)."""
+    """Tokenizer from elsewhere (default: the model's own), e.g. the -it tokenizer for SFT of a base."""
+    tokenizer_revision: str | None = None
     attn_implementation: str = "sdpa"
     dtype: Literal["auto", "bfloat16", "float32"] = "auto"
     """``auto``: bfloat16 on GPU, float32 on CPU."""
@@ -78,7 +79,10 @@ def load_tokenizer(source: ModelSource):
 
     _check_source(source)
     path = source.tokenizer_path or source.path
-    tokenizer = AutoTokenizer.from_pretrained(path, **_hub_kwargs(path, source.revision))
+    revision = source.tokenizer_revision if source.tokenizer_path else source.revision
+    if source.tokenizer_path and not is_local(path) and revision is None and not source.allow_unpinned:
+        raise ValueError(f"Hub tokenizer {path!r} needs a pinned revision (set model.tokenizer_revision)")
+    tokenizer = AutoTokenizer.from_pretrained(path, **_hub_kwargs(path, revision))
     if tokenizer.pad_token is None:  # some base checkpoints ship none; padding needs one
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer

@@ -1,0 +1,101 @@
+"""EFT: the dose builder (certified gold + on-policy replay) and the LoRA stage on the tiny -it model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from py4.train import common
+
+from train_helpers import FirstBatch, ParamSnapshot
+
+pytestmark = pytest.mark.smoke
+TINY_RUN = {"logging_steps": 1, "save_steps": 1000, "report_to": [], "progress_bar": False}
+
+
+@pytest.fixture(scope="module")
+def dose(smoke_assets, tmp_path_factory) -> Path:
+    from py4.train.eft_data import EFTDoseConfig, build_dose
+
+    out = tmp_path_factory.mktemp("dose") / "dose10"
+    config = EFTDoseConfig(out=str(out), gold=8, replay=2, split="eft_pool", replay_settings={
+        "instructions": str(smoke_assets / "instructions"), "parent": {"path": str(smoke_assets / "it")},
+        "max_new_tokens": 24, "batch_size": 2})
+    return build_dose(config)
+
+
+def test_dose_has_certified_held_in_gold_and_on_policy_replay(dose):
+    from py4.lang import compile_py4
+    from py4.lang.rules import DEFAULT_HELD_OUT
+
+    manifest = json.loads((dose / "manifest.json").read_text())
+    rows = [json.loads(line) for line in (dose / "data.jsonl").read_text().splitlines()]
+    assert manifest["rows"] == 10 and manifest["per_source"] == {"gold": 8, "replay": 2}
+    assert manifest["held_out_rules_in_targets"] == 0
+    for row in rows:
+        if row["source"] == "gold":
+            code = row["messages"][1]["content"].removeprefix("```python\n").removesuffix("\n```")
+            result = compile_py4(code)
+            assert result.ok and not set(result.rules_exercised) & DEFAULT_HELD_OUT
+            assert row["chat_template_kwargs"] == {"enable_thinking": False}
+        else:
+            assert row["messages"][0]["role"] == "user" and row["messages"][1]["role"] == "assistant"
+    assert manifest["replay_parent"]["revision"].startswith("sha256:")
+
+
+def test_smaller_dose_is_drawn_from_the_bigger(dose, tmp_path):
+    from py4.train.eft_data import EFTDoseConfig, build_dose
+
+    small = build_dose(EFTDoseConfig(out=str(tmp_path / "small"), gold=4, replay=1, draw_from=str(dose)))
+    big_rows = {line for line in (dose / "data.jsonl").read_text().splitlines()}
+    small_rows = (small / "data.jsonl").read_text().splitlines()
+    assert len(small_rows) == 5 and set(small_rows) <= big_rows
+
+
+def test_eft_trains_only_the_lora_adapters(smoke_assets, dose, tmp_path):
+    from transformers import AutoTokenizer
+
+    from py4.train import eft
+
+    snapshot, first = ParamSnapshot(), FirstBatch()
+    config = eft.EFTConfig.model_validate({
+        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(dose), "max_length": 512},
+        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.05,
+                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
+                         "grad_accum": 2, "epochs": 1},
+        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN}})
+    result = eft.run(config, callbacks=[snapshot, first])
+
+    assert result.global_step == 3  # ceil(10 rows / (2 × 2)) for one epoch
+    assert result.adapted_modules == 14  # 2 layers × q,k,v,o,gate,up,down
+    assert snapshot.trainable and all("lora_" in name for name in snapshot.trainable)
+    assert not snapshot.unchanged_trainable and not snapshot.changed_frozen
+    tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
+    ids, labels = first.batch["input_ids"], first.batch["labels"]
+    supervised = tokenizer.decode(ids[labels != -100])
+    assert "<end_of_turn>" in supervised and "<start_of_turn>user" not in supervised
+    adapter = Path(result.model_dir)
+    assert (adapter / "adapter_model.safetensors").exists() and (adapter / "adapter_config.json").exists()
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["adapted_modules"] == 14 and manifest["held_out_rules_in_targets"] == 0
+    assert manifest["inputs"]["dose"]["manifest"]["per_source"] == {"gold": 8, "replay": 2}
+
+
+def test_eft_refuses_a_dose_with_held_out_rules(tmp_path):
+    from py4.train import eft
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"held_out_rules_in_targets": 3}))
+    (tmp_path / "data.jsonl").write_text("")
+    config = eft.EFTConfig.model_validate({"model": {"path": str(tmp_path)}, "data": {"path": str(tmp_path)},
+                                           "run": {"output_dir": str(tmp_path / "run")}})
+    with pytest.raises(common.TrainingGuardError, match="held-out rule"):
+        eft.run(config)
+
+
+def test_glm_attention_only_targets():
+    from py4.train.eft import LoraSpec
+
+    spec = LoraSpec(target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
+    assert set(spec.peft_config().target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj"}
