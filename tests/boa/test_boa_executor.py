@@ -220,3 +220,15 @@ def test_mixed_hostile_batch_keeps_every_result_with_its_program():
         assert result.status == kinds[name][1], (i, name, result)
         if name in ("ok", "forks"):
             assert result.stdout == f"{i}\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root, forces the path a non-root user always takes")
+def test_user_namespace_mode_degrades_with_warnings():
+    with Executor(workers=1, timeout_s=0.5, user_namespace=True) as executor:
+        caps = executor.capabilities
+        assert "user" in caps["namespaces"] and not caps["drop_privileges"]
+        assert "programs run with the worker's own uid" in caps["warnings"]
+        assert executor.run("print(6 * 7)\n").stdout == "42\n"
+        assert executor.run("while true:\n    pass\n").status == "timeout"
+        escape = executor.run("use os\nprint(os.path.exists('/work'), os.path.exists('/root/.bashrc'))\n")
+        assert escape.stdout == "False False\n"

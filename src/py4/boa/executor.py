@@ -185,14 +185,17 @@ class Executor:
     ``workers``: number of worker processes (default: one per core). ``timeout_s``: wall
     clock per run. ``output_cap``: characters kept of stdout and of stderr. ``memory_mb``:
     address-space limit of a run. ``dialect``: ``py4`` (default) or ``python3``.
-    ``isolate=False`` turns namespaces off (for debugging only).
+    ``isolate=False`` turns namespaces off (for debugging only). ``user_namespace=True``
+    makes a root worker enter a user namespace first, as a non-root one always does
+    (programs then keep the worker's uid: see docs/boa.md).
 
     Raises WorkerError when the workers cannot be started.
     """
 
     def __init__(self, workers: int | None = None, timeout_s: float = 5.0, output_cap: int = 2048,
                  *, memory_mb: int = 512, nproc: int = 32, dialect: str = "py4",
-                 isolate: bool = True, seccomp: bool = True, debug: bool = False):
+                 isolate: bool = True, seccomp: bool = True, user_namespace: bool = False,
+                 debug: bool = False):
         if dialect not in ("py4", "python3"):
             raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
         if timeout_s <= 0 or output_cap < 0:
@@ -200,7 +203,7 @@ class Executor:
         self.timeout_s, self.output_cap, self.dialect = float(timeout_s), int(output_cap), dialect
         limits = Limits(cpu_s=int(timeout_s) + 1, memory_bytes=memory_mb * 2**20, nproc=nproc)
         config = {"dialect": dialect, "isolate": isolate, "seccomp": seccomp, "debug": debug,
-                  "limits": asdict(limits)}
+                  "user_namespace": user_namespace, "limits": asdict(limits)}
         self._limits = limits
         count = workers or os.cpu_count() or 1
         tag = f"boa-{os.getpid()}-{id(self):x}"

@@ -122,12 +122,14 @@ def die_with_parent() -> None:
 
 # ----------------------------------------------------------------------------- worker
 
-def isolate_worker(caps: Capabilities) -> None:
+def isolate_worker(caps: Capabilities, user_namespace: bool = False) -> None:
     """Unshare namespaces for this process and its future children (call before fork).
 
-    Each namespace is tried separately so that one refusal does not cost the others.
+    A user namespace comes first when not root (it grants the rights the others need),
+    or when asked for. Each namespace is tried separately so that one refusal does not
+    cost the others.
     """
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 or user_namespace:
         _enter_user_namespace(caps)
     for name, flag in NAMESPACES:
         try:

@@ -71,7 +71,7 @@ def main(argv: list[str]) -> None:
     except OSError as exc:
         caps.warnings.append(f"could not join the worker's cgroups ({exc})")
     if config["isolate"]:
-        isolation.isolate_worker(caps)
+        isolation.isolate_worker(caps, user_namespace=config.get("user_namespace", False))
     else:
         caps.warnings.append("isolation disabled by configuration")
     pid = os.fork()
