@@ -33,6 +33,7 @@ MODULES: tuple[str, ...] = (
     "text",
     "algorithms",
     "misc",
+    "grids",
 )
 
 _loaded = False
