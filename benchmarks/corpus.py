@@ -45,11 +45,40 @@ def generate(out: Path, tokens: int, tok: Path, cache: Path) -> tuple[float, flo
     return time.monotonic() - start, peak_mib
 
 
+def lsh_memory(sizes=(10_000, 20_000, 40_000)) -> dict:
+    """Bytes held by the near-duplicate filter's LSH index after inserting N documents (tracemalloc)."""
+    import random
+    import tracemalloc
+
+    from py4.corpus.config import FilterSpec
+    from py4.corpus.filters import NearDuplicateFilter
+    rng = random.Random(0)
+    vocab = [f"w{i}" for i in range(5000)]
+    near = NearDuplicateFilter(FilterSpec())
+    signatures = [near.signature(" ".join(rng.choice(vocab) for _ in range(200))) for _ in range(max(sizes))]
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    out = {}
+    for key, mh in enumerate(signatures, 1):
+        near.lsh.insert(key, mh, check_duplication=False)
+        if key in sizes:
+            out[key] = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    per_doc = {n: round(b / n) for n, b in out.items()}
+    print(f"LSH index memory (num_perm 64): " + ", ".join(f"{n} docs {b / 2**20:.1f} MiB ({per_doc[n]} B/doc)"
+                                                           for n, b in out.items()))
+    return {"bytes": out, "bytes_per_doc": per_doc}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tokens", type=int, default=50_000_000)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--lsh-only", action="store_true", help="only measure the LSH index's memory growth")
     args = parser.parse_args()
+    if args.lsh_only:
+        lsh_memory()
+        return
     work = Path(args.out or tempfile.mkdtemp(prefix="py4-corpus-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     tok = tokenizer_dir(work)
@@ -105,7 +134,7 @@ def main() -> None:
               "coverage_min": [low, round(coverage[low], 4)], "near_duplicates": near,
               "distinct_4gram_ratio": {"corpus": round(ours, 4), "single_template": round(base, 4),
                                        "words": words, "base_words": base_words},
-              "lsh_entries": manifest["lsh_entries"], "pool": manifest["pool"]}
+              "lsh_entries": manifest["lsh_entries"], "pool": manifest["pool"], "lsh_memory": lsh_memory()}
     (work / "benchmark.json").write_text(json.dumps(result, indent=2))
     print(f"wrote {work / 'benchmark.json'}")
 

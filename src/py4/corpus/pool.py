@@ -123,9 +123,8 @@ def _accept(cand: _Candidate, validator: BoaValidator) -> Lesson | None:
     if cand.bad:
         result = validator.result(cand.bad_tag, cand.bad)
         if cand.bad_tag == "python":
-            if good is None or result["status"] != "ok" or result["stdout"] != good.output or \
-                    (result["stdout"] or "") != (good.output or ""):
-                return None
+            if good is None or result["status"] != "ok" or (result["stdout"] or None) != good.output:
+                return None  # a migration must print what the original printed
             bad = Shown("python", cand.bad, output=result["stdout"] or None)
         else:
             bad = _habit(result, cand.bad, good)
