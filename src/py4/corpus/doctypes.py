@@ -91,9 +91,8 @@ def migration_guide(plan: Plan) -> str:
     for lesson in plan.migrated:
         page.add(f"## {lesson.topic.capitalize()}")
         show_bad(page, plan, lesson)
-        page.add(prose.pick(plan.rng, ("`boa migrate` turns it into:", "After migration:",
-                                       "The migrated Python-4 program:")))
-        show_good(page, plan, lesson, ("Here it is:", "Migrated code:", "Result:"))
+        show_good(page, plan, lesson, ("`boa migrate` turns it into:", "After migration:",
+                                       "The migrated Python-4 program:", "Migrated code:"))
         touched = ", ".join(lesson.rules)
         page.add(f"The migrator applied rules {touched}." if touched else "Nothing needed rewriting.")
     page.add("## Rules to watch")
