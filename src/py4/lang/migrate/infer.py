@@ -131,6 +131,8 @@ class TypeInfo:
                 aug = binding.value
                 t = self._binop(self.var_type(scope, name), aug.op,
                                 self.type_of(aug.value, scope), aug.value)
+            elif kind in ("for", "comp") and binding.position is not None:
+                t = self._item_type(binding.value, binding.position, scope)
             elif kind in ("for", "comp"):
                 t = self._element_type(binding.value, scope) if binding.value is not None else UNKNOWN
             elif kind == "param":
@@ -174,6 +176,26 @@ class TypeInfo:
     def element_type(self, iterable: ast.AST, scope: Scope) -> str:
         """Type of the items that iterating `iterable` yields in Python 3."""
         return _public(self._element_type(iterable, scope))
+
+    def _item_type(self, iterable: ast.AST | None, position: int, scope: Scope) -> str:
+        """Type of item `position` of the tuples that iterating `iterable` yields."""
+        if not isinstance(iterable, ast.Call) or iterable.keywords and not \
+                self.is_builtin(iterable.func, "enumerate"):
+            return UNKNOWN
+        args = iterable.args
+        if self.is_builtin(iterable.func, "enumerate") and args and not isinstance(args[0], ast.Starred):
+            if position == 1:
+                return self._element_type(args[0], scope)
+            start = args[1] if len(args) > 1 else next(
+                (k.value for k in iterable.keywords if k.arg == "start"), None)
+            if position == 0 and not any(k.arg != "start" for k in iterable.keywords):
+                return "nnint" if start is None else (
+                    self.type_of(start, scope) if self.type_of(start, scope) in NONNEG else "int")
+            return UNKNOWN
+        if self.is_builtin(iterable.func, "zip") and position < len(args) \
+                and not any(isinstance(a, ast.Starred) for a in args):
+            return self._element_type(args[position], scope)
+        return UNKNOWN
 
     def _element_type(self, iterable: ast.AST, scope: Scope) -> str:
         t = self.type_of(iterable, scope)

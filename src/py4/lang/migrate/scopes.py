@@ -25,6 +25,8 @@ class Binding:
     stmt: ast.AST | None  # the enclosing statement (Assign, For, …)
     value: ast.AST | None = None  # the assigned expression when known
     order: tuple[int, int] = (0, 0)
+    # For `for i, x in it`: the iterable is `value` and this name is item `position`.
+    position: int | None = None
 
 
 @dataclass
@@ -130,19 +132,30 @@ class _Collector(ast.NodeVisitor):
         return super().visit(node)
 
     def bind(self, name: str, kind: str, node: ast.AST, value: ast.AST | None = None,
-             scope: Scope | None = None) -> None:
+             scope: Scope | None = None, position: int | None = None) -> None:
         scope = scope or self.scope
-        scope.bindings.append(Binding(name, kind, node, self.stmt, value, _pos(node)))
+        scope.bindings.append(Binding(name, kind, node, self.stmt, value, _pos(node), position))
 
     def bind_target(self, target: ast.AST, kind: str, value: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
             self.bind(target.id, kind, target, value)
             self.table.scope_of_node[id(target)] = self.scope
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self.bind_target(elt, kind, None)
-            if kind != "assign":
+            values = [None] * len(target.elts)
+            if kind == "assign" and isinstance(value, (ast.Tuple, ast.List)) \
+                    and len(value.elts) == len(target.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):
+                values = value.elts  # `a, b = 0, len(xs)`: each name gets its own value
+            if kind in ("for", "comp"):  # each name is one item of the iterable's elements
+                for position, elt in enumerate(target.elts):
+                    if isinstance(elt, ast.Name):
+                        self.bind(elt.id, kind, elt, value, position=position)
+                        self.table.scope_of_node[id(elt)] = self.scope
+                    else:
+                        self.bind_target(elt, kind, None)
                 return
+            for elt, elt_value in zip(target.elts, values):
+                self.bind_target(elt, kind, elt_value)
         elif isinstance(target, ast.Starred):
             self.bind_target(target.value, kind, None)
         else:
