@@ -191,6 +191,23 @@ SNIPPETS = [
 "n = 0\nfor c in 'hello':\n    n += ord(c) % 7\nprint(n, n // 3)\n",
 "class Node:\n    def __init__(self, val, next=None):\n        self.val = val\n        self.next = next\nn = Node(1, Node(2))\nprint(n.next.val, n.next.next is None)\n",
 "import functools\nprint(functools.reduce(lambda a, b: a * b, range(1, 6)))\n",
+')[0])
+progs = [
+"from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n    y: int = 0\n    tags: list = field(default_factory=list)\n    def norm(self):\n        return abs(self.x) + abs(self.y)\nprint(P(1, -2), P(3).norm())\n",
+"import enum\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\nprint([c.name for c in Color], Color(2), Color['RED'].value)\n",
+"class A:\n    def __init__(self, v):\n        self.v = v\n    @classmethod\n    def make(cls, v=3):\n        return cls(v)\n    @staticmethod\n    def twice(x):\n        return 2 * x\n    def __repr__(self):\n        return f'A({self.v!r})'\nclass B(A):\n    def __init__(self, v):\n        super().__init__(v + 1)\nprint(A.make(), B.make(1), A.twice(4))\n",
+"class Stack:\n    def __init__(self):\n        self.items = []\n    def push(self, x):\n        self.items.append(x)\n    def pop(self):\n        return self.items.pop()\n    def peek(self):\n        return self.items[-1]\ns = Stack()\ns.push(1); s.push(2)\nprint(s.pop(), s.peek(), s.pop())\n",
+"def deco(f):\n    def wrapper(*a, **k):\n        print('call', f.__name__)\n        return f(*a, **k)\n    return wrapper\n@deco\ndef add(a, b=1):\n    return a + b\nprint(add(2), add(2, b=5))\n",
+"import heapq\nh = []\nfor v in [5, 1, 3]:\n    heapq.heappush(h, v)\nprint([heapq.heappop(h) for _ in range(len(h))])\n",
+"def bsearch(xs, t):\n    lo, hi = 0, len(xs) - 1\n    while lo <= hi:\n        mid = (lo + hi) // 2\n        if xs[mid] == t:\n            return mid\n        elif xs[mid] < t:\n            lo = mid + 1\n        else:\n            hi = mid - 1\n    return -1\nprint(bsearch([1, 3, 5, 7], 5), bsearch([1, 3], 4))\n",
+"def rotate(xs, k):\n    k %= len(xs)\n    return xs[-k:] + xs[:-k]\nprint(rotate([1, 2, 3, 4], 1), rotate([1, 2, 3], -1))\n",
+"words = ['b', 'a', 'c']\nindex = {w: i for i, w in enumerate(words)}\nprint(index, sorted(index, key=index.get), list(index.items())[-1])\n",
+"def chunks(xs, n):\n    return [xs[i:i + n] for i in range(0, len(xs), n)]\nprint(chunks(list(range(7)), 3))\n",
+"import string\nprint(string.ascii_lowercase[:3], string.ascii_lowercase[-3:], 'abc'.upper()[::-1])\n",
+"x = 5\nresult = 'pos' if x > 0 else 'neg' if x < 0 else 'zero'\nprint(result, [i * i for i in range(1, 4)], {i % 3 for i in range(6)})\n",
+"def f(a, b):\n    try:\n        return a / b\n    except ZeroDivisionError:\n        return None\n    finally:\n        print('f done')\nprint(f(1, 0), f(4, 2))\n",
+"total = 0\nfor i, ch in enumerate('abc', 1):\n    total += i * ord(ch)\nprint(total)\n",
+"lst = [4, 5, 6]\nfor i in range(len(lst) - 1, -1, -1):\n    print(lst[i], end=' ')\nprint(list(reversed(range(3))))\n",
 ]
 
 

@@ -48,6 +48,7 @@ CASES = [
     ("P4-14", "d = {}\nd[k]\nfor i in range(len(xs)):\n    xs[i]\n", None),
     ("P4-14", "def f(xs: list[int]):\n    return xs[-1]\n", "def f(xs: list[int]):\n    return last(xs)\n"),
     ("P4-13", "s = 'abc'\ns[:0]\n", "s = 'abc'\ns[:0 - 1]\n"),
+    ("P4-14", "for j, x in enumerate(xs, 1):\n    xs[j - 1]\na, b = 0, len(xs)\nxs[a]\n", None),
     ("P4-15", "d = {}\ne = {1: 2}\ns = set()\n", "d = {:}\ne = {1: 2}\ns = set()\n"),
     ("P4-16", "d = {1: 2}\nfor k in d: pass\nsorted(d)\n[k for k in x]\n",
      "d = {1: 2}\nfor k in d.keys(): pass\nsorted(d.keys())\n[k for k in py3_iter(x)]\n"),
