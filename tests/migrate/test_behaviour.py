@@ -191,8 +191,6 @@ SNIPPETS = [
 "n = 0\nfor c in 'hello':\n    n += ord(c) % 7\nprint(n, n // 3)\n",
 "class Node:\n    def __init__(self, val, next=None):\n        self.val = val\n        self.next = next\nn = Node(1, Node(2))\nprint(n.next.val, n.next.next is None)\n",
 "import functools\nprint(functools.reduce(lambda a, b: a * b, range(1, 6)))\n",
-')[0])
-progs = [
 "from dataclasses import dataclass, field\n@dataclass\nclass P:\n    x: int\n    y: int = 0\n    tags: list = field(default_factory=list)\n    def norm(self):\n        return abs(self.x) + abs(self.y)\nprint(P(1, -2), P(3).norm())\n",
 "import enum\nclass Color(enum.Enum):\n    RED = 1\n    GREEN = 2\nprint([c.name for c in Color], Color(2), Color['RED'].value)\n",
 "class A:\n    def __init__(self, v):\n        self.v = v\n    @classmethod\n    def make(cls, v=3):\n        return cls(v)\n    @staticmethod\n    def twice(x):\n        return 2 * x\n    def __repr__(self):\n        return f'A({self.v!r})'\nclass B(A):\n    def __init__(self, v):\n        super().__init__(v + 1)\nprint(A.make(), B.make(1), A.twice(4))\n",
