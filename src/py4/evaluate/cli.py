@@ -1,5 +1,73 @@
-"""`py4 evaluate` command group."""
+"""`py4 eval`: evaluate a policy on bank splits (docs/evaluation.md).
+
+    py4 eval --split test_heldin --policy gold --out runs/eval-gold
+    py4 eval --split test_heldin,test_heldout --model runs/grpo/final --samples 8 --temperature 0.7 --out runs/eval
+    py4 eval --split test_heldout --endpoint http://127.0.0.1:8000/v1 --model py4-31b --samples 8 --out runs/eval-31b
+    py4 eval --config configs/eval/smoke.yaml --out runs/eval episode.diagnostics=verbatim
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="evaluate", no_args_is_help=True)
+from py4.evaluate.policies import POLICY_NAMES
+
+
+def app(
+    out: str = typer.Option(..., "--out", help="run folder (results.json, results.md, transcripts.jsonl)"),
+    split: Optional[list[str]] = typer.Option(None, "--split", help="split(s), repeatable or comma-separated"),
+    policy: Optional[str] = typer.Option(None, "--policy", help=f"one of {', '.join(POLICY_NAMES)} "
+                                         "(default: endpoint with --endpoint, local with --model)"),
+    model: Optional[str] = typer.Option(None, "--model", help="local: model folder; endpoint: served model name"),
+    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (…/v1)"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="K episodes per problem"),
+    temperature: Optional[float] = typer.Option(None, "--temperature"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="a seeded sample of N problems per split"),
+    config: Optional[str] = typer.Option(None, "--config", help="eval YAML (EvalConfig)"),
+    no_progress: bool = typer.Option(False, "--no-progress"),
+    overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),
+) -> None:
+    """Run episodes of a policy on bank splits and write metrics and transcripts."""
+    from py4.config import ConfigError, load_config
+    from py4.evaluate.harness import EvalConfig, run
+    from py4.problems.bank import BankError
+
+    try:
+        cfg = load_config(EvalConfig, config, [*_flag_overrides(split, policy, model, endpoint, samples,
+                                                                 temperature, limit), *(overrides or [])])
+        results = run(cfg, out, progress=not no_progress)
+    except (ConfigError, ValueError, BankError, OSError, RuntimeError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    for name, s in results["splits"].items():
+        typer.echo(f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
+                   f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}")
+    typer.echo(f"-> {out}")
+
+
+def _flag_overrides(split, policy, model, endpoint, samples, temperature, limit) -> list[str]:
+    """Command-line flags as config overrides (flags win over the YAML, overrides over flags)."""
+    out = []
+    if split:
+        names = [s.strip() for item in split for s in item.split(",") if s.strip()]
+        out.append(f"splits=[{','.join(names)}]")
+    if policy is None and endpoint:
+        policy = "endpoint"
+    elif policy is None and model:
+        policy = "local"
+    if policy is not None:
+        out.append(f"policy.name={policy}")
+    if model is not None:
+        out.append(f"policy.model={model}")
+    if endpoint is not None:
+        out.append(f"policy.endpoint={endpoint}")
+    if samples is not None:
+        out.append(f"sampling.samples={samples}")
+    if temperature is not None:
+        out.append(f"sampling.temperature={temperature}")
+    if limit is not None:
+        out.append(f"limit={limit}")
+    return out

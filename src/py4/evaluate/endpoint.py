@@ -1,0 +1,135 @@
+"""An OpenAI-compatible chat-completions endpoint as a policy (e.g. a vLLM server).
+
+Each turn is one ``POST {endpoint}/chat/completions`` with ``tools``; the reply's
+``tool_calls`` are read, and so are textual ``<tool_call>{json}</tool_call>`` blocks in
+its content (servers without a tool parser return those as text). Requests of a batch
+run concurrently (``concurrency``); connection errors, 429 and 5xx are retried with
+exponential backoff; other errors raise :class:`EndpointError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from py4.episodes.parsing import ParsedTurn, check_call, parse_tool_blocks
+from py4.episodes.policy import Turn, TurnRequest, approximate_tokens
+
+RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
+
+
+class EndpointError(RuntimeError):
+    """The endpoint refused a request or kept failing after the retries."""
+
+
+class EndpointPolicy:
+    """``endpoint``: base URL up to ``/v1`` (``http://host:8000/v1``); ``model``: the served name.
+
+    ``api_key`` defaults to the ``OPENAI_API_KEY`` environment variable (none is sent when
+    unset). ``tokenizer`` (optional) counts tool-result tokens; else 4 characters a token.
+    """
+
+    def __init__(self, endpoint: str, model: str, *, temperature: float = 0.7, top_p: float = 1.0,
+                 seed: int = 0, concurrency: int = 8, retries: int = 4, timeout_s: float = 300.0,
+                 backoff_s: float = 0.5, api_key: str | None = None, tokenizer: Any = None):
+        import httpx
+
+        self.name = f"endpoint:{model}"
+        self.model, self.temperature, self.top_p, self.seed = model, temperature, top_p, seed
+        self.concurrency, self.retries, self.backoff_s = max(1, concurrency), max(0, retries), backoff_s
+        self.tokenizer = tokenizer
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=headers)
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency)
+
+    def act(self, requests: list[TurnRequest]) -> list[Turn]:
+        return list(self._pool.map(self._turn, requests))
+
+    def _turn(self, request: TurnRequest) -> Turn:
+        body = {
+            "model": self.model, "messages": to_openai_messages(request.messages), "tools": request.tools,
+            "temperature": self.temperature, "top_p": self.top_p, "max_tokens": request.max_new_tokens,
+            "seed": (self.seed + zlib.crc32(f"{request.key}/{request.turn}".encode())) % 2**31,
+            "chat_template_kwargs": {"enable_thinking": request.enable_thinking},
+        }
+        data = self._post(body)
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise EndpointError(f"unexpected chat-completions reply: {json.dumps(data)[:500]}") from None
+        parsed = turn_from_message(message)
+        usage = data.get("usage") or {}
+        text = message.get("content") or ""
+        tokens = usage.get("completion_tokens")
+        if not isinstance(tokens, int):
+            tokens = self.count_tokens(text + "".join(c.raw for c in parsed.calls))
+        return Turn(text, parsed, tokens, choice.get("finish_reason") != "length",
+                    extra={"finish_reason": choice.get("finish_reason"), "api_tool_calls": message.get("tool_calls")})
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
+        last = ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._http.post("/chat/completions", json=body)
+            except httpx.TransportError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code == 200:
+                    try:
+                        return response.json()
+                    except ValueError:
+                        last = f"reply is not JSON: {response.text[:200]!r}"
+                elif response.status_code in RETRY_STATUSES:
+                    last = f"HTTP {response.status_code}: {response.text[:200]}"
+                else:
+                    raise EndpointError(f"{self._http.base_url}/chat/completions: HTTP {response.status_code}: "
+                                        f"{response.text[:500]}")
+            if attempt < self.retries:
+                time.sleep(self.backoff_s * 2 ** attempt)
+        raise EndpointError(f"{self._http.base_url}/chat/completions failed after {self.retries + 1} attempts: {last}")
+
+    def count_tokens(self, text: str) -> int:
+        if self.tokenizer is None:
+            return approximate_tokens(text)
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._http.close()
+
+
+def turn_from_message(message: dict[str, Any]) -> ParsedTurn:
+    """Structured ``tool_calls`` first, then ``<tool_call>`` blocks written in the content."""
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            calls.append(check_call(None, None, json.dumps(call, default=str)))
+            continue
+        raw = json.dumps({"name": function.get("name"), "arguments": function.get("arguments")}, ensure_ascii=False)
+        calls.append(check_call(function.get("name"), function.get("arguments"), raw, call.get("id")))
+    textual = parse_tool_blocks(message.get("content") or "")
+    reasoning = message.get("reasoning_content") or message.get("reasoning") or textual.reasoning
+    return ParsedTurn(textual.content, reasoning, calls + textual.calls)
+
+
+def to_openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The driver's messages in the wire format: arguments as JSON strings, no reasoning field."""
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if k != "reasoning_content"}
+        if m.get("tool_calls"):
+            m["tool_calls"] = [{"id": c["id"], "type": "function",
+                                "function": {"name": c["function"]["name"],
+                                             "arguments": json.dumps(c["function"]["arguments"], ensure_ascii=False)}}
+                               for c in m["tool_calls"]]
+        out.append(m)
+    return out

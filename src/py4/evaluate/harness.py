@@ -1,0 +1,139 @@
+"""The evaluation run: episodes of a policy on bank splits, metrics, transcripts (``py4 eval``).
+
+    cfg = load_config(EvalConfig, None, ["policy.name=gold", "splits=[test_heldin]"])
+    results = run(cfg, "runs/eval-gold")
+
+Writes into the run folder: ``results.json`` (per split: ``certified_rate``,
+``pass_at_k`` {k: value}, ``outcomes`` counts, ``mean_reward``, ``per_rule``, …; plus
+the bank hash, Boa version, sampling and episode settings), ``results.md`` (tables),
+``transcripts.jsonl`` (every episode), ``resolved_config.yaml`` and ``run_manifest.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from py4.config import StrictModel
+from py4.episodes.config import EpisodeConfig
+from py4.episodes.driver import run_episodes
+from py4.evaluate.metrics import markdown_table, summarize
+from py4.evaluate.policies import PolicyConfig, SamplingConfig, build_policy, check_policy
+from py4.problems.schema import SPLITS, Problem
+
+RESULTS, TABLE, TRANSCRIPTS = "results.json", "results.md", "transcripts.jsonl"
+
+
+class EvalConfig(StrictModel):
+    splits: list[str] = ["test_heldin", "test_heldout"]
+    limit: int | None = pydantic.Field(None, ge=1)
+    """Problems per split: a seeded sample of this many (None: the whole split)."""
+    limit_seed: int = 0
+    bank_version: str = "v1"
+    bank_dir: str | None = None
+    """A rebuilt bank's folder (default: the shipped bank)."""
+    workers: int | None = None
+    """Boa workers (default: one per core)."""
+    policy: PolicyConfig = PolicyConfig()
+    sampling: SamplingConfig = SamplingConfig()
+    episode: EpisodeConfig = EpisodeConfig()
+
+
+def check_config(config: EvalConfig) -> list[str]:
+    """Every problem with the config at once (empty when fine)."""
+    problems = [f"splits: unknown split {s!r}; expected one of {', '.join(SPLITS)}"
+                for s in config.splits if s not in SPLITS]
+    if not config.splits:
+        problems.append("splits: name at least one split")
+    if config.sampling.samples < 1:
+        problems.append("sampling.samples must be >= 1")
+    return problems + check_policy(config.policy)
+
+
+def select_problems(bank: list[Problem], split: str, limit: int | None, seed: int) -> list[Problem]:
+    """The split's problems sorted by id; a seeded sample of ``limit`` of them when given."""
+    problems = sorted((p for p in bank if p.split == split), key=lambda p: p.id)
+    if limit is not None and limit < len(problems):
+        problems = sorted(random.Random(f"{seed}/{split}").sample(problems, limit), key=lambda p: p.id)
+    return problems
+
+
+def boa_version() -> dict[str, str]:
+    """The toolkit version and a fingerprint of Boa's and the language's sources."""
+    import py4
+    from py4.corpus.validate import implementation_fingerprint
+
+    return {"version": py4.__version__, "implementation": implementation_fingerprint()}
+
+
+def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, policy: Any = None) -> dict[str, Any]:
+    """Evaluate and write the run folder; returns the results.json object.
+
+    ``policy`` overrides the one the config names (tests, custom policies). Raises
+    ValueError for a bad config, BankError for a missing or corrupt bank, and whatever
+    the policy raises (EndpointError, OSError for a missing model).
+    """
+    from py4.episodes.pool import shared_executor
+    from py4.problems.bank import bank_paths, load_bank, load_manifest
+    from py4.runs import RunRecorder, atomic_write_json, atomic_write_text
+
+    problems = check_config(config)
+    if problems:
+        raise ValueError("invalid eval config: " + "; ".join(problems))
+    out = Path(out_dir)
+    with RunRecorder(out, config, kind="eval") as recorder:
+        bank = load_bank(config.bank_version, config.bank_dir)
+        manifest = load_manifest(config.bank_version, config.bank_dir)
+        bank_file, _ = bank_paths(config.bank_version, config.bank_dir)
+        recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"))
+        policy = policy or build_policy(config.policy, config.sampling)
+        executor = shared_executor(config.episode.output_cap, config.workers)
+        split_problems = {s: select_problems(bank, s, config.limit, config.limit_seed) for s in config.splits}
+        transcripts = out / TRANSCRIPTS
+        transcripts.unlink(missing_ok=True)
+        summaries, all_records = {}, []
+        try:
+            for split, chosen in split_problems.items():
+                records = _run_split(split, chosen, policy, config, executor, progress)
+                with transcripts.open("a", encoding="utf-8") as fh:
+                    fh.writelines(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+                summaries[split] = summarize(records, config.sampling.samples)
+                all_records += records
+        finally:
+            policy.close()
+        results = {
+            "policy": {"name": getattr(policy, "name", config.policy.name), **config.policy.model_dump(mode="json")},
+            "bank": {"version": config.bank_version, "sha256": manifest.get("jsonl_sha256"),
+                     "problems": len(bank)},
+            "boa": boa_version(),
+            "sampling": config.sampling.model_dump(mode="json"),
+            "episode": config.episode.model_dump(mode="json"),
+            "splits": summaries,
+            "overall": summarize(all_records, config.sampling.samples),
+        }
+        atomic_write_json(out / RESULTS, results)
+        atomic_write_text(out / TABLE, markdown_table(results))
+        for name in (RESULTS, TABLE, TRANSCRIPTS):
+            recorder.add_output(name, out / name)
+        recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
+                     certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
+    return results
+
+
+def _run_split(split: str, problems: list[Problem], policy: Any, config: EvalConfig, executor: Any,
+               progress: bool) -> list[dict[str, Any]]:
+    total = len(problems) * config.sampling.samples
+    if not progress:
+        runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor)
+        return [r.record() for r in runs]
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task(f"{split} ({getattr(policy, 'name', '?')})", total=total)
+        runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor,
+                            on_episode_end=lambda _run: bar.advance(task))
+    return [r.record() for r in runs]

@@ -1,0 +1,78 @@
+"""A local transformers model as a policy: batched generation, the model's own chat template.
+
+Prompts are rendered with ``tokenizer.apply_chat_template(messages, tools=…,
+add_generation_prompt=True, enable_thinking=…)``; turns are parsed with the tokenizer's
+response schema (``py4.episodes.parsing.parse_with_tokenizer``). Generation stops at
+the tokenizer's EOS and at ``<end_of_turn>`` when the vocabulary has it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from py4.episodes.parsing import parse_with_tokenizer
+from py4.episodes.policy import Turn, TurnRequest
+
+END_OF_TURN = "<end_of_turn>"
+
+
+class LocalModelPolicy:
+    """``path``: a model folder with its tokenizer (local files only).
+
+    Raises OSError when the folder holds no loadable model or tokenizer.
+    """
+
+    def __init__(self, path: str, *, temperature: float = 0.7, top_p: float = 1.0, seed: int = 0,
+                 batch_size: int = 8, device: str = "cpu"):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.name = f"local:{path}"
+        self.temperature, self.top_p, self.batch_size, self.device = temperature, top_p, batch_size, device
+        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device)
+        self.model.eval()
+        self.stop_ids = sorted({i for i in (self.tokenizer.eos_token_id,
+                                            self.tokenizer.convert_tokens_to_ids(END_OF_TURN))
+                                if isinstance(i, int) and i != self.tokenizer.unk_token_id})
+        self._generator = torch.Generator(device=device).manual_seed(seed)
+        torch.manual_seed(seed)
+
+    def act(self, requests: list[TurnRequest]) -> list[Turn]:
+        turns: list[Turn] = []
+        for start in range(0, len(requests), self.batch_size):
+            turns.extend(self._batch(requests[start:start + self.batch_size]))
+        return turns
+
+    def _batch(self, requests: list[TurnRequest]) -> list[Turn]:
+        import torch
+
+        prompts = [self.tokenizer.apply_chat_template(r.messages, tools=r.tools, add_generation_prompt=True,
+                                                      enable_thinking=r.enable_thinking, tokenize=False)
+                   for r in requests]
+        enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        sampling: dict[str, Any] = ({"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
+                                    if self.temperature > 0 else {"do_sample": False})
+        with torch.no_grad():
+            out = self.model.generate(**enc, max_new_tokens=max(r.max_new_tokens for r in requests),
+                                      eos_token_id=self.stop_ids, pad_token_id=self.tokenizer.pad_token_id,
+                                      **sampling)
+        prompt_len = enc["input_ids"].shape[1]
+        return [self._turn(out[i, prompt_len:].tolist(), r, prompts[i]) for i, r in enumerate(requests)]
+
+    def _turn(self, ids: list[int], request: TurnRequest, prompt: str) -> Turn:
+        stop = next((i for i, t in enumerate(ids) if t in self.stop_ids), None)
+        finished = stop is not None and stop < request.max_new_tokens
+        ids = ids[:stop + 1] if finished else ids[:request.max_new_tokens]
+        text = self.tokenizer.decode(ids, skip_special_tokens=False)
+        parsed = parse_with_tokenizer(self.tokenizer, text, prefix=prompt)
+        return Turn(text, parsed, len(ids), finished)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def close(self) -> None:
+        self.model = None
