@@ -108,7 +108,7 @@ def child_copy(dirs: dict[str, Path], out_file: Path, out_bytes: int, chunk: int
     """Read every input weight file in chunks, interleaved, and write ``out_bytes`` to one file."""
     files = [open(p, "rb", buffering=0) for role in ("mid", "it", "base") for p in sorted(dirs[role].glob("*.safetensors"))]
     buffers = [bytearray(chunk) for _ in range(3)]
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     written, read = 0, 0
     with open(out_file, "wb", buffering=0) as out:
         active = list(files)
@@ -128,10 +128,10 @@ def child_copy(dirs: dict[str, Path], out_file: Path, out_bytes: int, chunk: int
                 take = min(chunk, out_bytes - written)
                 out.write(memoryview(pad)[:take])
                 written += take
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     for fh in files:
         fh.close()
-    return {"seconds": seconds, "read_bytes": read, "written_bytes": written, "vm_hwm": _vm_hwm_bytes()}
+    return {"seconds": seconds, "cpu_seconds": cpu, "read_bytes": read, "written_bytes": written, "vm_hwm": _vm_hwm_bytes()}
 
 
 def child_graft(dirs: dict[str, Path], out: Path, defaults: bool, hash_outputs: bool) -> dict:
@@ -143,7 +143,7 @@ def child_graft(dirs: dict[str, Path], out: Path, defaults: bool, hash_outputs: 
     t0 = time.perf_counter()
     result = run(config, show_progress=False)
     total = time.perf_counter() - t0
-    return {"seconds": result.stream_seconds, "total_seconds": total, "written_bytes": result.total_size,
+    return {"seconds": result.stream_seconds, "cpu_seconds": result.stream_cpu_seconds, "total_seconds": total, "written_bytes": result.total_size,
             "largest_tensor": result.largest_tensor_bytes, "vm_hwm": _vm_hwm_bytes(),
             "shards": len(result.shards)}
 
@@ -169,15 +169,18 @@ def main() -> None:
     parser.add_argument("--size-gb", type=float, default=2.0, help="size of each synthetic checkpoint (GB)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs of each kind (alternating)")
     parser.add_argument("--dir", type=Path, default=None, help="scratch folder (default: a new temporary one)")
-    parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch folder (and its inputs)")
+    parser.add_argument("--reuse", type=Path, default=None, help="a scratch folder kept with --keep: reuse its inputs")
     args = parser.parse_args()
 
-    root = Path(tempfile.mkdtemp(prefix="py4-graft-bench-", dir=args.dir))
+    root = args.reuse or Path(tempfile.mkdtemp(prefix="py4-graft-bench-", dir=args.dir))
     try:
         print(f"scratch: {root}; free disk: {shutil.disk_usage(root).free / 1e9:.0f} GB")
         t = time.perf_counter()
-        dirs = build_checkpoints(root / "in", int(args.size_gb * 1e9))
-        print(f"built 3 checkpoints in {time.perf_counter() - t:.0f} s")
+        if not (root / "in" / "base" / "model.safetensors.index.json").is_file():
+            dirs = build_checkpoints(root / "in", int(args.size_gb * 1e9))
+        dirs = {role: root / "in" / role for role in ("mid", "it", "base")}
+        print(f"3 checkpoints ready in {time.perf_counter() - t:.0f} s")
         # Warm-up of each kind (not timed); establishes the output size for the copy baseline.
         first = _in_child("graft", {"dirs": dirs, "out": root / "graft", "defaults": False, "hash_outputs": False})
         out_bytes = first["written_bytes"]
@@ -213,15 +216,19 @@ def report(runs: dict[str, list[dict]], default_run: dict, first: dict, args) ->
     load = os.getloadavg()[0]
     print(f"\nload average {load:.1f} on {os.cpu_count()} cores; inputs read {read_bytes / 1e9:.2f} GB, output {out_bytes / 1e9:.2f} GB, largest tensor "
           f"{largest / 1e6:.0f} MB; median of {args.repeats} alternating runs")
-    print(f"{'kind':34s} {'seconds':>8s} {'GB/s moved':>10s} {'x copy':>7s} {'peak RSS':>9s}   best s (x best copy)")
+    print(f"{'kind':34s} {'seconds':>8s} {'GB/s moved':>10s} {'x copy':>7s} {'peak RSS':>9s}   "
+          f"best s (x best copy)   CPU s (x copy CPU)")
     rows = [("copy (read 3, write 1)", "copy"), ("graft stream", "graft"), ("graft stream + output sha256", "graft_hash")]
     best_copy = min(r["seconds"] for r in runs["copy"])
+    copy_cpu = statistics.median(r["cpu_seconds"] for r in runs["copy"])
     for label, kind in rows:
         s = median_s(kind)
         best = min(r["seconds"] for r in runs[kind])
         peak = max(r["vm_hwm"] for r in runs[kind])
         print(f"{label:34s} {s:8.2f} {moved / 1e9 / s:10.2f} {copy_s / s:7.2f} {peak / 2**20:7.0f} MiB"
-              f"   {best:.2f} ({best_copy / best:.2f})")
+              f"   {best:.2f} ({best_copy / best:.2f})"
+              f"   {statistics.median(r['cpu_seconds'] for r in runs[kind]):.2f} "
+              f"({copy_cpu / statistics.median(r['cpu_seconds'] for r in runs[kind]):.2f})")
     d = default_run
     print(f"{'graft end to end, defaults':34s} {d['total_seconds']:8.2f} {moved / 1e9 / d['total_seconds']:10.2f} "
           f"{copy_s / d['total_seconds']:7.2f} {d['vm_hwm'] / 2**20:7.0f} MiB  (full input hashes, verify 8)")

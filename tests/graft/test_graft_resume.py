@@ -107,3 +107,30 @@ def test_a_folder_with_foreign_weights_is_refused(tmp_path, dirs):
     with pytest.raises(GraftError, match="not written by py4 graft"):
         run(graft_config(dirs, out), show_progress=False)
     assert (out / "model.safetensors").read_bytes() == b"not ours"
+
+
+def test_a_killed_process_leaves_a_resumable_folder(tmp_path, dirs):
+    """SIGKILL mid-shard: no exception handler runs, a .partial file is left behind."""
+    import subprocess
+    import sys
+
+    config = graft_config(dirs, tmp_path / "out", max_shard_size=1200, lambda_=0.6)
+    code = (
+        "import os, signal, sys\n"
+        "from py4.graft import GraftConfig, run\n"
+        "seen = []\n"
+        "def hook(name):\n"
+        "    seen.append(name)\n"
+        "    if len(seen) == 7:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "run(GraftConfig.model_validate_json(sys.argv[1]), on_tensor=hook, show_progress=False)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, config.model_dump_json()], capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr
+    out = tmp_path / "out"
+    assert read_manifest(out)["status"] == "running"  # killed: nobody could record the end
+    assert list(out.glob(".model-*.partial"))
+    result = run(config, show_progress=False)
+    assert result.resumed_shards >= 1
+    reference = run(graft_config(dirs, tmp_path / "ref", max_shard_size=1200, lambda_=0.6), show_progress=False)
+    assert _files(out) == _files(tmp_path / "ref") and reference.shards == result.shards

@@ -158,7 +158,7 @@ class GraftConfig(StrictModel):
     rename: RenameRules = RenameRules()
     max_shard_size: int | str = pydantic.Field("5GB", description="output shard size, e.g. 5GB, 500MB")
     chunk_size: int | str = pydantic.Field(
-        "2MiB", description="accumulate-dtype bytes processed at once: small enough to stay in cache")
+        "8MiB", description="accumulate-dtype bytes processed at once (per buffer; ~8 buffers)")
     compute_threads: int = pydantic.Field(
         1, ge=1, description="torch threads while streaming; the work is memory-bound and chunks are small, "
                              "so more threads mostly add synchronisation (and stall badly on a busy machine)")

@@ -45,6 +45,7 @@ class GraftResult:
     resumed_shards: int
     written_shards: int
     stream_seconds: float
+    stream_cpu_seconds: float  # user + system time of the whole process (all threads) while streaming
     peak_rss_bytes: int
     largest_tensor_bytes: int
     verified: list[str] = field(default_factory=list)
@@ -175,12 +176,13 @@ def run(config: GraftConfig, *, on_tensor: Callable[[str], None] | None = None,
         _record_inputs(recorder, checkpoints, config.input_hashes)
         recorder.timing("hash_inputs_s", time.monotonic() - t)
         recorder.set(aux_files=copy_aux_files(checkpoints["it"], out, config.aux_files))
-        t = time.monotonic()
+        t, cpu = time.monotonic(), time.process_time()
         resumed, written = _stream(config, plan, out, journal, on_tensor, show_progress)
-        stream_s = time.monotonic() - t
+        stream_s, stream_cpu_s = time.monotonic() - t, time.process_time() - cpu
         recorder.timing("stream_s", stream_s)
+        recorder.timing("stream_cpu_s", stream_cpu_s)
         _write_index(out, plan)
-        result = _result(plan, out, resumed, written, stream_s)
+        result = _result(plan, out, resumed, written, stream_s, stream_cpu_s)
         recorder.add_output("model", out, hash_content=False, total_size=plan.total_size,
                             shards=journal["shards"], index=INDEX_NAME)
         if config.verify_sample:
@@ -200,10 +202,11 @@ def run(config: GraftConfig, *, on_tensor: Callable[[str], None] | None = None,
     return result
 
 
-def _result(plan: GraftPlan, out: Path, resumed: int, written: int, stream_s: float) -> GraftResult:
+def _result(plan: GraftPlan, out: Path, resumed: int, written: int, stream_s: float,
+            stream_cpu_s: float) -> GraftResult:
     records = _tensor_record(plan)
     largest = max((e.end - e.begin for d in plan.decisions for e in d.sources.values()), default=0)
     return GraftResult(out=out, shards=[s.file_name for s in plan.shards], total_size=plan.total_size,
                        grafted=records["grafted"], copied=records["copied"], skipped=records["skipped"],
                        resumed_shards=resumed, written_shards=written, stream_seconds=stream_s,
-                       peak_rss_bytes=peak_rss_bytes(), largest_tensor_bytes=largest)
+                       stream_cpu_seconds=stream_cpu_s, peak_rss_bytes=peak_rss_bytes(), largest_tensor_bytes=largest)

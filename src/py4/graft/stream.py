@@ -20,17 +20,17 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from py4.graft.checkpoint import DTYPES, GraftError, TensorEntry
+from py4.graft.checkpoint import DTYPES, ROLES, GraftError, TensorEntry
 from py4.graft.plan import Decision, ShardPlan
 
-__all__ = ["ArithmeticSpec", "InputReader", "ChunkBuffers", "tensor_chunks", "write_shard", "ShardRecord"]
+__all__ = ["ArithmeticSpec", "InputReader", "ChunkBuffers", "write_shard", "ShardRecord"]
 
 
 @dataclass(frozen=True)
@@ -84,64 +84,63 @@ class InputReader:
 
 
 class ChunkBuffers:
-    """The only large allocations of a graft: reused for every chunk of every tensor.
+    """The only large allocations of a graft, reused for every chunk of every tensor.
 
-    ``slots`` output buffers rotate so that one chunk can be written (and hashed) on the
-    sink's thread while the next one is computed.
+    Three stages overlap: a reader thread fills ``read_slots`` ahead of the compute, the
+    caller's thread combines a chunk into one of ``write_slots``, and a writer thread
+    writes (and hashes) the slots already filled. ``slots`` of each kind rotate.
     """
 
     def __init__(self, spec: ArithmeticSpec, max_in_itemsize: int, max_out_itemsize: int, slots: int = 3):
         n = spec.chunk_elements
-        self.raw = torch.empty(n * max_in_itemsize, dtype=torch.uint8)
+        self.read_slots = [{role: torch.empty(n * max_in_itemsize, dtype=torch.uint8) for role in ROLES}
+                           for _ in range(slots)]
         self.acc = torch.empty(n, dtype=spec.accumulate)
         self.tmp = torch.empty(n, dtype=spec.accumulate)
-        self.slots = [torch.empty(n * max_out_itemsize, dtype=torch.uint8) for _ in range(slots)]
+        self.write_slots = [torch.empty(n * max_out_itemsize, dtype=torch.uint8) for _ in range(slots)]
 
 
-def _view(slot: torch.Tensor, code: str, count: int) -> torch.Tensor:
-    info = DTYPES[code]
-    return slot[: count * info.itemsize].view(info.torch_dtype)
+@dataclass(frozen=True)
+class _Chunk:
+    decision: Decision
+    first: int  # element offset in the flattened tensor
+    count: int
 
 
-def _graft_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: ChunkBuffers,
-                 spec: ArithmeticSpec, lam: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
+def _chunks(shard: ShardPlan, chunk_elements: int) -> list[_Chunk]:
+    chunks = []
+    for d in shard.tensors:
+        numel = d.out_bytes // DTYPES[d.out_dtype].itemsize
+        starts = range(0, numel, chunk_elements) or [0]  # an empty tensor still gets its turn
+        chunks += [_Chunk(d, first, min(chunk_elements, numel - first)) for first in starts]
+    return chunks
+
+
+def _read_chunk(reader: InputReader, chunk: _Chunk, slot: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {role: reader.read(entry, chunk.first, chunk.count, slot[role])
+            for role, entry in chunk.decision.sources.items()}
+
+
+def _combine(chunk: _Chunk, inputs: dict[str, torch.Tensor], buf: ChunkBuffers, spec: ArithmeticSpec,
+             lam: torch.Tensor, slot: torch.Tensor) -> torch.Tensor:
+    d, count = chunk.decision, chunk.count
+    info = DTYPES[d.out_dtype]
+    out = slot[: count * info.itemsize].view(info.torch_dtype)
+    if d.action != "graft":
+        (src,) = inputs.values()
+        out.copy_(src)
+        return out
     acc, tmp = buf.acc[:count], buf.tmp[:count]
     # Order fixed so that results are reproducible: (it - base), times lambda, plus mid.
-    acc.copy_(reader.read(d.sources["it"], first, count, buf.raw))
-    tmp.copy_(reader.read(d.sources["base"], first, count, buf.raw))
+    acc.copy_(inputs["it"])
+    tmp.copy_(inputs["base"])
     acc.sub_(tmp)
     if spec.lambda_ != 1.0:  # x * 1 == x exactly: skip a pass over memory
         acc.mul_(lam)
-    tmp.copy_(reader.read(d.sources["mid"], first, count, buf.raw))
+    tmp.copy_(inputs["mid"])
     acc.add_(tmp)
-    out = _view(slot, d.out_dtype, count)
     out.copy_(acc)  # round to nearest even, as torch's .to() does
     return out
-
-
-def _take_chunk(d: Decision, first: int, count: int, reader: InputReader, buf: ChunkBuffers,
-                slot: torch.Tensor) -> torch.Tensor:
-    (entry,) = d.sources.values()
-    if entry.dtype == d.out_dtype:  # read straight into the output slot
-        return reader.read(entry, first, count, slot)
-    out = _view(slot, d.out_dtype, count)
-    out.copy_(reader.read(entry, first, count, buf.raw))
-    return out
-
-
-def tensor_chunks(d: Decision, reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec,
-                  next_slot: Callable[[], torch.Tensor]) -> Iterator[memoryview]:
-    """The output bytes of one planned tensor, a chunk at a time, each in a slot from ``next_slot()``."""
-    numel = d.out_bytes // DTYPES[d.out_dtype].itemsize
-    lam = torch.tensor(spec.lambda_, dtype=spec.accumulate)
-    for first in range(0, numel, spec.chunk_elements):
-        count = min(spec.chunk_elements, numel - first)
-        slot = next_slot()
-        if d.action == "graft":
-            out = _graft_chunk(d, first, count, reader, buf, spec, lam, slot)
-        else:
-            out = _take_chunk(d, first, count, reader, buf, slot)
-        yield memoryview(out.view(torch.uint8).numpy())
 
 
 def _write_all(fd: int, data: memoryview | bytes, digest) -> None:
@@ -153,37 +152,62 @@ def _write_all(fd: int, data: memoryview | bytes, digest) -> None:
         view = view[written:]
 
 
-class _Sink:
-    """Writes and hashes chunks on one background thread (both release the GIL).
+class _Stage:
+    """One background thread running jobs in order, at most ``depth`` of them unfinished.
 
-    ``next_slot`` hands out the output buffer whose earlier write has finished, so a
-    buffer is never refilled while it is being written.
+    Torch ops, ``os.preadv``/``os.write`` and hashlib release the GIL, so the stages run
+    in parallel on separate cores when there are any to spare.
     """
 
-    def __init__(self, fd: int, digest, slots: list[torch.Tensor]):
-        self._fd, self._digest, self._slots = fd, digest, slots
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graft-sink")
+    def __init__(self, name: str, depth: int):
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._pending: deque[Future] = deque()
-        self._turn = 0
+        self._depth = depth
 
-    def next_slot(self) -> torch.Tensor:
-        if len(self._pending) >= len(self._slots) - 1:
-            self._pending.popleft().result()  # re-raises a failed write here
-        slot = self._slots[self._turn % len(self._slots)]
-        self._turn += 1
-        return slot
-
-    def submit(self, data: memoryview | bytes) -> None:
-        self._pending.append(self._pool.submit(_write_all, self._fd, data, self._digest))
+    def submit(self, fn, *args) -> Future:
+        while len(self._pending) >= self._depth:
+            self._pending.popleft().result()  # re-raises a failed job here
+        future = self._pool.submit(fn, *args)
+        self._pending.append(future)
+        return future
 
     def drain(self) -> None:
         while self._pending:
             self._pending.popleft().result()
 
     def close(self) -> None:
-        for future in self._pending:  # after an error: let queued writes finish before the fd closes
-            future.exception()
+        for future in self._pending:  # after an error: let queued jobs finish before buffers/fds go
+            future.cancel() or future.exception()
         self._pool.shutdown(wait=True)
+
+
+def _stream_chunks(chunks: list[_Chunk], reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec,
+                   writes: _Stage, write: Callable[[memoryview], None],
+                   on_tensor: Callable[[str], None] | None, on_bytes: Callable[[int], None] | None) -> None:
+    slots = len(buf.read_slots)
+    lam = torch.tensor(spec.lambda_, dtype=spec.accumulate)
+    reads = _Stage("graft-read", slots)
+    try:
+        ahead = [reads.submit(_read_chunk, reader, c, buf.read_slots[i % slots])
+                 for i, c in enumerate(chunks[: slots - 1])]
+        current = None
+        for i, chunk in enumerate(chunks):
+            # Read slot i-1's chunk has been combined: refill it with chunk i + slots - 1.
+            if i + slots - 1 < len(chunks):
+                ahead.append(reads.submit(_read_chunk, reader, chunks[i + slots - 1],
+                                          buf.read_slots[(i + slots - 1) % slots]))
+            if chunk.decision is not current:
+                current = chunk.decision
+                if on_tensor is not None:
+                    on_tensor(current.name)
+            inputs = ahead[i].result()
+            ahead[i] = None  # type: ignore[call-overload]
+            out = _combine(chunk, inputs, buf, spec, lam, buf.write_slots[i % slots])
+            writes.submit(write, memoryview(out.view(torch.uint8).numpy()))
+            if on_bytes is not None:
+                on_bytes(out.numel() * out.element_size())
+    finally:
+        reads.close()
 
 
 def write_shard(shard: ShardPlan, out_dir: Path, reader: InputReader, buf: ChunkBuffers, spec: ArithmeticSpec, *,
@@ -198,21 +222,17 @@ def write_shard(shard: ShardPlan, out_dir: Path, reader: InputReader, buf: Chunk
     partial = out_dir / f".{shard.file_name}.partial"
     digest = hashlib.sha256() if hash_output else None
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    sink = _Sink(fd, digest, buf.slots)
+    # depth slots-1: write slot i is refilled only after its previous write has finished.
+    writes = _Stage("graft-write", len(buf.write_slots) - 1)
     try:
-        sink.submit(shard.header)
-        for d in shard.tensors:
-            if on_tensor is not None:
-                on_tensor(d.name)
-            for chunk in tensor_chunks(d, reader, buf, spec, sink.next_slot):
-                sink.submit(chunk)
-                if on_bytes is not None:
-                    on_bytes(chunk.nbytes)
-        sink.drain()
+        writes.submit(_write_all, fd, shard.header, digest)
+        _stream_chunks(_chunks(shard, spec.chunk_elements), reader, buf, spec, writes,
+                       lambda data: _write_all(fd, data, digest), on_tensor, on_bytes)
+        writes.drain()
         if fsync:
             os.fsync(fd)
     finally:
-        sink.close()
+        writes.close()
         os.close(fd)
     size = partial.stat().st_size
     if size != shard.size:
