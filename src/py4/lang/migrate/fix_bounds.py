@@ -194,11 +194,10 @@ def _fix_index(ctx: Context, node: ast.Subscript) -> None:
         return
     if value is not None:  # a negative literal
         ctx.hit("P4-14", index)
-        if receiver in SEQUENCES and ctx.is_simple(seq):
-            if value == -1 and is_load:
-                ctx.patches.replace(node, ["last(", seq, ")"])
-            else:
-                ctx.patches.replace(index, ["len(", seq, f") - {-value}"])
+        if receiver in SEQUENCES and value == -1 and is_load:
+            ctx.patches.replace(node, ["last(", seq, ")"])  # evaluates seq once
+        elif receiver in SEQUENCES and ctx.is_simple(seq):
+            ctx.patches.replace(index, ["len(", seq, f") - {-value}"])
         elif is_load:
             ctx.patches.replace(node, ["py3_index(", seq, ", ", index, ")"])
         else:

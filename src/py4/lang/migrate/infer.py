@@ -86,6 +86,17 @@ def join(a: str | None, b: str | None) -> str | None:
     return UNKNOWN
 
 
+def _own_nodes(func: ast.AST):
+    """Nodes of a function body, not descending into nested functions, classes, lambdas."""
+    stack = list(func.body)
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                stack.append(child)
+
+
 def _public(t: str) -> str:
     return "nnint" if t == "posint" else t
 
@@ -97,6 +108,7 @@ class TypeInfo:
         self.scopes = scopes
         # Types of names bound outside this source (an f-string field's enclosing scope).
         self.external = external or {}
+        self._evaluating: set[int] = set()  # functions whose return type is being computed
         self.var_types: dict[tuple[int, str], str | None] = {}
         self._solve()
 
@@ -176,6 +188,33 @@ class TypeInfo:
     def element_type(self, iterable: ast.AST, scope: Scope) -> str:
         """Type of the items that iterating `iterable` yields in Python 3."""
         return _public(self._element_type(iterable, scope))
+
+    def _returned_type(self, scope: Scope, name: str) -> str | None:
+        """What calling the program's own function `name` returns (join of its returns)."""
+        owner = self.scopes.resolve(scope, name)
+        bindings = owner.bindings_of(name) if owner is not None else []
+        if len(bindings) != 1 or bindings[0].kind != "def" \
+                or not isinstance(bindings[0].node, ast.FunctionDef) \
+                or bindings[0].node.decorator_list:
+            return UNKNOWN
+        func = bindings[0].node
+        if id(func) in self._evaluating:
+            return UNKNOWN  # recursion: no sound answer without iterating
+        inner = self.scopes.owned_scope(func)
+        self._evaluating.add(id(func))
+        try:
+            result = None
+            for node in _own_nodes(func):
+                if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                    return "iter"
+                if isinstance(node, ast.Return):
+                    value = node.value
+                    result = join(result, self.type_of(value, inner) if value is not None else "none")
+            if not func.body or not isinstance(func.body[-1], (ast.Return, ast.Raise)):
+                result = join(result, "none")
+            return result
+        finally:
+            self._evaluating.discard(id(func))
 
     def _item_type(self, iterable: ast.AST | None, position: int, scope: Scope) -> str:
         """Type of item `position` of the tuples that iterating `iterable` yields."""
@@ -355,7 +394,7 @@ class TypeInfo:
                 return _BUILTIN_RESULTS.get(func.id, UNKNOWN)
             if func.id in _FACTORY_RESULTS and self.var_type(scope, func.id) == "module":
                 return _FACTORY_RESULTS[func.id]
-            return UNKNOWN
+            return self._returned_type(scope, func.id)
         if isinstance(func, ast.Attribute):
             if func.attr in _FACTORY_RESULTS and isinstance(func.value, ast.Name) \
                     and func.value.id == "collections":
