@@ -25,6 +25,7 @@ import os
 import queue
 import select
 import signal
+import socket
 import subprocess
 import sys
 import weakref
@@ -58,6 +59,8 @@ def _run_uid_block() -> int:
     return RUN_UID_BASE + block * RUN_UID_BLOCK
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
+TOKEN_BYTES = 16  # per-run random token framing the child's result channel
+SUPERVISOR_KEYS = ("mode", "timeout_s", "per_test_timeout_s", "output_cap")  # all it needs
 CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
                  signal.SIGABRT: "Aborted"}
@@ -100,6 +103,8 @@ class _Worker:
         self.index, self.cgroup = index, cgroup
         self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config())
         self.proc: subprocess.Popen | None = None
+        self.handoff: socket.socket | None = None  # the worker passes us prepared children
+        self.child_fd: int | None = None  # job pipe of the worker's prepared child
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
@@ -107,19 +112,36 @@ class _Worker:
 
     def start(self) -> None:
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
-        config = dict(self.config, parent_pid=os.getpid())
+        self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno())
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", boot, json.dumps(config)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if config["debug"] else subprocess.DEVNULL,
-            env=env, close_fds=True, start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", boot, json.dumps(config)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=None if config["debug"] else subprocess.DEVNULL,
+                env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
+        finally:
+            theirs.close()
 
     def await_ready(self) -> None:
         ready = self._read_reply(WORKER_START_TIMEOUT_S)
-        if ready is None or not ready.get("ready"):
+        if ready is None or not ready.get("ready") or not self._receive_child():
             self.kill()
             raise WorkerError(f"Boa worker {self.index} did not start (see stderr with debug=True)")
         self.caps = ready["caps"]
+
+    def _receive_child(self) -> bool:
+        """Take the job pipe of the worker's next prepared child (sent before its message)."""
+        try:
+            self.handoff.settimeout(WORKER_START_TIMEOUT_S)
+            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 1)
+        except OSError:
+            return False
+        if len(fds) != 1:
+            return False
+        self.child_fd = fds[0]
+        return True
 
     def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
         """Send a job and wait for the reply; None when the worker died or hung.
@@ -132,21 +154,34 @@ class _Worker:
         if self.verdict_pending:
             self.verdict_pending = False
             verdict = self._read_reply(WORKER_START_TIMEOUT_S)
-            if verdict is None or verdict.get("clean") is not True:
+            if verdict is None or verdict.get("clean") is not True or not self._receive_child():
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
         oom_before = self.cgroup.oom_kills()
-        try:
-            write_message(self.proc.stdin.fileno(), header)
-            write_frame(self.proc.stdin.fileno(), code)
+        token = os.urandom(TOKEN_BYTES)
+        watch = {key: header[key] for key in SUPERVISOR_KEYS if key in header}
+        try:  # the supervisor first (it starts the clock), then the job straight to the child
+            write_message(self.proc.stdin.fileno(), dict(watch, token=token.hex()))
         except OSError:
             return None
+        self._send_job(dict(header, token=token), code)
         reply = self._read_reply(backstop_s)
         self.verdict_pending = reply is not None
         if reply is not None:
             self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
             reply["oom_killed"] = self.cgroup.oom_kills() > oom_before
         return reply
+
+    def _send_job(self, job: dict, code: bytes) -> None:
+        """Write the job (marshalled: cheap to load in the child) to the prepared child."""
+        fd, self.child_fd = self.child_fd, None
+        try:
+            write_frame(fd, marshal.dumps(job))
+            write_frame(fd, code)
+        except OSError:
+            pass  # the child is gone; the supervisor reports how it ended
+        finally:
+            os.close(fd)
 
     def _read_reply(self, timeout_s: float) -> dict | None:
         fd = self.proc.stdout.fileno()
@@ -167,9 +202,12 @@ class _Worker:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            stream.close()
-        self.proc = None
+        for stream in (self.proc.stdin, self.proc.stdout, self.handoff):
+            if stream is not None:
+                stream.close()
+        if self.child_fd is not None:
+            os.close(self.child_fd)
+        self.proc, self.handoff, self.child_fd = None, None, None
 
     def restart(self) -> None:
         self.kill()

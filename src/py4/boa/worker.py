@@ -24,16 +24,16 @@ import random
 import resource
 import selectors
 import signal
+import socket
 import sys
 import time
 from dataclasses import dataclass
 
 from py4.boa import cgroups, child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
-from py4.boa.protocol import WorkerGone, read_frame, read_message, write_frame, write_message
+from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
-TOKEN_BYTES = 16
 MAX_CHANNEL_BYTES = 32 * 2**20
 MAX_CHANNEL_FRAME = 8 * 2**20
 READ_CHUNK = 65536
@@ -76,7 +76,7 @@ def main(argv: list[str]) -> None:
         caps.warnings.append("isolation disabled by configuration")
     pid = os.fork()
     if pid:
-        _wait_for_supervisor(pid)
+        _wait_for_supervisor(pid, config["handoff_fd"])
     isolation.die_with_parent()  # the outer process is single-threaded: this is reliable
     Supervisor(config, caps, new_globals, to_py4).serve()
 
@@ -106,10 +106,10 @@ def _to_py4(dialect: str):
     return lambda value: value
 
 
-def _wait_for_supervisor(pid: int) -> None:
+def _wait_for_supervisor(pid: int, handoff_fd: int) -> None:
     """The outer process only waits: it keeps no copy of the job pipes."""
-    os.close(JOB_FD_IN)
-    os.close(JOB_FD_OUT)
+    for fd in (JOB_FD_IN, JOB_FD_OUT, handoff_fd):
+        os.close(fd)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
     while True:
         try:
@@ -142,17 +142,18 @@ class Supervisor:
 
     def serve(self) -> None:
         self.streams = _prepared_std_streams()
+        self.handoff = socket.socket(fileno=self.config["handoff_fd"])
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
         self.prepared = self.prepare_child()
+        self.hand_over(self.prepared)
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
                 job = read_message(JOB_FD_IN)
-                code = read_frame(JOB_FD_IN)
             except (WorkerGone, OSError, ValueError):
                 os._exit(0)
-            reply = self.run_job(job, code)
+            reply = self.run_job(job)
             reply["worker_cpu_s"] = _cpu_seconds()
             # Cleaning up and preparing the next child after the reply overlaps both with
             # the caller's own work; the executor reads this verdict before the next job.
@@ -179,19 +180,21 @@ class Supervisor:
             os.close(fd)
         return PreparedChild(pid, [out_r, err_r, chan_r], job_w)
 
-    def run_job(self, job: dict, code_bytes: bytes) -> dict:
-        """Run one job to the end; every process of the run is dead when this returns."""
-        prepared, self.prepared = self.prepared, None
-        token = os.urandom(TOKEN_BYTES)
-        started = time.monotonic()
-        try:
-            # marshal, not JSON: cheaper to load in the child (fewer copy-on-write faults)
-            write_frame(prepared.job_fd, marshal.dumps(dict(job, token=token)))
-            write_frame(prepared.job_fd, code_bytes)
-        except OSError:
-            pass  # the child is gone; the watch reports how it ended
+    def hand_over(self, prepared: PreparedChild) -> None:
+        """Give the executor the prepared child's job pipe (the executor writes the job
+        straight to the child), and keep no copy: this process never sees a job's code,
+        source or test inputs, so no later run's child can find them in its memory."""
+        socket.send_fds(self.handoff, [b"c"], [prepared.job_fd])
         os.close(prepared.job_fd)
-        watch = RunWatch(job, prepared.pid, prepared.fds, token, started)
+
+    def run_job(self, job: dict) -> dict:
+        """Watch the prepared child run the job the executor is writing to it.
+
+        ``job`` holds only what supervision needs (mode, deadlines, output cap, token).
+        Every process of the run is dead when this returns.
+        """
+        prepared, self.prepared = self.prepared, None
+        watch = RunWatch(job, prepared.pid, prepared.fds, bytes.fromhex(job["token"]), time.monotonic())
         try:
             watch.loop()
         finally:
@@ -206,6 +209,7 @@ class Supervisor:
         try:
             self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
             self.prepared = self.prepare_child()
+            self.hand_over(self.prepared)
         except OSError:
             return False
         return True
