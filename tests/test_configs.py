@@ -91,5 +91,5 @@ def test_config_validates(path: Path):
 def test_campaign_train_configs_open_with_their_launch_command():
     for path in (CONFIGS / "train").rglob("*.yaml"):
         first = path.read_text().splitlines()[0]
-        assert first.startswith(("# py4 train ", "# accelerate launch ")), path
+        assert first.startswith(("# py4 train ", "# py4 smoke assets ", "# accelerate launch ")), path
         assert path.relative_to(CONFIGS.parent).as_posix() in first, path

@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 def train(
-    stage: str = typer.Argument(..., help="midtrain | sft | eft | grpo"),
+    stage: str = typer.Argument(..., help="midtrain | sft | eft_dose | eft | grpo"),
     config: str = typer.Option(..., "--config", "-c", help="stage YAML (configs/train/...)"),
     overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. optimisation.learning_rate=2e-5"),
 ) -> None:

@@ -209,3 +209,8 @@ def build_dose(config: EFTDoseConfig) -> Path:
     })
     atomic_write_json(out / "manifest.json", manifest)
     return out
+
+
+def run(config: EFTDoseConfig) -> Path:
+    """``py4 train eft_dose --config FILE``: build the dose (see :func:`build_dose`)."""
+    return build_dose(config)

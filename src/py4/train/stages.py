@@ -10,6 +10,7 @@ from typing import Any
 STAGES: dict[str, tuple[str, str]] = {
     "midtrain": ("py4.train.midtrain", "MidtrainConfig"),
     "sft": ("py4.train.sft", "SFTStageConfig"),
+    "eft_dose": ("py4.train.eft_data", "EFTDoseConfig"),
     "eft": ("py4.train.eft", "EFTConfig"),
     "grpo": ("py4.train.grpo", "GRPOStageConfig"),
 }

@@ -1,0 +1,233 @@
+"""GRPO with the Boa episode environment, continuing the warm-start LoRA.
+
+TRL's ``GRPOTrainer`` with ``environment_factory``: one environment instance per
+rollout, ``reset(**row)`` per problem, its public methods (``run_code``, ``submit``)
+as tools, and its ``get_reward()`` as the reward (the environment computes the
+outcome — certified / uncertified / no submission / truncated — itself).
+
+Reference values (the table's GRPO groups): the warm-start LoRA itself continued
+(``is_trainable=True``; no second adapter; fresh optimizer state; a vision tower, if
+any, frozen); Dr. GRPO loss, unscaled rewards, β = 0, ε 0.2 / ε_high 0.28, truncated
+completions kept in the loss, T = 0.7, thinking on; 16 problems × 8 samples = 128
+completions per step (micro 1 × accumulation 128); prompt ≤ 3,072 tokens, completion
+≤ 10,240 over the whole tool loop, ≤ 16 tool calls; constant LR 1e-5, no warmup;
+64 steps as 32 + 32 resumed from checkpoint-32, the second epoch reshuffled; seed
+424242. Rollouts: plain generation on CPU; vLLM at campaign scale (colocate mode by
+default: server mode with multi-turn tools mis-pairs completions in some TRL releases).
+
+    py4 train grpo --config configs/train/smoke/grpo.yaml
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import random
+import time
+from typing import Any, Literal
+
+import pydantic
+
+from py4.config import StrictModel
+from py4.train import common, loading
+from py4.train.packed import StageResult, common_recorder, finish
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You write Python-4. Test your code with run_code, then submit the final solution with submit."
+)
+
+
+class EnvironmentSpec(StrictModel):
+    """The episode environment class (``module:Class``) and its constructor keywords."""
+
+    factory: str = "py4.episodes.environment:EpisodeEnvironment"
+    kwargs: dict[str, Any] = {"max_tool_calls": 16, "run_timeout_s": 5.0, "output_cap": 2048,
+                              "diagnostics": "generic"}
+
+
+class ProblemSet(StrictModel):
+    split: str = "grpo"
+    bank_version: str = "v1"
+    limit: int | None = None
+    """Use only the first N problems of the split (smoke runs)."""
+    epochs: int = 2
+    """The dataset is the split once per epoch, each epoch in its own order (seed + epoch)."""
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+
+
+class GRPOSettings(StrictModel):
+    num_generations: int = 8
+    problems_per_step: int = 16
+    loss_type: str = "dr_grpo"
+    scale_rewards: str = "none"
+    beta: float = 0.0
+    epsilon: float = 0.2
+    epsilon_high: float = 0.28
+    mask_truncated_completions: bool = False
+    temperature: float = 0.7
+    max_prompt_length: int = 3072
+    """Prompts (rendered with the tools) longer than this are dropped and counted."""
+    max_completion_length: int = 10240
+    max_tool_calls: int = 16
+    enable_thinking: bool = True
+    use_vllm: bool = False
+    vllm_mode: Literal["colocate", "server"] = "colocate"
+    vllm_server_base_url: str | None = None
+    vllm_tensor_parallel_size: int = 1
+    stop_at_step: int | None = None
+    """Stop (after checkpointing) at this step: 32 for the first half of the 32 + 32 schedule."""
+
+
+class GRPOStageConfig(StrictModel):
+    model: loading.ModelSource
+    adapter: str | None = None
+    """The warm-start LoRA folder, continued as the policy (no second adapter)."""
+    environment: EnvironmentSpec = EnvironmentSpec()
+    problems: ProblemSet = ProblemSet()
+    grpo: GRPOSettings = GRPOSettings()
+    optimisation: common.Optimisation = common.Optimisation(
+        learning_rate=1e-5, lr_scheduler="constant", min_lr_rate=None, warmup=0, weight_decay=0.0,
+        optim="adamw_torch", seed=424242, micro_batch=1, grad_accum=128, max_steps=64,
+    )
+    run: common.RunSettings
+
+    @pydantic.model_validator(mode="after")
+    def _batch_shape(self) -> "GRPOStageConfig":
+        opt, g = self.optimisation, self.grpo
+        completions = opt.micro_batch * opt.grad_accum * opt.gpus
+        if completions != g.problems_per_step * g.num_generations:
+            raise ValueError(f"micro_batch × grad_accum × gpus = {completions} completions per step, but "
+                             f"problems_per_step × num_generations = {g.problems_per_step * g.num_generations}")
+        return self
+
+
+def environment_factory(spec: EnvironmentSpec):
+    """A zero-argument factory for TRL; raises ImportError naming the missing module/class."""
+    module_name, _, class_name = spec.factory.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"environment {spec.factory!r} not found ({exc}); the episodes package provides it") from None
+    return functools.partial(cls, **spec.kwargs) if spec.kwargs else cls
+
+
+def environment_tools(factory) -> list[dict]:
+    """JSON schemas of the environment's tools, as TRL renders them into the prompt."""
+    import inspect
+
+    from transformers.utils import get_json_schema
+
+    cls = factory.func if isinstance(factory, functools.partial) else factory
+    return [get_json_schema(fn) for name, fn in inspect.getmembers(cls, predicate=inspect.isfunction)
+            if name not in ("reset", "get_reward") and not name.startswith("_")]
+
+
+def problem_rows(problems: ProblemSet, seed: int) -> list[dict[str, Any]]:
+    """One row per problem per epoch; epoch e is the split in the order of Random(seed + e)."""
+    from py4.problems.bank import load_bank
+
+    chosen = [p for p in load_bank(problems.bank_version) if p.split == problems.split]
+    if problems.limit is not None:
+        chosen = chosen[:problems.limit]
+    if not chosen:
+        raise ValueError(f"no problems in split {problems.split!r} of bank {problems.bank_version}")
+    rows = []
+    for epoch in range(problems.epochs):
+        order = list(chosen)
+        random.Random(seed + epoch).shuffle(order)
+        rows += [{"prompt": [{"role": "system", "content": problems.system_prompt},
+                             {"role": "user", "content": p.prompt}],
+                  "problem_id": p.id, "epoch": epoch} for p in order]
+    return rows
+
+
+def drop_long_prompts(rows: list[dict], tokenizer, tools: list[dict], limit: int, thinking: bool) -> tuple[list[dict], int]:
+    kept = []
+    for row in rows:
+        ids = tokenizer.apply_chat_template(row["prompt"], tools=tools, add_generation_prompt=True,
+                                            enable_thinking=thinking, tokenize=True, return_dict=False)
+        if len(ids) <= limit:
+            kept.append(row)
+    return kept, len(rows) - len(kept)
+
+
+def load_policy(config: GRPOStageConfig, device: loading.DeviceSettings):
+    """The model with the warm-start adapter made trainable (or bare), vision tower frozen."""
+    model = loading.load_model(config.model, device)
+    frozen_vision = 0
+    if config.adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, config.adapter, is_trainable=True)
+    for name, param in model.named_parameters():
+        if param.requires_grad and ("vision" in name or "visual" in name):
+            param.requires_grad_(False)
+            frozen_vision += 1
+    return model, frozen_vision
+
+
+class StopAtStep(common._trainer_callback_base()):
+    """Stops training after ``step`` (the checkpoint at that step is saved first)."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= self.step:
+            control.should_save = True
+            control.should_training_stop = True
+
+
+def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings):
+    from trl import GRPOConfig
+
+    g = config.grpo
+    kwargs = common.trainer_kwargs(config.optimisation, config.run, device, config.optimisation.max_steps or -1)
+    vllm = {"use_vllm": g.use_vllm}
+    if g.use_vllm:
+        vllm.update(vllm_mode=g.vllm_mode, vllm_tensor_parallel_size=g.vllm_tensor_parallel_size)
+        if g.vllm_server_base_url:
+            vllm["vllm_server_base_url"] = g.vllm_server_base_url
+    return GRPOConfig(
+        **kwargs, **vllm, num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
+        beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
+        mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature,
+        max_completion_length=g.max_completion_length, max_tool_calling_iterations=g.max_tool_calls,
+        chat_template_kwargs={"enable_thinking": g.enable_thinking}, shuffle_dataset=False,
+        steps_per_generation=config.optimisation.grad_accum, log_completions=False,
+    )
+
+
+def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
+    """Run GRPO; raises ImportError when the environment class is missing, TrainingGuardError on guards."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    opt, settings, g = config.optimisation, config.run, config.grpo
+    common.check_world_size(opt)
+    device = loading.device_settings(opt.gradient_checkpointing)
+    factory = environment_factory(config.environment)
+    with common_recorder(settings.output_dir, config, "grpo") as recorder:
+        recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
+        if config.adapter:
+            recorder.add_input("adapter", path=config.adapter)
+        tokenizer = loading.load_tokenizer(config.model)
+        rows, dropped = drop_long_prompts(problem_rows(config.problems, opt.seed), tokenizer,
+                                          environment_tools(factory), g.max_prompt_length, g.enable_thinking)
+        model, frozen_vision = load_policy(config, device)
+        lr_trace = common.LRTrace()
+        extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
+        trainer = GRPOTrainer(model=model, args=grpo_args(config, device), train_dataset=Dataset.from_list(rows),
+                              processing_class=tokenizer, environment_factory=factory,
+                              callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
+        summary = common.trainable_summary(trainer.model)
+        recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
+                     adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
+                     reward_functions=list(trainer.reward_func_names))
+        resumed_from = common.resume_checkpoint(settings)
+        t0 = time.monotonic()
+        trainer.train(resume_from_checkpoint=resumed_from)
+        rewards = [h for h in trainer.state.log_history if "reward" in h]
+        recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(("reward", "tools", "step"))}
+                                 for h in rewards])
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
