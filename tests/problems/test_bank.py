@@ -83,3 +83,20 @@ def test_cli_stats_list_show_json(bank):
 
 def test_cli_list_rejects_unknown_split():
     assert runner.invoke(app, ["list", "--split", "nope"]).exit_code == 2
+
+
+def test_cli_build_into_a_run_dir(tmp_path):
+    result = runner.invoke(app, ["build", "families=[series_sum,clean_lines]", "per_family=6", "grpo=2", "eft_pool=2",
+                                 "test_min=2", "test_cap_per_family=3",
+                                 "--data-dir", str(tmp_path / "bank"), "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["status"] == "done" and "bank" in manifest["outputs"]
+    assert (tmp_path / "run" / "resolved_config.yaml").exists()
+    stats = json.loads(runner.invoke(app, ["stats", "--json", "--data-dir", str(tmp_path / "bank")]).stdout)
+    assert stats["families"] == 2
+
+
+def test_cli_build_reports_bad_override(tmp_path):
+    result = runner.invoke(app, ["build", "per_familly=3", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2

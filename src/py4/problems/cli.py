@@ -34,8 +34,13 @@ def _print_json(data) -> None:
 @app.command()
 def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML BuildConfig"),
           overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. held_out=[P4-09] seed=7"),
-          data_dir: Optional[Path] = _OUT) -> None:
+          data_dir: Optional[Path] = _OUT,
+          run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="also record a run here (resolved config, run_manifest.json)")) -> None:
     """Generate the bank from the families and write it with its manifest and content hash."""
+    import contextlib
+
+    from py4.runs import RunRecorder
+
     from rich.progress import Progress
 
     from py4.config import ConfigError, load_config
@@ -48,14 +53,20 @@ def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML Bui
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     n = len(cfg.families) or len(all_families())
-    with Progress(transient=True) as bar:
-        task = bar.add_task("generating families", total=n)
-        try:
-            result = build_bank(cfg, progress=lambda name: bar.advance(task))
-        except FamilyError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1)
-    bank_path, manifest_path = write_bank(result, cfg, data_dir or DATA_DIR)
+    recorder = RunRecorder(run_dir, cfg, "problems-build") if run_dir else contextlib.nullcontext()
+    with recorder as rec:
+        with Progress(transient=True) as bar:
+            task = bar.add_task("generating families", total=n)
+            try:
+                result = build_bank(cfg, progress=lambda name: bar.advance(task))
+            except FamilyError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(1)
+        bank_path, manifest_path = write_bank(result, cfg, data_dir or DATA_DIR)
+        if rec is not None:
+            rec.add_output("bank", bank_path)
+            rec.add_output("bank_manifest", manifest_path)
+            rec.timing("build_s", result.seconds)
     manifest = json.loads(manifest_path.read_text())
     typer.echo(f"{manifest['problems']} problems from {manifest['families']} families "
                f"({result.dropped} dropped by the split rules) in {result.seconds:.1f} s")
@@ -69,6 +80,7 @@ def validate(as_json: bool = typer.Option(False, "--json"),
              family: list[str] = typer.Option(None, "--family", help="only these families"),
              workers: int = typer.Option(0, help="Boa workers (0 = all cores)"),
              strict_coverage: bool = typer.Option(False, help="also fail on coverage shortfalls (families < 120, ...)"),
+             run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="record a run here (report.json, run_manifest.json)"),
              version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """Run the bank's gates; exit 1 on any failure."""
     from py4.problems.bank import load_manifest
@@ -84,6 +96,18 @@ def validate(as_json: bool = typer.Option(False, "--json"),
     say = (lambda m: None) if as_json else (lambda m: typer.echo(f"… {m}", err=True))
     report = validate_problems(problems, held_out=held_out, workers=workers or None, check_coverage=whole, progress=say)
     failed = bool(report.failures) or (strict_coverage and bool(report.coverage_shortfalls))
+    if run_dir:
+        from py4.problems.bank import bank_paths
+        from py4.runs import RunRecorder, atomic_write_json
+
+        with RunRecorder(run_dir, None, "problems-validate") as rec:
+            rec.add_input("bank", path=bank_paths(version, data_dir)[0])
+            atomic_write_json(Path(run_dir) / "report.json", report.to_json())
+            rec.add_output("report", Path(run_dir) / "report.json")
+            rec.set(problems=report.problems, failures=len(report.failures), passed=not failed,
+                    selection={"sample": sample, "families": list(family or [])})
+            for key, seconds in report.seconds.items():
+                rec.timing(key, seconds)
     if as_json:
         _print_json(report.to_json())
     else:
