@@ -44,7 +44,7 @@ def problem_from_row(row: Mapping[str, Any], problems: Mapping[str, Problem] | N
 
     Accepted rows: ``{"problem": Problem | dict}``; ``{"problem_id": id}`` (looked up in
     ``problems`` when given, else in the shipped bank); or the problem's own fields
-    (``id``, ``entry_point``, ``tests``, …; a chat-message ``prompt`` is ignored).
+    (``id``, ``entry_point``, ``tests``, …; a chat-message ``prompt`` gives its last user text).
     Raises KeyError for an unknown id and ValueError for a row that is none of these.
     """
     if "problem" in row:
@@ -59,8 +59,9 @@ def problem_from_row(row: Mapping[str, Any], problems: Mapping[str, Problem] | N
         return _bank_problem(pid)
     if "tests" in row and "entry_point" in row:
         fields = {k: row[k] for k in Problem.model_fields if k in row}
-        if not isinstance(fields.get("prompt", ""), str):
-            fields.pop("prompt")
+        if not isinstance(fields.get("prompt", ""), str):  # a chat prompt: the user's text
+            users = [m.get("content") for m in fields.pop("prompt") if isinstance(m, dict) and m.get("role") == "user"]
+            fields["prompt"] = str(users[-1]) if users else ""
         return Problem.model_validate(fields)
     raise ValueError(f"cannot tell the problem from a row with keys {sorted(row)}: expected 'problem', "
                      "'problem_id', or the problem's fields (id, entry_point, tests, ...)")
