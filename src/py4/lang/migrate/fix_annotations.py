@@ -13,6 +13,7 @@ import ast
 import tokenize
 
 from py4.lang.migrate.context import Context
+from py4.lang.migrate.infer import own_nodes
 
 RULES = ("P4-05",)
 _NAMES = {"nnint": "int", "int": "int", "float": "float", "str": "str", "bool": "bool",
@@ -97,22 +98,11 @@ def _signature_colon(ctx: Context, node: ast.FunctionDef) -> int | None:
     return None
 
 
-def _own_nodes(node: ast.AST):
-    """Nodes of a function body, not descending into nested functions/classes/lambdas."""
-    stack = list(node.body)
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                stack.append(child)
-
-
 def _return_type(ctx: Context, node: ast.FunctionDef) -> str:
     if isinstance(node, ast.AsyncFunctionDef):
         return "object"
     returns, generator = [], False
-    for inner in _own_nodes(node):
+    for inner in own_nodes(node):
         if isinstance(inner, (ast.Yield, ast.YieldFrom)):
             generator = True
         elif isinstance(inner, ast.Return) and inner.value is not None:

@@ -86,7 +86,7 @@ def join(a: str | None, b: str | None) -> str | None:
     return UNKNOWN
 
 
-def _own_nodes(func: ast.AST):
+def own_nodes(func: ast.AST):
     """Nodes of a function body, not descending into nested functions, classes, lambdas."""
     stack = list(func.body)
     while stack:
@@ -204,7 +204,7 @@ class TypeInfo:
         self._evaluating.add(id(func))
         try:
             result = None
-            for node in _own_nodes(func):
+            for node in own_nodes(func):
                 if isinstance(node, (ast.Yield, ast.YieldFrom)):
                     return "iter"
                 if isinstance(node, ast.Return):
