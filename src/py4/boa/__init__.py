@@ -9,6 +9,6 @@ namespaces; an unprivileged per-worker uid; no_new_privs and a seccomp filter; r
 CPU, memory, processes, file size and descriptors; per-worker memory and pids cgroups; a
 tmpfs scratch dir wiped after every run; a wall-clock deadline after which every process
 of the run dies. What it does not: kernel exploits and side channels, remnants of earlier
-jobs in the worker's memory, a CPU quota. Details and what was active where the tests ran:
+runs' output in the worker's memory, a CPU quota. Details and what was active where the tests ran:
 ``docs/boa.md``.
 """

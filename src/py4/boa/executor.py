@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,8 @@ from typing import Any, Iterable
 
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
-from py4.boa.protocol import WorkerGone, read_message, write_frame, write_message
+from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, WorkerGone, read_message,
+                              write_frame, write_message)
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +106,7 @@ class _Worker:
         self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config())
         self.proc: subprocess.Popen | None = None
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
-        self.child_fd: int | None = None  # job pipe of the worker's prepared child
+        self.child_fds: tuple[int, int] | None = None  # prepared child's job pipe, channel
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
@@ -132,15 +134,18 @@ class _Worker:
         self.caps = ready["caps"]
 
     def _receive_child(self) -> bool:
-        """Take the job pipe of the worker's next prepared child (sent before its message)."""
+        """Take the job pipe and result channel of the worker's next prepared child
+        (sent just before the worker's ready or clean message)."""
         try:
             self.handoff.settimeout(WORKER_START_TIMEOUT_S)
-            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 1)
+            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 2)
         except OSError:
             return False
-        if len(fds) != 1:
+        if len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
             return False
-        self.child_fd = fds[0]
+        self.child_fds = (fds[0], fds[1])
         return True
 
     def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
@@ -159,40 +164,52 @@ class _Worker:
                 self.restart()
         oom_before = self.cgroup.oom_kills()
         token = os.urandom(TOKEN_BYTES)
-        watch = {key: header[key] for key in SUPERVISOR_KEYS if key in header}
+        (job_fd, chan_fd), self.child_fds = self.child_fds, None
         try:  # the supervisor first (it starts the clock), then the job straight to the child
-            write_message(self.proc.stdin.fileno(), dict(watch, token=token.hex()))
+            write_message(self.proc.stdin.fileno(), {k: header[k] for k in SUPERVISOR_KEYS if k in header})
         except OSError:
+            os.close(job_fd)
+            os.close(chan_fd)
             return None
-        self._send_job(dict(header, token=token), code)
-        reply = self._read_reply(backstop_s)
+        _send_job(job_fd, dict(header, token=token), code)
+        channel = ResultChannel(chan_fd, token)
+        try:
+            reply = self._read_reply(backstop_s, channel)
+        finally:
+            channel.close()
         self.verdict_pending = reply is not None
         if reply is not None:
             self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
             reply["oom_killed"] = self.cgroup.oom_kills() > oom_before
+            reply["messages"], reply["violation"] = channel.frames.messages, channel.frames.violation
         return reply
 
-    def _send_job(self, job: dict, code: bytes) -> None:
-        """Write the job (marshalled: cheap to load in the child) to the prepared child."""
-        fd, self.child_fd = self.child_fd, None
-        try:
-            write_frame(fd, marshal.dumps(job))
-            write_frame(fd, code)
-        except OSError:
-            pass  # the child is gone; the supervisor reports how it ended
-        finally:
-            os.close(fd)
-
-    def _read_reply(self, timeout_s: float) -> dict | None:
+    def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
+        """The worker's next message within ``timeout_s`` (None: lost or hung), reading the
+        run's result channel meanwhile so that the child never blocks on it."""
         fd = self.proc.stdout.fileno()
         poller = select.poll()  # not select(): the parent may hold more than 1024 fds
         poller.register(fd, select.POLLIN)
-        if not poller.poll(timeout_s * 1000):
-            return None
+        if channel is not None:
+            poller.register(channel.fd, select.POLLIN)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            events = poller.poll(max(left, 0) * 1000) if left > 0 else []
+            if not events:
+                return None
+            if channel is not None and any(e_fd == channel.fd for e_fd, _ in events):
+                if not channel.read():
+                    poller.unregister(channel.fd)
+            if any(e_fd == fd for e_fd, _ in events):
+                break
         try:
-            return read_message(fd)
+            reply = read_message(fd)
         except (WorkerGone, OSError, ValueError):
             return None
+        if channel is not None:
+            channel.drain()  # every process of the run is dead: the rest is already there
+        return reply
 
     def kill(self) -> None:
         if self.proc is None:
@@ -205,9 +222,9 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout, self.handoff):
             if stream is not None:
                 stream.close()
-        if self.child_fd is not None:
-            os.close(self.child_fd)
-        self.proc, self.handoff, self.child_fd = None, None, None
+        for fd in self.child_fds or ():
+            os.close(fd)
+        self.proc, self.handoff, self.child_fds = None, None, None
 
     def restart(self) -> None:
         self.kill()
@@ -215,6 +232,52 @@ class _Worker:
         self.cpu_s_lost, self.cpu_s = self.cpu_s_lost + self.cpu_s, 0.0
         self.start()
         self.await_ready()
+
+
+def _send_job(fd: int, job: dict, code: bytes) -> None:
+    """Write the job (marshalled: cheap to load in the child) to a prepared child."""
+    try:
+        write_frame(fd, marshal.dumps(job))
+        write_frame(fd, code)
+    except OSError:
+        pass  # the child is gone; the supervisor reports how it ended
+    finally:
+        os.close(fd)
+
+
+class ResultChannel:
+    """The parent's end of one run's result channel: bytes up to a cap, then frames."""
+
+    def __init__(self, fd: int, token: bytes):
+        self.fd, self.buffer = fd, bytearray()
+        self.frames = FrameReader(token)
+        os.set_blocking(fd, False)
+
+    def read(self) -> bool:
+        """Read what is there; False at end of file."""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return True
+        if not data:
+            return False
+        if len(self.buffer) + len(data) > MAX_CHANNEL_BYTES:
+            self.frames.violation = self.frames.violation or "result channel overflow"
+        else:
+            self.buffer += data
+            self.frames.feed(self.buffer)
+        return True
+
+    def drain(self, limit_s: float = 0.5) -> None:
+        until = time.monotonic() + limit_s
+        while time.monotonic() < until:
+            poller = select.poll()
+            poller.register(self.fd, select.POLLIN)
+            if poller.poll(max(until - time.monotonic(), 0) * 1000) and not self.read():
+                return
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 class Executor:

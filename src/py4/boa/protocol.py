@@ -1,7 +1,9 @@
-"""Length-prefixed frames between the executor and its workers (trusted on both ends).
+"""Frames between Boa's processes.
 
-A frame is a 4-byte big-endian length followed by that many bytes. Messages are JSON
-objects, except the marshalled code object that follows a job header.
+Executor <-> supervisor (trusted on both ends): a 4-byte big-endian length followed by
+that many bytes; messages are JSON objects. Run child -> executor (the result channel,
+untrusted): a per-run token, a 4-byte length and a JSON object, parsed by
+``FrameReader``, which accepts nothing else.
 """
 
 from __future__ import annotations
@@ -46,3 +48,49 @@ def write_message(fd: int, message: dict) -> None:
 
 def read_message(fd: int) -> dict:
     return json.loads(read_frame(fd))
+
+
+MAX_CHANNEL_BYTES = 32 * 2**20  # all of one run's result frames
+MAX_CHANNEL_FRAME = 8 * 2**20
+
+
+class FrameReader:
+    """Parses token-framed JSON messages from a run's channel; tolerates nothing.
+
+    The first wrong token, oversized or malformed frame sets ``violation`` and stops
+    parsing: everything after it is ignored.
+    """
+
+    MAX_MESSAGES = 100_000
+
+    def __init__(self, token: bytes):
+        self.token, self.offset = token, 0
+        self.messages: list[dict] = []
+        self.violation: str | None = None
+
+    def feed(self, buf: bytearray) -> list[dict]:
+        new: list[dict] = []
+        head = len(self.token) + 4
+        while not self.violation and len(buf) - self.offset >= head:
+            start = self.offset
+            if bytes(buf[start:start + len(self.token)]) != self.token:
+                self.violation = "frame with a wrong token"
+                break
+            size = int.from_bytes(buf[start + len(self.token):start + head], "big")
+            if size > MAX_CHANNEL_FRAME:
+                self.violation = "oversized frame"
+                break
+            if len(buf) - start - head < size:
+                break
+            try:
+                message = json.loads(bytes(buf[start + head:start + head + size]))
+            except ValueError:
+                self.violation = "malformed frame"
+                break
+            if not isinstance(message, dict) or len(self.messages) >= self.MAX_MESSAGES:
+                self.violation = "malformed frame"
+                break
+            self.offset = start + head + size
+            self.messages.append(message)
+            new.append(message)
+        return new

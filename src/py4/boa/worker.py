@@ -5,9 +5,10 @@ the parent's memory: no problem bank, no expected outputs). At start it joins it
 imports the runtime, unshares its namespaces and forks the *supervisor*, which is PID 1 of
 the new PID namespace and pivots into the sandbox root. The supervisor keeps one child
 *prepared*: forked and confined (``isolation.confine_child``) before its job exists, then
-blocked reading the job from a pipe. For each job it hands the code to that child (which
-runs it with ``child.py``), enforces the wall-clock deadlines and the output cap, reads
-the child's private result channel, then kills every process left in the namespace,
+blocked reading its job from a pipe. It passes that pipe and the child's result channel
+to the executor, which writes the job and reads the results directly (so the supervisor
+never holds code, inputs or result values). For each job it enforces the wall-clock and
+per-test deadlines and the output cap, then kills every process left in the namespace,
 reaps them, checks that none remain, wipes the scratch tmpfs and prepares the next child.
 """
 
@@ -34,8 +35,6 @@ from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
 from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
-MAX_CHANNEL_BYTES = 32 * 2**20
-MAX_CHANNEL_FRAME = 8 * 2**20
 READ_CHUNK = 65536
 JOB_FD_CHILD = 3  # where a prepared child reads its job
 IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
@@ -43,11 +42,12 @@ IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per jo
 
 @dataclass
 class PreparedChild:
-    """A confined child waiting for its job: pid, output/channel read ends, job pipe."""
+    """A confined child waiting for its job: pid, and the ends of its pipes."""
 
     pid: int
-    fds: list[int]
-    job_fd: int
+    fds: list[int]  # stdout, stderr, tick: read by the supervisor
+    job_fd: int  # handed to the executor, which writes the job
+    chan_fd: int  # handed to the executor, which reads the results
 
 
 def main(argv: list[str]) -> None:
@@ -171,30 +171,32 @@ class Supervisor:
 
         Called only when no process of an earlier run is left and the scratch is fresh.
         """
-        pipes = [os.pipe() for _ in range(4)]  # stdout, stderr, channel, job
+        pipes = [os.pipe() for _ in range(5)]  # stdout, stderr, channel, job, tick
         pid = os.fork()
         if pid == 0:
             self._child(pipes)
-        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w) = pipes
-        for fd in (out_w, err_w, chan_w, job_r):
+        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = pipes
+        for fd in (out_w, err_w, chan_w, job_r, tick_w):
             os.close(fd)
-        return PreparedChild(pid, [out_r, err_r, chan_r], job_w)
+        return PreparedChild(pid, [out_r, err_r, tick_r], job_w, chan_r)
 
     def hand_over(self, prepared: PreparedChild) -> None:
-        """Give the executor the prepared child's job pipe (the executor writes the job
-        straight to the child), and keep no copy: this process never sees a job's code,
-        source or test inputs, so no later run's child can find them in its memory."""
-        socket.send_fds(self.handoff, [b"c"], [prepared.job_fd])
+        """Give the executor the prepared child's job pipe (it writes the job straight to
+        the child) and result channel (it reads the results itself), keeping no copy: this
+        process never holds a job's code, source, test inputs or result values, so no
+        later run's child, forked from it, can find them in its memory."""
+        socket.send_fds(self.handoff, [b"c"], [prepared.job_fd, prepared.chan_fd])
         os.close(prepared.job_fd)
+        os.close(prepared.chan_fd)
 
     def run_job(self, job: dict) -> dict:
         """Watch the prepared child run the job the executor is writing to it.
 
-        ``job`` holds only what supervision needs (mode, deadlines, output cap, token).
+        ``job`` holds only what supervision needs (mode, deadlines, output cap).
         Every process of the run is dead when this returns.
         """
         prepared, self.prepared = self.prepared, None
-        watch = RunWatch(job, prepared.pid, prepared.fds, bytes.fromhex(job["token"]), time.monotonic())
+        watch = RunWatch(job, prepared.pid, prepared.fds, time.monotonic())
         try:
             watch.loop()
         finally:
@@ -228,17 +230,18 @@ class Supervisor:
             # Lift every descriptor we keep above the range we are about to fill, so
             # that no dup2 below overwrites another one before it has been moved.
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)
-                    for fd in (pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][0])]
-            out_w, err_w, chan_w, job_r = high
+                    for fd in (pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][0], pipes[4][1])]
+            out_w, err_w, chan_w, job_r, tick_w = high
             devnull = os.open("/dev/null", os.O_RDONLY)
             os.dup2(devnull, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             os.dup2(job_r, JOB_FD_CHILD, inheritable=False)
-            chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 1)
+            chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
             os.dup2(chan_w, chan_fd, inheritable=False)
+            os.dup2(tick_w, chan_fd + 1, inheritable=False)
             os.closerange(JOB_FD_CHILD + 1, chan_fd)
-            os.closerange(chan_fd + 1, 1 << 16)
+            os.closerange(chan_fd + 2, 1 << 16)
             limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
             isolation.confine_child(limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
             sys.stdin, sys.stdout, sys.stderr = self.streams
@@ -250,7 +253,7 @@ class Supervisor:
             cpu = int(job["timeout_s"]) + 1  # lowering a limit needs no privilege
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             child.register_source(job["filename"], job["source"])
-            chan = child.Channel(chan_fd, job["token"])
+            chan = child.Channel(chan_fd, job["token"], tick_fd=chan_fd + 1)
         except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
             os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
             os._exit(125)
@@ -304,21 +307,26 @@ def _prepared_std_streams() -> tuple:
 
 
 class RunWatch:
-    """Supervises one child: deadlines, output caps, result channel, exit status."""
+    """Supervises one child: deadlines, output caps, exit status.
 
-    def __init__(self, job: dict, pid: int, fds: list[int], token: bytes, started: float):
-        self.job, self.pid, self.token, self.started = job, pid, token, started
-        self.out_fd, self.err_fd, self.chan_fd = fds
-        self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray(), self.chan_fd: bytearray()}
-        self.byte_caps = {self.out_fd: job["output_cap"] * 4 + 4, self.err_fd: job["output_cap"] * 4 + 4,
-                          self.chan_fd: MAX_CHANNEL_BYTES}
-        self.overflow = {self.out_fd: False, self.err_fd: False, self.chan_fd: False}
+    Reads the child's stdout and stderr (kept up to the cap for ``run`` jobs; for
+    ``certify`` jobs read into a scratch buffer and dropped) and its tick pipe (one byte
+    per test started). Result frames never pass through here: the executor reads them.
+    """
+
+    def __init__(self, job: dict, pid: int, fds: list[int], started: float):
+        self.job, self.pid, self.started = job, pid, started
+        self.out_fd, self.err_fd, self.tick_fd = fds
+        self.keep_output = job["mode"] == "run"
+        self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
+        self.byte_cap = job["output_cap"] * 4 + 4
+        self.overflow = {self.out_fd: False, self.err_fd: False}
+        self.sink = bytearray(READ_CHUNK)  # what is read only to be dropped lands here
         self.deadline = started + job["timeout_s"]
         self.test_deadline: float | None = None
         self.reason: str | None = None
         self.status: int | None = None
         self.ended = started
-        self.frames = FrameReader(token)
         self.sel = selectors.DefaultSelector()
         for fd in fds:
             os.set_blocking(fd, False)
@@ -349,6 +357,16 @@ class RunWatch:
         os.close(self.pidfd)
 
     def _read(self, fd: int) -> None:
+        if fd == self.tick_fd or not self.keep_output:
+            try:
+                count = os.readv(fd, [self.sink])
+            except BlockingIOError:
+                return
+            if not count:
+                self.sel.unregister(fd)
+            elif fd == self.tick_fd and self.job["mode"] == "certify":
+                self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
+            return
         try:
             data = os.read(fd, READ_CHUNK)
         except BlockingIOError:
@@ -357,28 +375,17 @@ class RunWatch:
             self.sel.unregister(fd)
             return
         buf = self.buffers[fd]
-        room = self.byte_caps[fd] - len(buf)
+        room = self.byte_cap - len(buf)
         if len(data) > room:
             self.overflow[fd] = True
             data = data[:max(room, 0)]
         buf += data
-        if fd == self.chan_fd:
-            self._on_channel()
-        elif self.job["mode"] == "run" and self._over_cap(fd):
+        if self._over_cap(fd):
             self.reason = "output_limit"
 
     def _over_cap(self, fd: int) -> bool:
         buf, cap = self.buffers[fd], self.job["output_cap"]
         return len(buf) > cap and len(buf.decode("utf-8", "replace")) > cap
-
-    def _on_channel(self) -> None:
-        if self.overflow[self.chan_fd]:
-            self.frames.violation = self.frames.violation or "result channel overflow"
-        for message in self.frames.feed(self.buffers[self.chan_fd]):
-            if message.get("k") == "start" and self.job["mode"] == "certify":
-                self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
-        if self.frames.violation:
-            self.reason = self.reason or "protocol"
 
     def finish(self) -> None:
         """After every process is dead: collect the exit status and drain the pipes."""
@@ -391,9 +398,10 @@ class RunWatch:
         while len(self.sel.get_map()) and time.monotonic() < drain_until:
             for key, _ in self.sel.select(drain_until - time.monotonic()):
                 self._read(key.fd)
-        for fd in (self.out_fd, self.err_fd, self.chan_fd):
+        for fd in (self.out_fd, self.err_fd, self.tick_fd):
             os.close(fd)
         self.sel.close()
+        self.sink[:] = bytes(len(self.sink))
 
     def reply(self) -> dict:
         cap = self.job["output_cap"]
@@ -406,7 +414,6 @@ class RunWatch:
             "signal": os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
             "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
             "duration_s": round(self.ended - self.started, 6),
-            "messages": self.frames.messages, "violation": self.frames.violation,
         }
 
 
@@ -415,44 +422,6 @@ def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bo
     if len(text) > cap or overflowed:
         return text[:cap], True
     return text, False
-
-
-class FrameReader:
-    """Parses token-framed JSON messages from the child's channel; tolerates nothing."""
-
-    MAX_MESSAGES = 100_000
-
-    def __init__(self, token: bytes):
-        self.token, self.offset = token, 0
-        self.messages: list[dict] = []
-        self.violation: str | None = None
-
-    def feed(self, buf: bytearray) -> list[dict]:
-        new: list[dict] = []
-        head = len(self.token) + 4
-        while not self.violation and len(buf) - self.offset >= head:
-            start = self.offset
-            if bytes(buf[start:start + len(self.token)]) != self.token:
-                self.violation = "frame with a wrong token"
-                break
-            size = int.from_bytes(buf[start + len(self.token):start + head], "big")
-            if size > MAX_CHANNEL_FRAME:
-                self.violation = "oversized frame"
-                break
-            if len(buf) - start - head < size:
-                break
-            try:
-                message = json.loads(bytes(buf[start + head:start + head + size]))
-            except ValueError:
-                self.violation = "malformed frame"
-                break
-            if not isinstance(message, dict) or len(self.messages) >= self.MAX_MESSAGES:
-                self.violation = "malformed frame"
-                break
-            self.offset = start + head + size
-            self.messages.append(message)
-            new.append(message)
-        return new
 
 
 if __name__ == "__main__":  # pragma: no cover - started by the executor
