@@ -100,3 +100,10 @@ def test_cli_build_into_a_run_dir(tmp_path):
 def test_cli_build_reports_bad_override(tmp_path):
     result = runner.invoke(app, ["build", "per_familly=3", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
+
+
+def test_cli_try_runs_the_gates_on_fresh_variants():
+    ok = runner.invoke(app, ["try", "frequent_keys", "--count", "3", "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["problems"] == 3
+    assert runner.invoke(app, ["try", "no_such_family"]).exit_code == 1

@@ -61,11 +61,16 @@ def test_to_json_value_rejects_non_json():
 
 
 def test_a_reference_that_raises_names_the_family():
+    from py4.problems.family import _REGISTRY
+
     @family("broken_for_test", "x", ["P4-12"])
     def broken(rng):
         while True:
             yield Variant(title="t", task="t", entry_point="f", gold="fn f(x: int) -> int:\n    return x\n",
                           reference="def f(x):\n    return 1 // x\n", tests=[[0], [1], [2]])
 
-    with pytest.raises(FamilyError, match="broken_for_test.*ZeroDivisionError"):
-        generate_family(broken, 1, 1)
+    try:
+        with pytest.raises(FamilyError, match="broken_for_test.*ZeroDivisionError"):
+            generate_family(broken, 1, 1)
+    finally:  # keep the registry as the bank sees it
+        _REGISTRY.pop("broken_for_test", None)

@@ -201,3 +201,34 @@ def import_(path: Path, fmt: str = typer.Option(..., "--format", help="mbpp or h
         _print_json(result)
     else:
         typer.echo(f"read {result['read']}, kept {result['kept']} -> {out}; skipped: {result['skipped_reasons']}")
+
+
+@app.command("try")
+def try_family(name: str, count: int = typer.Option(20, help="variants to draw"),
+               seed: int = typer.Option(20261202), as_json: bool = typer.Option(False, "--json")) -> None:
+    """Draw a family's variants and run every per-problem gate on them, without rebuilding the bank.
+
+    For family authors: exits 1 when a variant fails a gate (or the family cannot generate).
+    """
+    from py4.problems.build import DEFAULT_HELD_OUT
+    from py4.problems.family import FamilyError, get_family
+    from py4.problems.generate import generate_family
+    from py4.problems.validate import validate_problems
+
+    try:
+        fam = get_family(name)
+        generated = generate_family(fam, seed, count)
+    except (KeyError, FamilyError) as exc:
+        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
+        raise typer.Exit(1)
+    problems = [gp.to_problem(f"try/{gp.index:04d}", "eft_large", seed, "try") for gp in generated]
+    report = validate_problems(problems, held_out=DEFAULT_HELD_OUT, check_coverage=False)
+    if as_json:
+        _print_json(report.to_json())
+    else:
+        typer.echo(f"{name}: {len(problems)} variants, {len(report.failures)} failures, {len(report.notes)} notes")
+        for f in report.failures[:20]:
+            typer.echo(f"  FAIL {f['gate']} {f['id']}: {f['detail']}")
+        for n in report.notes[:10]:
+            typer.echo(f"  note {n['id']}: {n['note']} {n.get('detail', '')}")
+    raise typer.Exit(1 if report.failures else 0)
