@@ -222,3 +222,28 @@ def test_hanging_on_one_test(sandbox, marker_problem):
     cert = _certify(sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 1
     assert {"test": 1, "reason": "timeout"} in cert.failures
+
+
+def test_reading_earlier_runs_results_from_inherited_memory(sandbox, marker_problem):
+    # A correct solution runs first on the same worker; the attack then scans every
+    # writable page of its own process (inherited from the supervisor by fork) for
+    # result frames. The supervisor never holds result values, so nothing is found.
+    # (This attack certified before the executor read the channels itself.)
+    assert _certify(sandbox, marker_problem, HONEST).certified
+    source = ("use ctypes\nuse re\n"
+              "fn solve(x: int) -> int:\n"
+              "    let pattern = re.compile(rb'\"v\": \"([0-9]+)\"')\n"
+              "    with open('/proc/self/maps') as fh:\n"
+              "        for line in fh:\n"
+              "            let parts = line.split()\n"
+              "            if not parts[1].startswith('rw'):\n"
+              "                continue\n"
+              "            let bounds = parts[0].split('-')\n"
+              "            let start = int(first(bounds), 16)\n"
+              "            let blob = ctypes.string_at(start, int(last(bounds), 16) - start)\n"
+              "            for m in pattern.finditer(blob):\n"
+              "                if int(m.group(1)) > 10 ** 11:\n"
+              "                    return int(m.group(1)) + x - 1\n"
+              "    return 0\n")
+    cert = _certify(sandbox, marker_problem, source)
+    assert not cert.certified and cert.tests_passed == 0
