@@ -1,0 +1,181 @@
+"""The endpoint policy against a local OpenAI chat-completions server replaying scripted tool calls.
+
+The server (127.0.0.1, ephemeral port, started by the test) speaks the protocol over
+real HTTP, so the httpx client, retries, request bodies and reply parsing all run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from py4.episodes import EpisodeConfig, TOOL_SCHEMAS, run_episodes
+from py4.evaluate.endpoint import EndpointError, EndpointPolicy
+from py4.problems.bank import load_bank
+
+
+class ChatServer:
+    """Answers each request with ``script(body, n)`` -> (status, reply dict); records bodies."""
+
+    def __init__(self, script):
+        self.script, self.bodies, self.lock = script, [], threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                    n = len(server.bodies)
+                status, reply = server.script(body, n)
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def completion(message, finish="tool_calls", tokens=12):
+    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": tokens, "total_tokens": 50 + tokens}}
+
+
+def tool_call(call_id, name, arguments):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return [p for p in load_bank() if p.split == "test_heldin"][:2]
+
+
+def user_prompt(body):
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
+
+
+def test_structured_then_textual_tool_calls(problems):
+    golds = {p.prompt: p.gold for p in problems}
+
+    def script(body, n):
+        turn = sum(m["role"] == "assistant" for m in body["messages"])
+        if turn == 0:  # a structured call, arguments as a JSON string
+            return 200, completion({"content": None, "tool_calls": [
+                tool_call(f"call_{n}", "run_code", json.dumps({"code": "print(6 * 7)"}))]})
+        gold = golds[user_prompt(body)]  # then a textual <tool_call> block in the content
+        text = "Submitting.\n<tool_call>" + json.dumps({"name": "submit", "arguments": {"code": gold}}) + "</tool_call>"
+        return 200, completion({"content": text}, finish="stop", tokens=30)
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "py4-test", temperature=0.5, seed=3, concurrency=4, api_key="k")
+        runs = run_episodes(problems, policy, EpisodeConfig(enable_thinking=False), samples=2)
+        policy.close()
+    assert [r.episode.outcome for r in runs] == ["certified"] * 4
+    assert all(r.episode.tokens_used == 12 + 30 + sum(-(-len(m["content"]) // 4) for m in r.messages
+                                                       if m["role"] == "tool") for r in runs)
+    first = server.bodies[0]
+    assert first["path"] == "/v1/chat/completions" and first["auth"] == "Bearer k"
+    assert first["model"] == "py4-test" and first["tools"] == TOOL_SCHEMAS and first["temperature"] == 0.5
+    assert first["chat_template_kwargs"] == {"enable_thinking": False}
+    assert first["max_tokens"] == EpisodeConfig().max_turn_tokens
+    second_turns = [b for b in server.bodies if len(b["messages"]) == 4]
+    assert len(second_turns) == 4
+    for body in second_turns:
+        assistant, tool = body["messages"][2], body["messages"][3]
+        assert json.loads(assistant["tool_calls"][0]["function"]["arguments"]) == {"code": "print(6 * 7)"}
+        assert tool == {"role": "tool", "name": "run_code", "tool_call_id": assistant["tool_calls"][0]["id"],
+                        "content": "42"}
+
+
+def test_malformed_api_arguments_are_counted(problems):
+    def script(body, n):
+        if len(body["messages"]) == 2:
+            return 200, completion({"content": "", "tool_calls": [tool_call("c1", "run_code", "{not json")]})
+        return 200, completion({"content": "I stop here."}, finish="stop")
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "m", backoff_s=0.01)
+        run = run_episodes(problems[:1], policy)[0]
+        policy.close()
+    assert run.episode.malformed_calls == 1 and run.episode.outcome == "no_submission"
+    assert run.messages[3]["content"].startswith("error: malformed tool call (arguments are not JSON")
+
+
+def test_retries_server_errors_then_succeeds(problems):
+    def script(body, n):
+        if n <= 2:
+            return 503, {"error": {"message": "overloaded"}}
+        return 200, completion({"content": "no tools today"}, finish="stop")
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "m", retries=3, backoff_s=0.01)
+        run = run_episodes(problems[:1], policy)[0]
+        policy.close()
+    assert len(server.bodies) == 3 and run.episode.outcome == "no_submission"
+
+
+def test_client_errors_and_exhausted_retries_raise(problems):
+    with ChatServer(lambda body, n: (400, {"error": {"message": "bad model"}})) as server:
+        policy = EndpointPolicy(server.url, "m", retries=3, backoff_s=0.01)
+        with pytest.raises(EndpointError, match="HTTP 400.*bad model"):
+            run_episodes(problems[:1], policy)
+        policy.close()
+    assert len(server.bodies) == 1  # a 4xx is not retried
+    with ChatServer(lambda body, n: (500, {"error": "boom"})) as server:
+        policy = EndpointPolicy(server.url, "m", retries=2, backoff_s=0.01)
+        with pytest.raises(EndpointError, match="after 3 attempts"):
+            run_episodes(problems[:1], policy)
+        policy.close()
+
+
+def test_length_cut_turn_is_truncated(problems):
+    def script(body, n):
+        return 200, completion({"content": "<tool_call>{\"name\": \"submit\", \"argu"}, finish="length", tokens=20)
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "m")
+        run = run_episodes(problems[:1], policy, EpisodeConfig(token_budget=20))[0]
+        policy.close()
+    assert server.bodies[0]["max_tokens"] == 20
+    assert run.episode.outcome == "truncated" and run.episode.reward == pytest.approx(-0.25)
+
+
+def test_concurrency_limit_is_respected(problems):
+    import time
+
+    state = {"now": 0, "max": 0}
+    lock = threading.Lock()
+
+    def script(body, n):
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.15)
+        with lock:
+            state["now"] -= 1
+        return 200, completion({"content": "done"}, finish="stop")
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "m", concurrency=2)
+        run_episodes(problems, policy, samples=3)
+        policy.close()
+    assert len(server.bodies) == 6 and state["max"] == 2
