@@ -221,6 +221,7 @@ def account_ledger(rng):
     while True:
         overdraft = rng.choice([0, 10, 50])
         fee = rng.choice([0, 1, 2])
+        cost = "amount" if fee == 0 else f"amount - {fee}"  # what a withdrawal takes off
         report = rng.choice(["balance", "rejected", "both"])
         name = rng.choice(["run_ledger", "apply_transactions", "bank_day", "settle"])
         ret = {"balance": "balance", "rejected": "rejected", "both": "[balance, rejected]"}[report]
@@ -231,7 +232,7 @@ def account_ledger(rng):
         yield Variant(
             title=f"Ledger with overdraft {overdraft}, fee {fee}: {report}",
             task=f"The balance starts at 0. Each transaction is [kind, amount]. 'deposit' adds amount; 'withdraw' subtracts "
-                 f"amount + {fee} (a fee) unless that would take the balance below -{overdraft}; any other kind, or a "
+                 f"{'amount' if fee == 0 else f'amount + {fee} (a fee)'} unless that would take the balance below -{overdraft}; any other kind, or a "
                  f"negative amount, is invalid. Invalid or refused transactions are rejected and change nothing. "
                  f"Return {what}.",
             entry_point=name,
@@ -242,9 +243,9 @@ def account_ledger(rng):
                     if kind == "deposit":
                         return balance + amount
                     if kind == "withdraw":
-                        if balance - amount - $fee < -$overdraft:
+                        if balance - $cost < -$overdraft:
                             raise ValueError("insufficient funds")
-                        return balance - amount - $fee
+                        return balance - $cost
                     raise ValueError("unknown kind")
 
                 def $name(transactions):
@@ -255,7 +256,7 @@ def account_ledger(rng):
                         except ValueError:
                             rejected += 1
                     return $ret
-            ''', fee=fee, overdraft=overdraft, name=name, ret=ret),
+            ''', cost=cost, overdraft=overdraft, name=name, ret=ret),
             gold=code('''
                 fn apply(balance: int, kind: str, amount: int) -> int:
                     if amount < 0:
@@ -263,9 +264,9 @@ def account_ledger(rng):
                     if kind == "deposit":
                         return balance + amount
                     if kind == "withdraw":
-                        if balance - amount - $fee < -$overdraft:
+                        if balance - $cost < -$overdraft:
                             throw ValueError("insufficient funds")
-                        return balance - amount - $fee
+                        return balance - $cost
                     throw ValueError("unknown kind")
 
                 fn $name(transactions: list[list]) -> $rtype:
@@ -276,7 +277,7 @@ def account_ledger(rng):
                         catch ValueError:
                             rejected += 1
                     return $ret
-            ''', fee=fee, overdraft=overdraft, name=name, ret=ret, rtype=rtype),
+            ''', cost=cost, overdraft=overdraft, name=name, ret=ret, rtype=rtype),
             tests=[[[]], [[["deposit", 5], ["withdraw", 100]]], [[["bogus", 1], ["deposit", -3]]]] + [[txs()] for _ in range(5)],
             params={"overdraft": overdraft, "fee": fee, "report": report},
         )

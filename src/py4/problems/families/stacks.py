@@ -201,10 +201,12 @@ def alternate_merge(rng):
         what = "after the last round, the items left in either list follow in order (unchanged)" \
             if leftover == "append" else "items left over after the last round are dropped"
         extend = "    out.extend(rest)\n" if leftover == "append" else ""
+        rest_ref = "    rest = left[::-1] + right[::-1]\n" if leftover == "append" else ""
+        rest_gold = "    let rest = left + right\n" if leftover == "append" else ""
         yield Variant(
             title=f"Interleave starting with {first} ({leftover} leftovers), items as {transform}",
             task=f"Merge lists a and b in rounds: each round takes the front item of {first}, then the front item of "
-                 f"{other}, recording each taken item x as {transform}; rounds continue while both lists still have "
+                 f"{other}, recording each taken item{'' if transform == 'x' else f' x as {transform}'}; rounds continue while both lists still have "
                  f"items. {what[0].upper() + what[1:]}. Return the recorded list.",
             entry_point=name,
             reference=code('''
@@ -216,9 +218,8 @@ def alternate_merge(rng):
                         out.append($t)
                         x = right.pop()
                         out.append($t)
-                    rest = left[::-1] + right[::-1]
-                $extend    return out
-            ''', name=name, first=first, other=other, t=transform, extend=extend),
+                $rest$extend    return out
+            ''', name=name, first=first, other=other, t=transform, rest=rest_ref, extend=extend),
             gold=code('''
                 fn $name(a: list[int], b: list[int]) -> list[int]:
                     let left = list($first)
@@ -229,9 +230,8 @@ def alternate_merge(rng):
                         out.append($t)
                         x = right.pop()
                         out.append($t)
-                    let rest = left + right
-                $extend    return out
-            ''', name=name, first=first, other=other, t=transform, extend=extend),
+                $rest$extend    return out
+            ''', name=name, first=first, other=other, t=transform, rest=rest_gold, extend=extend),
             tests=[[[], []], [[1], []], [[1, 2], [3]], [[1], [2, 3, 4]]]
                   + [[[rng.randint(0, 9) for _ in range(rng.randint(0, 5))], [rng.randint(0, 9) for _ in range(rng.randint(0, 5))]]
                      for _ in range(4)],
