@@ -12,11 +12,7 @@ import pytest
 
 from py4.boa.executor import Executor
 from py4.problems.schema import Problem
-
-SECRET_ENV = "BOA_TEST_SECRET"
-SECRET_VALUE = "s3cr3t-env-value-8d1f"
-EXPECTED_MARKER = 987654321012  # an expected output no honest program computes by chance
-
+from security_fixtures import EXPECTED_MARKER, SECRET_ENV, SECRET_VALUE
 
 
 class Sandbox:

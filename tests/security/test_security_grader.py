@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import EXPECTED_MARKER
+from security_fixtures import EXPECTED_MARKER
 from py4.boa.certify import certify
 from py4.problems.schema import Problem
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import py4.problems.schema
-from conftest import SECRET_ENV, SECRET_VALUE
+from security_fixtures import SECRET_ENV, SECRET_VALUE
 
 pytestmark = pytest.mark.security
 
