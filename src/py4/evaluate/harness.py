@@ -70,10 +70,12 @@ def boa_version() -> dict[str, str]:
     return {"version": py4.__version__, "implementation": implementation_fingerprint()}
 
 
-def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, policy: Any = None) -> dict[str, Any]:
+def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, policy: Any = None,
+        problems: dict[str, list[Problem]] | None = None) -> dict[str, Any]:
     """Evaluate and write the run folder; returns the results.json object.
 
-    ``policy`` overrides the one the config names (tests, custom policies). Raises
+    ``policy`` overrides the one the config names (tests, custom policies); ``problems``
+    ({split: problems}) replaces the bank selection (the bank is still recorded). Raises
     ValueError for a bad config, BankError for a missing or corrupt bank, and whatever
     the policy raises (EndpointError, OSError for a missing model).
     """
@@ -81,9 +83,9 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
     from py4.problems.bank import bank_paths, load_bank, load_manifest
     from py4.runs import RunRecorder, atomic_write_json, atomic_write_text
 
-    problems = check_config(config)
-    if problems:
-        raise ValueError("invalid eval config: " + "; ".join(problems))
+    errors = check_config(config)
+    if errors:
+        raise ValueError("invalid eval config: " + "; ".join(errors))
     out = Path(out_dir)
     with RunRecorder(out, config, kind="eval") as recorder:
         bank = load_bank(config.bank_version, config.bank_dir)
@@ -92,7 +94,8 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"))
         policy = policy or build_policy(config.policy, config.sampling)
         executor = shared_executor(config.episode.output_cap, config.workers)
-        split_problems = {s: select_problems(bank, s, config.limit, config.limit_seed) for s in config.splits}
+        split_problems = problems or {s: select_problems(bank, s, config.limit, config.limit_seed)
+                                      for s in config.splits}
         transcripts = out / TRANSCRIPTS
         transcripts.unlink(missing_ok=True)
         summaries, all_records = {}, []
