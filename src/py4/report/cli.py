@@ -1,5 +1,65 @@
-"""`py4 report` command group."""
+"""`py4 report`: the hyperparameter table, result tables and figures of a campaign.
+
+    py4 report hyperparameters configs/campaign/python4.yaml --format latex
+    py4 report results configs/campaign/smoke.yaml [--out DIR]
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="report", no_args_is_help=True)
+app = typer.Typer(help="Tables and figures: the hyperparameter table, results, dose-response and GRPO ladder.",
+                  no_args_is_help=True)
+
+
+@app.command()
+def hyperparameters(
+    file: Path = typer.Argument(..., help="campaign YAML (configs/campaign/*.yaml)"),
+    fmt: str = typer.Option("json", "--format", help="json | latex | md"),
+    out: Optional[Path] = typer.Option(None, "--out", help="write here instead of stdout"),
+) -> None:
+    """Regenerate the hyperparameter table from the campaign config and the stage configs it names."""
+    from py4.config import ConfigError
+    from py4.report.hyperparameters import TableError, build_table, render_latex, render_markdown
+
+    if fmt not in ("json", "latex", "md"):
+        typer.echo(f"error: --format must be json, latex or md, got {fmt!r}", err=True)
+        raise typer.Exit(2)
+    try:
+        table = build_table(file)
+    except (ConfigError, TableError, KeyError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    text = {"json": lambda: json.dumps(table, indent=2, ensure_ascii=False) + "\n",
+            "latex": lambda: render_latex(table), "md": lambda: render_markdown(table)}[fmt]()
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        typer.echo(f"-> {out}")
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command()
+def results(
+    file: Path = typer.Argument(..., help="campaign YAML whose runs are reported"),
+    out: Optional[Path] = typer.Option(None, "--out", help="report folder (default: <campaign out_dir>/report)"),
+    figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the PNG figures"),
+) -> None:
+    """Certified rate and pass@k per model x arm x dose x split, per rule, GRPO per step; markdown + JSON + PNGs."""
+    from py4.campaign.spec import load_campaign
+    from py4.config import ConfigError
+    from py4.report.results import write_results
+
+    try:
+        spec = load_campaign(file)
+    except ConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    paths = write_results(spec, out or Path(spec.out_dir) / "report", figures=figures)
+    for p in paths:
+        typer.echo(f"-> {p}")

@@ -1,0 +1,164 @@
+"""The campaign spec: models (scales), arms, stage config files, EFT doses, GRPO, evaluation.
+
+A campaign YAML (configs/campaign/*.yaml) is loaded strictly into `CampaignSpec`; the DAG
+(`py4.campaign.dag`) expands it into runs and the hyperparameter table
+(`py4.report.hyperparameters`) reads it together with the stage config files it names.
+
+As-run measurements that only a campaign-scale run can produce (corpus token counts,
+adapted-module counts, filtered row counts, ...) are `Recorded` values: a value plus its
+provenance. Everything derivable (step counts, tokens per step, dose splits) is derived
+by code, never recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+from py4.config import StrictModel, load_config
+
+ARMS = ("control", "iso", "prop")
+
+
+class Recorded(StrictModel):
+    """An as-run measurement: the value and where it was measured."""
+
+    value: Any
+    provenance: str
+
+
+class HubPin(StrictModel):
+    """A checkpoint: a Hub id (or a local folder at smoke scale) and its revision."""
+
+    hub_id: str
+    revision: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The repository name without its owner: google/gemma-4-12b -> gemma-4-12b."""
+        return self.hub_id.rstrip("/").split("/")[-1]
+
+
+class StageFiles(StrictModel):
+    """Stage config files of one model. midtrain and data.mix/schedule are per arm."""
+
+    midtrain: dict[str, str]
+    sft: str
+    eft: str
+    eft_dose: str | None = None
+    """The EFT dose builder's config (py4 train eft_dose); default: built from the campaign."""
+    eft512_warmstart: str | None = None
+    grpo: str | None = None
+    mix: dict[str, str] = {}
+    schedules: dict[str, str] = {}
+    """Per arm: data.schedule YAMLs (campaign scale: the schedules the as-run mixes produced)."""
+    sft_data: str | None = None
+    eft_schedules: dict[str, str] = {}
+    """Per dose (rows, as a string): data.schedule YAMLs of the EFT runs."""
+
+
+class ModelSpec(StrictModel):
+    label: str
+    params_b: float
+    gpus: int = pydantic.Field(1, ge=1)
+    gpu_type: str = "H200"
+    base: HubPin
+    """The pretrained checkpoint that is midtrained."""
+    it: HubPin
+    """The instruction-tuned model: the chat vector's W_it, the graft's tokenizer/config."""
+    it_base: HubPin
+    """W_base of the chat vector, spelled as the -it model names it."""
+    accelerate: str | None = None
+    files: StageFiles
+    prop_corpus: Recorded | None = None
+    """The prop-token arm's Python-4 tokens per copy (count basis: the campaign's tokenizer)."""
+    recorded: dict[str, Recorded] = {}
+
+
+class CorpusSpec(StrictModel):
+    config: str | None = None
+    """py4 corpus generate config (smoke: generated; campaign: recorded below)."""
+    iso: Recorded
+    """The iso-token arm's Python-4 tokens per copy."""
+    full: Recorded | None = None
+    copies: int = 4
+    replay_ratio: float = 1.0
+    """Replay tokens per Python-4 token in a mix (1:1)."""
+
+
+class EFTSpec(StrictModel):
+    doses: list[int] = [0, 256, 1024]
+    """Rows; 0 = the parent itself (no EFT run). Smaller doses are drawn from the largest."""
+    matrix_dose: int | None = 2048
+    """The +EFT matrix cells' dose (None: not run)."""
+    matrix_allow_held_out_rules: bool = True
+    replay_fraction: float = 0.1
+    replay_temperature: float = 0.7
+    eft_split: str = "eft_pool"
+    matrix_split: str = "eft_large"
+
+
+class GRPOSpec(StrictModel):
+    model: str
+    arm: str = "prop"
+    warmstart_dose: int = 512
+    segments: list[int] = [32, 64]
+    """Stop points: each segment after the first resumes from the previous checkpoint."""
+
+
+class EvalSpec(StrictModel):
+    splits: list[str] = ["test_heldin", "test_heldout"]
+    sanity_split: str | None = None
+    """Smoke scale: a split of EFT-trained problems whose rate must rise after EFT."""
+    config: str | None = None
+    overrides: list[str] = []
+    grpo_steps: list[int] = []
+    """GRPO checkpoints evaluated for the ladder figure (besides the final model)."""
+
+
+class ReportSpec(StrictModel):
+    what: str = ""
+    source: str = ""
+    notes: list[dict[str, str]] = []
+    boa_pin: str = ""
+
+
+class CampaignSpec(StrictModel):
+    name: str
+    scale: Literal["campaign", "smoke"]
+    out_dir: str
+    smoke_assets: str | None = None
+    """py4 smoke assets config (smoke scale only)."""
+    models: dict[str, ModelSpec]
+    arms: dict[str, str] = {"control": "control", "iso": "iso-token", "prop": "prop-token"}
+    """Arm key -> label."""
+    corpus: CorpusSpec
+    replay: HubPin | None = None
+    """The midtraining replay corpus (campaign: Dolmino)."""
+    sft_data: HubPin | None = None
+    sft_rows: Recorded | None = None
+    eft: EFTSpec = EFTSpec()
+    grpo: GRPOSpec | None = None
+    evaluation: EvalSpec = EvalSpec()
+    report: ReportSpec = ReportSpec()
+    recorded: dict[str, Recorded] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _check(self) -> "CampaignSpec":
+        problems = [f"arms: unknown arm {a!r}; expected {', '.join(ARMS)}" for a in self.arms if a not in ARMS]
+        for key, model in self.models.items():
+            missing = [a for a in self.arms if a not in model.files.midtrain]
+            if missing:
+                problems.append(f"models.{key}.files.midtrain: no config for arm(s) {', '.join(missing)}")
+        if self.grpo and self.grpo.model not in self.models:
+            problems.append(f"grpo.model: {self.grpo.model!r} is not one of the models ({', '.join(self.models)})")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def load_campaign(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> CampaignSpec:
+    """Load a campaign YAML strictly; raises py4.config.ConfigError naming file and fields."""
+    return load_config(CampaignSpec, path, list(overrides))

@@ -1,0 +1,112 @@
+"""The hyperparameter table, regenerated from a campaign config and the stage configs it names.
+
+    table = build_table("configs/campaign/python4.yaml")   # the reference JSON's shape
+    render_latex(table) / render_markdown(table)
+
+Parts: models (midtraining, SFT, graft), eft (EFT data, LoRA, optimisation), grpo (warm
+start, policy optimisation, environment, stack). A row whose values agree across columns
+is one `span`. Every row's `source` names the config files (and manifest fields) it came from.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from py4.campaign.spec import load_campaign
+from py4.report import hp_eft_grpo, hp_models
+from py4.report.hp_sources import Sources, TableError
+
+__all__ = ["build_table", "render_latex", "render_markdown", "TableError"]
+
+BUILDERS = {
+    "models": [hp_models.midtraining, hp_models.sft, hp_models.graft],
+    "eft": [hp_eft_grpo.eft_data, hp_eft_grpo.lora, hp_eft_grpo.eft_optimisation],
+    "grpo": [hp_eft_grpo.warm_start, hp_eft_grpo.policy, hp_eft_grpo.environment, hp_eft_grpo.stack],
+}
+
+
+def build_table(campaign_path: str | Path, root: str | Path = ".") -> dict[str, Any]:
+    """The table as JSON-ready dict (figure, what, source, parts, notes, groups).
+
+    Raises ConfigError for an invalid campaign file and TableError for a missing or
+    inconsistent stage config (e.g. a max_steps that disagrees with its schedule).
+    """
+    spec = load_campaign(Path(root) / campaign_path)
+    S = Sources(spec, str(campaign_path), Path(root))
+    models = [m.label for m in S.models]
+    grpo_cols = []
+    if spec.grpo:
+        grpo_cols = [f"{spec.models[spec.grpo.model].label} {spec.arms[spec.grpo.arm]} graft"]
+    columns = {"models": models, "eft": models, "grpo": grpo_cols}
+    stem = f"{spec.name}_hyperparameters"
+    groups = []
+    for part, builders in BUILDERS.items():
+        for build in builders:
+            g = build(S)
+            entry: dict[str, Any] = {"part": part, "title": g.title}
+            if g.descriptor:
+                entry["descriptor"] = g.descriptor
+            entry["rows"] = [r.to_json(len(columns[part])) for r in g.rows]
+            groups.append(entry)
+    return {
+        "figure": stem,
+        "what": spec.report.what,
+        "source": spec.report.source,
+        "parts": {p: {"stem": f"{stem}_{p}", "columns": columns[p]} for p in BUILDERS},
+        "notes": spec.report.notes,
+        "groups": groups,
+    }
+
+
+def _cells(row: dict[str, Any], n: int) -> list[str]:
+    if "span" in row:
+        return [row["span"]] + [""] * (n - 1)
+    return row["values"]
+
+
+def render_latex(table: dict[str, Any]) -> str:
+    """One tabular per part; spans are \\multicolumn, label rows are italic, sub rows indented."""
+    out = []
+    for part, meta in table["parts"].items():
+        cols = meta["columns"]
+        out.append(f"% {meta['stem']}")
+        out.append("\\begin{tabular}{l" + "l" * len(cols) + "}")
+        out.append("\\toprule")
+        out.append(" & ".join(["", *cols]) + " \\\\")
+        for g in (g for g in table["groups"] if g["part"] == part):
+            out.append("\\midrule")
+            head = f"\\textbf{{{g['title']}}}" + (f" \\quad {{\\small {g['descriptor']}}}" if g.get("descriptor") else "")
+            out.append(f"\\multicolumn{{{len(cols) + 1}}}{{l}}{{{head}}} \\\\")
+            for row in g["rows"]:
+                name = ("\\quad " if row.get("sub") else "") + row["name"]
+                if row.get("label"):
+                    out.append(f"\\textit{{{name}}} & " + " & ".join([""] * len(cols)) + " \\\\")
+                elif "span" in row and len(cols) > 1:
+                    out.append(f"{name} & \\multicolumn{{{len(cols)}}}{{c}}{{{row['span']}}} \\\\")
+                else:
+                    out.append(" & ".join([name, *_cells(row, len(cols))]) + " \\\\")
+        out.append("\\bottomrule")
+        out.append("\\end{tabular}")
+        out.append("")
+    return "\n".join(out)
+
+
+def render_markdown(table: dict[str, Any]) -> str:
+    """One markdown table per part; spans repeat their value with '(all)' once."""
+    out = [f"# {table['figure']}", "", table.get("what", ""), ""]
+    for part, meta in table["parts"].items():
+        cols = meta["columns"]
+        out += [f"## {part}", "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+        for g in (g for g in table["groups"] if g["part"] == part):
+            desc = f" — {g['descriptor']}" if g.get("descriptor") else ""
+            out.append(f"| **{g['title']}**{desc} |" + " |" * len(cols))
+            for row in g["rows"]:
+                name = ("&nbsp;&nbsp;" if row.get("sub") else "") + row["name"]
+                if row.get("label"):
+                    out.append(f"| *{name}* |" + " |" * len(cols))
+                    continue
+                cells = [row["span"]] * len(cols) if "span" in row else row["values"]
+                out.append("| " + " | ".join([name, *(c.replace("|", "\\|") for c in cells)]) + " |")
+        out.append("")
+    return "\n".join(out)

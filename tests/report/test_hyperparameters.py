@@ -1,0 +1,86 @@
+"""The regenerated hyperparameter table matches the reference value by value."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from py4.report import formats as F
+from py4.report.hp_eft_grpo import dose_split
+from py4.report.hyperparameters import TableError, build_table, render_latex, render_markdown
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT.parent / "shared" / "reference" / "python4_hyperparameters.json"
+CAMPAIGN = "configs/campaign/python4.yaml"
+
+
+@pytest.fixture(scope="module")
+def table():
+    return build_table(CAMPAIGN, root=ROOT)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    if not REFERENCE.is_file():
+        pytest.skip(f"reference table absent: {REFERENCE} (CI provides ../shared/reference/)")
+    return json.loads(REFERENCE.read_text())
+
+
+def test_parts_match(table, reference):
+    assert table["parts"] == reference["parts"]
+
+
+def test_groups_match(table, reference):
+    got = [(g["part"], g["title"], g.get("descriptor")) for g in table["groups"]]
+    want = [(g["part"], g["title"], g.get("descriptor")) for g in reference["groups"]]
+    assert got == want
+
+
+def test_every_row_and_value_matches(table, reference):
+    for want_group, got_group in zip(reference["groups"], table["groups"]):
+        assert [r["name"] for r in got_group["rows"]] == [r["name"] for r in want_group["rows"]], want_group["title"]
+        for want, got in zip(want_group["rows"], got_group["rows"]):
+            strip = lambda r: {k: v for k, v in r.items() if k != "source"}  # noqa: E731
+            assert strip(got) == strip(want), (want_group["title"], want["name"])
+
+
+def test_sources_name_our_configs(table):
+    for g in table["groups"]:
+        for row in g["rows"]:
+            if row.get("label"):
+                continue
+            src = row["source"]
+            assert any(s in src for s in ("configs/", "src/py4/")), (g["title"], row["name"], src)
+            for token in src.replace(";", " ").replace("(", " ").split():
+                if token.startswith("configs/") and token.endswith(".yaml") and "*" not in token:
+                    assert (ROOT / token).is_file(), f"{row['name']}: source names missing file {token}"
+
+
+def test_renderings(table):
+    latex = render_latex(table)
+    assert latex.count("\\begin{tabular}") == 3 and "1 $\\times$ 8 $\\times$ 4" in latex
+    md = render_markdown(table)
+    assert "| Seed |" in md and "GLM-4.5-Air 110B" in md
+
+
+def test_inconsistent_step_count_is_an_error(tmp_path):
+    # A midtrain max_steps that disagrees with its schedule must fail, naming the file.
+    import shutil
+    for d in ("configs",):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    p = tmp_path / "configs/train/gemma4_12b/midtrain_iso.yaml"
+    p.write_text(p.read_text().replace("max_steps: 306", "max_steps: 305"))
+    with pytest.raises(TableError, match="midtrain_iso.yaml"):
+        build_table(CAMPAIGN, root=tmp_path)
+
+
+@pytest.mark.parametrize("rows,split", [(1024, (922, 102)), (256, (230, 26)), (512, (461, 51)), (2048, (1843, 205))])
+def test_dose_split(rows, split):
+    assert dose_split(rows, 0.1) == split
+
+
+def test_formats():
+    assert F.millions(5_397_107) == "5.40M" and F.millions(111_529_248) == "111.5M"
+    assert F.power_of_ten(1e-5) == "$1\\times10^{-5}$"
+    assert F.signed(-0.1) == "$-$0.10" and F.signed(1.0) == "+1"
+    assert F.projections(["q_proj", "k_proj", "v_proj", "o_proj"]) == "q, k, v, o (attention only)"
