@@ -165,3 +165,22 @@ def test_arrow_null_filling_is_undone_for_tool_calls(tmp_path):
     assert first.messages[1]["tool_calls"][0]["function"]["arguments"] == {"code": "print(1)"}
     assert second.messages[1]["tool_calls"][0]["function"]["arguments"] == {"answer": "x"}
     assert first.tools == rows[0]["tools"] and second.tools is None
+
+
+def test_prefetched_keeps_order_and_reraises():
+    from py4.data.tokens import prefetched
+
+    assert list(prefetched(iter(range(100)), depth=3)) == list(range(100))
+
+    def failing():
+        yield 1
+        raise DataError("bad row 2")
+
+    out = []
+    with pytest.raises(DataError, match="bad row 2"):
+        for item in prefetched(failing()):
+            out.append(item)
+    assert out == [1]
+    early = prefetched(iter(range(10_000)), depth=2)
+    assert next(early) == 0
+    early.close()  # stopping early does not hang on the producer

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DataError", "load_tokenizer", "DocumentEncoder", "encode_documents", "batched"]
+__all__ = ["DataError", "load_tokenizer", "DocumentEncoder", "encode_documents", "batched", "prefetched"]
 
 
 class DataError(ValueError):
@@ -83,11 +83,60 @@ def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
+def prefetched(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
+    """Iterate ``items`` in a background thread, ``depth`` items ahead, in order.
+
+    Reading and JSON parsing (Python) then overlap with Rust encoding, which releases the
+    GIL. An exception raised by ``items`` is re-raised here, in the consumer.
+    """
+    import queue
+    import threading
+
+    done = object()
+    box: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                box.put(item)
+        except BaseException as exc:  # handed to the consumer, never swallowed
+            box.put(_Raised(exc))
+            return
+        box.put(done)
+
+    thread = threading.Thread(target=produce, name="py4-data-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = box.get()
+            if item is done:
+                return
+            if isinstance(item, _Raised):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                box.get_nowait()
+            except queue.Empty:
+                thread.join(timeout=0.05)
+
+
+class _Raised:
+    def __init__(self, exc: BaseException):
+        self.exc = exc
+
+
 def encode_documents(docs: Iterable[Any], encoder: DocumentEncoder, batch: int,
                      basis: DocumentEncoder | None = None) -> Iterator[tuple[Any, np.ndarray, int]]:
     """(document, run-tokenizer ids, count in the counting basis) for each document
-    (anything with a ``text``), encoded ``batch`` documents at a time."""
-    for chunk in batched(docs, batch):
+    (anything with a ``text``), encoded ``batch`` documents at a time; the next batch is
+    read in a background thread meanwhile."""
+    for chunk in prefetched(batched(docs, batch)):
         texts = [d.text for d in chunk]
         encoded = encoder.encode_batch(texts)
         counts = basis.count_batch(texts) if basis is not None else [len(t) for t in encoded]
