@@ -45,7 +45,9 @@ def test_held_out_problems_target_a_held_out_rule(bank):
 def test_tampered_bank_is_rejected(tmp_path):
     src, manifest = bank_paths()
     shutil.copy(manifest, tmp_path / manifest.name)
-    raw = gzip.decompress(src.read_bytes()).replace(b"py4/0001", b"py4/9999", 1)
+    raw = gzip.decompress(src.read_bytes())
+    first_id = json.loads(raw.split(b"\n", 1)[0])["id"].encode()
+    raw = raw.replace(first_id, b"py4/99999", 1)
     (tmp_path / src.name).write_bytes(gzip.compress(raw))
     with pytest.raises(BankError, match="content hash"):
         load_bank(data_dir=tmp_path)
@@ -77,7 +79,7 @@ def test_cli_stats_list_show_json(bank):
     assert len(listed) == stats["per_split"]["test_heldout"] and listed[0]["split"] == "test_heldout"
     one = json.loads(runner.invoke(app, ["show", bank[0].id, "--json"]).stdout)
     assert one["id"] == bank[0].id and one["gold"] == bank[0].gold
-    bad = runner.invoke(app, ["show", "py4/00001"])
+    bad = runner.invoke(app, ["show", "py4/0000001"])
     assert bad.exit_code == 2
 
 

@@ -27,6 +27,9 @@ from py4.problems.splits import SplitItem, SplitSizes, assign_splits
 __all__ = ["BuildConfig", "BuildResult", "build_bank", "write_bank", "DATA_DIR", "DEFAULT_HELD_OUT"]
 
 DATA_DIR = Path(__file__).parent / "data"
+# Each family owns a block of ids (family position * ID_BLOCK + variant + 1), so changing
+# one family's generator never renumbers another family's problems.
+ID_BLOCK = 100
 DEFAULT_HELD_OUT = ("P4-09", "P4-11", "P4-13", "P4-19", "P4-20", "P4-22", "P4-24", "P4-30")
 
 
@@ -35,7 +38,7 @@ class BuildConfig(StrictModel):
 
     version: str = pydantic.Field("v1", description="bank version; part of the file names")
     seed: int = pydantic.Field(20261202, description="seed of every family generator and of the splits")
-    per_family: int = pydantic.Field(100, ge=1, description="distinct problems drawn per family (at most)")
+    per_family: int = pydantic.Field(100, ge=1, le=ID_BLOCK, description="distinct problems drawn per family (at most)")
     held_out: tuple[str, ...] = pydantic.Field(DEFAULT_HELD_OUT, description="held-out rule ids")
     grpo: int = pydantic.Field(512, ge=0)
     eft_pool: int = pydantic.Field(1120, ge=0)
@@ -77,12 +80,14 @@ def build_bank(cfg: BuildConfig, progress=None) -> BuildResult:
     """
     start = time.perf_counter()
     generated: list[GeneratedProblem] = []
+    ids: list[str] = []
+    positions = {fam.name: i for i, fam in enumerate(all_families())}
     for fam in _families(cfg):
-        generated.extend(generate_family(fam, cfg.seed, cfg.per_family))
+        problems = generate_family(fam, cfg.seed, cfg.per_family)
+        generated.extend(problems)
+        ids.extend(f"py4/{positions[fam.name] * ID_BLOCK + gp.index + 1:05d}" for gp in problems)
         if progress:
             progress(fam.name)
-    width = max(4, len(str(len(generated))))
-    ids = [f"py4/{i + 1:0{width}d}" for i in range(len(generated))]
     items = []
     for id_, gp in zip(ids, generated):
         exercised = _exercised(gp.variant.gold, f"{gp.family.name} variant {gp.index}")
