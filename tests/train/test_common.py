@@ -1,0 +1,90 @@
+"""Fast unit tests of the shared training pieces (no model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from py4.config import ConfigError, load_config
+from py4.train import common, loading
+
+
+def test_cpu_device_settings():
+    settings = loading.device_settings()
+    assert settings == loading.DeviceSettings(use_cpu=True, bf16=False, gradient_checkpointing=False, device="cpu")
+
+
+def test_trainer_kwargs_map_warmup_ratio_and_min_lr():
+    opt = common.Optimisation(warmup=0.03)
+    run = common.RunSettings(output_dir="/tmp/x")
+    kwargs = common.trainer_kwargs(opt, run, loading.device_settings(), 306)
+    assert kwargs["warmup_steps"] == 0.03 and kwargs["max_steps"] == 306
+    assert kwargs["lr_scheduler_type"] == "cosine_with_min_lr"
+    assert kwargs["lr_scheduler_kwargs"] == {"min_lr_rate": 0.1}
+    assert kwargs["use_cpu"] and not kwargs["bf16"] and kwargs["report_to"] == ["tensorboard"]
+    steps = common.trainer_kwargs(common.Optimisation(warmup=10), run, loading.device_settings(), 48)
+    assert steps["warmup_steps"] == 10 and isinstance(steps["warmup_steps"], int)
+
+
+def test_trainer_kwargs_are_accepted_by_transformers_and_trl():
+    from transformers import TrainingArguments
+    from trl import GRPOConfig, SFTConfig
+
+    kwargs = common.trainer_kwargs(common.Optimisation(optim="adamw_torch", micro_batch=2),
+                                   common.RunSettings(output_dir="/tmp/x"), loading.device_settings(), 4)
+    TrainingArguments(**kwargs)
+    SFTConfig(**kwargs)
+    assert not GRPOConfig(**kwargs, num_generations=2).gradient_checkpointing  # TRL's default is on
+
+
+def test_cosine_with_min_lr_needs_min_lr_rate():
+    with pytest.raises(ValueError, match="min_lr_rate is required"):
+        common.trainer_kwargs(common.Optimisation(min_lr_rate=None), common.RunSettings(output_dir="/tmp/x"),
+                              loading.device_settings(), 4)
+
+
+def test_schedule_guard(tmp_path):
+    (tmp_path / "step_schedule.json").write_text(json.dumps({"max_steps": 306, "warmup_steps": 10}))
+    schedule = common.read_schedule(tmp_path)
+    assert common.check_schedule(None, schedule) == 306
+    assert common.check_schedule(306, schedule) == 306
+    assert common.check_schedule(7, None) == 7
+    with pytest.raises(common.TrainingGuardError, match="max_steps 305 in the config differs from max_steps 306"):
+        common.check_schedule(305, schedule)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="integer 'max_steps'"):
+        common.read_schedule(tmp_path / "bad.json")
+
+
+def test_resume_picks_the_last_checkpoint(tmp_path):
+    for step in (2, 10, 4):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))).endswith("checkpoint-10")
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume="never")) is None
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path / "new"))) is None
+    with pytest.raises(FileNotFoundError):
+        common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume=str(tmp_path / "nope")))
+
+
+def test_model_sources_must_exist_or_be_pinned(tmp_path):
+    with pytest.raises(ValueError, match="pinned revision"):
+        loading.load_tokenizer(loading.ModelSource(path="google/gemma-4-31b"))
+    with pytest.raises(FileNotFoundError, match="model folder not found"):
+        loading.load_model(loading.ModelSource(path=str(tmp_path / "missing")), loading.device_settings())
+    assert loading.model_provenance(loading.ModelSource(path="google/gemma-4-31b", revision="5bbc2fb1")) == {
+        "hub_id": "google/gemma-4-31b", "revision": "5bbc2fb1"}
+
+
+def test_stage_configs_reject_unknown_keys_and_bad_shapes(tmp_path):
+    from py4.train.grpo import GRPOStageConfig
+    from py4.train.stages import get_stage
+
+    path = tmp_path / "c.yaml"
+    path.write_text("model: {path: x}\ndata: {path: d}\nrun: {output_dir: o}\noptimisation: {learning_rat: 1}\n")
+    with pytest.raises(ConfigError, match="did you mean 'learning_rate'"):
+        load_config(get_stage("midtrain")[1], path)
+    with pytest.raises(ConfigError, match="completions per step"):
+        load_config(GRPOStageConfig, None, ["model.path=x", "run.output_dir=o", "optimisation.grad_accum=3"])
+    with pytest.raises(KeyError, match="did you mean 'sft'"):
+        get_stage("sfy")
