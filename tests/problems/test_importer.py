@@ -48,3 +48,15 @@ def test_import_rejects_bad_input(tmp_path):
     bad.write_text('{"task_id": 1}\n')
     with pytest.raises(ImportError_, match="lacks"):
         import_file(bad, "mbpp", tmp_path / "x.jsonl")
+
+
+def test_import_cli_needs_exactly_one_source(tmp_path):
+    from typer.testing import CliRunner
+
+    from py4.problems.cli import app
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["import", "--format", "mbpp"]).exit_code == 2
+    ok = runner.invoke(app, ["import", str(FIXTURES / "mbpp_small.jsonl"), "--format", "mbpp", "--out", str(tmp_path / "o.jsonl"), "--json"])
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["kept"] == 2

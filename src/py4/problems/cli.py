@@ -186,14 +186,19 @@ def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION
 
 
 @app.command("import")
-def import_(path: Path, fmt: str = typer.Option(..., "--format", help="mbpp or humaneval"),
+def import_(path: Optional[Path] = typer.Argument(None, help="local JSONL file in the format (omit with --from-hub)"),
+            fmt: str = typer.Option(..., "--format", help="mbpp or humaneval"),
+            from_hub: bool = typer.Option(False, "--from-hub", help="read the benchmark from the Hugging Face Hub (campaign scale)"),
             out: Path = typer.Option(Path("imported.jsonl"), "--out", help="where the imported problems go (JSONL)"),
             as_json: bool = typer.Option(False, "--json")) -> None:
     """Migrate Python 3 benchmark problems into Python-4 problems (split `imported`), keeping discriminative ones."""
-    from py4.problems.importer import ImportError_, import_file
+    from py4.problems.importer import ImportError_, import_file, import_hub
 
+    if (path is None) == (not from_hub):
+        typer.echo("error: give either a PATH or --from-hub", err=True)
+        raise typer.Exit(2)
     try:
-        result = import_file(path, fmt, out)
+        result = import_hub(fmt, out) if from_hub else import_file(path, fmt, out)
     except ImportError_ as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

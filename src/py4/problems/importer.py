@@ -24,7 +24,8 @@ from py4.problems.family import Call, FamilyError
 from py4.problems.generate import load_reference, run_reference, to_json_value
 from py4.problems.schema import CANARY, Problem, TestCase
 
-__all__ = ["ImportError_", "parse_assert", "records_to_candidates", "import_records", "import_file", "load_hub_records"]
+__all__ = ["ImportError_", "parse_assert", "records_to_candidates", "import_records", "import_file", "import_hub",
+           "load_hub_records"]
 
 FORMATS = ("mbpp", "humaneval")
 _NON_CORE = frozenset(f"P4-{n:02d}" for n in range(6, 31))
@@ -187,6 +188,26 @@ def _check_fields(records: list[dict], fmt: str, path: Path) -> None:
             raise ImportError_(f"{path}: record {i} lacks {missing} (a {fmt} record needs {list(need)})")
 
 
+def _write_and_summarise(records: list[dict], fmt: str, out: str | Path, workers: int | None) -> dict:
+    kept, skips = import_records(records, fmt, workers)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(p.to_json(), sort_keys=True) + "\n" for p in kept), encoding="utf-8")
+    reasons: dict[str, int] = {}
+    for s in skips:
+        key = s["reason"].split(":")[0]
+        reasons[key] = reasons.get(key, 0) + 1
+    return {"read": len(records), "kept": len(kept), "ids": [p.id for p in kept], "skipped": skips,
+            "skipped_reasons": reasons, "out": str(out)}
+
+
+def import_hub(fmt: str, out: str | Path, workers: int | None = None) -> dict:
+    """Import the benchmark straight from the Hub (campaign scale; needs network). Raises ImportError_ for a bad format."""
+    if fmt not in FORMATS:
+        raise ImportError_(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+    return _write_and_summarise(load_hub_records(fmt), fmt, out, workers)
+
+
 def import_file(path: str | Path, fmt: str, out: str | Path, workers: int | None = None) -> dict:
     """Import a local JSONL file in ``fmt``; writes kept problems to ``out`` (JSONL) and returns a summary.
 
@@ -198,16 +219,7 @@ def import_file(path: str | Path, fmt: str, out: str | Path, workers: int | None
     path = Path(path)
     records = _read_jsonl(path)
     _check_fields(records, fmt, path)
-    kept, skips = import_records(records, fmt, workers)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(p.to_json(), sort_keys=True) + "\n" for p in kept), encoding="utf-8")
-    reasons: dict[str, int] = {}
-    for s in skips:
-        key = s["reason"].split(":")[0]
-        reasons[key] = reasons.get(key, 0) + 1
-    return {"read": len(records), "kept": len(kept), "ids": [p.id for p in kept], "skipped": skips,
-            "skipped_reasons": reasons, "out": str(out)}
+    return _write_and_summarise(records, fmt, out, workers)
 
 
 def load_hub_records(fmt: str) -> list[dict]:
