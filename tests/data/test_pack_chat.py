@@ -152,3 +152,16 @@ def test_chat_template_file_replaces_the_tokenizers(tmp_path, chat_dir, tokenize
     plain.write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}")
     with pytest.raises(DataError, match="generation"):
         run_pack(pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template=str(plain)))
+
+
+def test_template_error_names_the_conversation(tokenizer):
+    strict = build_tokenizer(template=(
+        "{% for m in messages %}{% if m['role'] not in ['user', 'assistant'] %}"
+        "{{ raise_exception('unknown role: ' + m['role']) }}{% endif %}"
+        "{% if m['role'] == 'assistant' %}{% generation %}{{ m['content'] }}{% endgeneration %}"
+        "{% else %}{{ m['content'] }}{% endif %}{% endfor %}"))
+    good = Conversation(conversation(1))
+    bad = Conversation([{"role": "user", "content": "q"}, {"role": "critic", "content": "x"},
+                        {"role": "assistant", "content": "a"}])
+    with pytest.raises(DataError, match=r"conversation 11: the chat template failed: unknown role: critic"):
+        render_conversations(strict, [good, bad, good], first_index=10)

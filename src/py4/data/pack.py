@@ -44,7 +44,7 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
     stopped_at_limit = False
     with progress_bar("rendering + packing", unit="conversations") as advance:
         for chunk in batched(source, config.render_batch):
-            rendered = render_conversations(tokenizer, chunk, template_kwargs)
+            rendered = render_conversations(tokenizer, chunk, template_kwargs, first_index=stats.conversations)
             for conversation, whole in zip(chunk, rendered):
                 for piece in fit_conversation(tokenizer, conversation, whole, config.seq_len,
                                               config.long_conversations, stats, template_kwargs):

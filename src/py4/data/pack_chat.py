@@ -78,8 +78,25 @@ def check_chat_template(tokenizer: Any) -> None:
 
 
 def render_conversations(tokenizer: Any, conversations: Sequence[Conversation],
-                         template_kwargs: dict[str, Any] | None = None) -> list[Rendered]:
-    """Render conversations with the chat template; labels are the assistant tokens only."""
+                         template_kwargs: dict[str, Any] | None = None, first_index: int = 0) -> list[Rendered]:
+    """Render conversations with the chat template; labels are the assistant tokens only.
+
+    Raises DataError naming the conversation (``first_index`` + its position) when the
+    template fails on it (e.g. a role the template does not know).
+    """
+    try:
+        return _render(tokenizer, conversations, template_kwargs)
+    except Exception as batch_error:  # find the conversation that broke the template
+        if len(conversations) == 1:
+            raise DataError(f"conversation {first_index}: the chat template failed: {batch_error} "
+                            f"(roles: {[m.get('role') for m in conversations[0].messages]})") from None
+        for i, conversation in enumerate(conversations):
+            render_conversations(tokenizer, [conversation], template_kwargs, first_index + i)
+        raise
+
+
+def _render(tokenizer: Any, conversations: Sequence[Conversation],
+            template_kwargs: dict[str, Any] | None) -> list[Rendered]:
     kwargs = dict(template_kwargs or {})
     rendered: list[Rendered] = []
     plain = [c for c in conversations if not c.tools]
