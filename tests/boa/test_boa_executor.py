@@ -232,3 +232,16 @@ def test_user_namespace_mode_degrades_with_warnings():
         assert executor.run("while true:\n    pass\n").status == "timeout"
         escape = executor.run("use os\nprint(os.path.exists('/work'), os.path.exists('/root/.bashrc'))\n")
         assert escape.stdout == "False False\n"
+
+
+def test_compile_cache_returns_independent_results():
+    from py4.boa import frontend
+
+    first = frontend.compile_source("fn f(x):\n    return x\n", "c.p4")
+    first.diagnostics.clear()
+    first.rules_exercised.append("P4-99")
+    again = frontend.compile_source("fn f(x):\n    return x\n", "c.p4")
+    assert [d.rule for d in again.diagnostics] == ["P4-05"] and "P4-99" not in again.rules_exercised
+    assert again.code is first.code  # the compiled code itself is shared (immutable)
+    with pytest.raises(ValueError):
+        frontend.compile_source("pass\n", dialect="cobol")

@@ -11,6 +11,8 @@ that the sandbox can be exercised and benchmarked independently of the language.
 
 from __future__ import annotations
 
+import functools
+import threading
 import warnings
 from dataclasses import dataclass, field
 from types import CodeType
@@ -22,6 +24,9 @@ Rendering = Literal["verbatim", "generic"]
 # Programs larger than this are refused before any parsing (the front end may have its
 # own, smaller limit). Protects the parent against pathological input sizes.
 MAX_SOURCE_CHARS = 1_000_000
+COMPILE_CACHE_SIZE = 4096  # programs; only those up to COMPILE_CACHE_MAX_CHARS are cached
+COMPILE_CACHE_MAX_CHARS = 20_000
+_WARNINGS_LOCK = threading.Lock()
 
 # Modules a run's worker imports once, before isolation, so that programs find them
 # already loaded (and so that a late import never needs the hidden repository).
@@ -81,7 +86,26 @@ def py4_available() -> bool:
 
 
 def compile_source(source: str | bytes, filename: str = "<py4>", dialect: Dialect = "py4") -> Compiled:
-    """Compile ``source``; never raises (front-end failures become P4-00 diagnostics)."""
+    """Compile ``source``; never raises for any source (front-end failures become P4-00
+    diagnostics). Raises ValueError for an unknown dialect.
+
+    Results are cached by (source, filename, dialect): RL episodes often run the program
+    they then submit, and many rollouts produce the same program.
+    """
+    if dialect not in ("py4", "python3"):
+        raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
+    if len(source) > COMPILE_CACHE_MAX_CHARS:
+        return _compile(source, filename, dialect)
+    cached = _compile_cached(source, filename, dialect)
+    return Compiled(cached.ok, cached.code, list(cached.diagnostics), list(cached.rules_exercised))
+
+
+@functools.lru_cache(maxsize=COMPILE_CACHE_SIZE)
+def _compile_cached(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
+    return _compile(source, filename, dialect)
+
+
+def _compile(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
     size = len(source)
     if size > MAX_SOURCE_CHARS:
         return _failed("too_large", f"source is too large ({size} characters; the limit is "
@@ -99,15 +123,16 @@ def compile_source(source: str | bytes, filename: str = "<py4>", dialect: Dialec
     except Exception as exc:  # noqa: BLE001 - a front-end bug must not crash the harness
         return _failed("internal", f"internal error in the compiler: {type(exc).__name__}: {exc}",
                        "report this program to the Boa maintainers")
-    raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
+    raise AssertionError(dialect)  # checked by compile_source
 
 
 def _compile_py4(source: str | bytes, filename: str) -> Compiled:
     from py4.lang import compile_py4
 
-    with warnings.catch_warnings():
+    with _WARNINGS_LOCK, warnings.catch_warnings():
         # CPython's own SyntaxWarnings are not Python-4 diagnostics; keep them off the
-        # parent's stderr (the analyser reports what matters).
+        # parent's stderr (the analyser reports what matters). catch_warnings swaps a
+        # process-wide list: the lock keeps the executor's threads from interleaving.
         warnings.simplefilter("ignore")
         res = compile_py4(source, filename=filename)
     return Compiled(ok=bool(res.ok), code=res.code if res.ok else None,
@@ -123,7 +148,7 @@ def _compile_python3(source: str | bytes, filename: str) -> Compiled:
     if "\x00" in source:
         return _failed("null_byte", "source contains a NUL byte", "remove the NUL byte")
     try:
-        with warnings.catch_warnings():
+        with _WARNINGS_LOCK, warnings.catch_warnings():
             warnings.simplefilter("ignore")
             code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
