@@ -134,3 +134,10 @@ def test_a_killed_process_leaves_a_resumable_folder(tmp_path, dirs):
     assert result.resumed_shards >= 1
     reference = run(graft_config(dirs, tmp_path / "ref", max_shard_size=1200, lambda_=0.6), show_progress=False)
     assert _files(out) == _files(tmp_path / "ref") and reference.shards == result.shards
+
+
+def test_the_output_folder_cannot_be_an_input(tmp_path, dirs):
+    before = (dirs["mid"] / "model.safetensors").read_bytes()
+    with pytest.raises(GraftError, match="is the mid checkpoint's folder"):
+        run(graft_config(dirs, dirs["mid"], overwrite=True), show_progress=False)
+    assert (dirs["mid"] / "model.safetensors").read_bytes() == before

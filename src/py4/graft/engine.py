@@ -163,6 +163,9 @@ def run(config: GraftConfig, *, on_tensor: Callable[[str], None] | None = None,
     out = Path(config.out)
     t0 = time.monotonic()
     checkpoints = open_checkpoints(config)
+    for role, ckpt in checkpoints.items():
+        if out.resolve() == ckpt.folder.resolve():
+            raise GraftError(f"out {out} is the {role} checkpoint's folder; write the graft elsewhere")
     from py4.graft.plan import build_plan
 
     plan = build_plan(config, checkpoints)

@@ -5,7 +5,8 @@ name, dtype and shape), then each tensor's bytes a chunk at a time. A chunk is r
 from each input with ``os.preadv`` into a reusable buffer, converted into the
 accumulate dtype, combined as ``W_mid + lambda_ * (W_it - W_base)`` and cast to the
 output dtype. Working memory is therefore a few chunk buffers, whatever the size of a
-tensor or a shard.
+tensor or a shard. Reading (one thread), combining (the caller's thread) and writing
+plus hashing (one thread) overlap, chunk by chunk, through rotating buffers.
 
 Why not ``safe_open(...).get_tensor``: it maps the input files, so every page it
 touches counts toward the process's resident memory until the handle closes (a whole
