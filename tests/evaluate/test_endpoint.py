@@ -118,6 +118,10 @@ def test_malformed_api_arguments_are_counted(problems):
         policy.close()
     assert run.episode.malformed_calls == 1 and run.episode.outcome == "no_submission"
     assert run.messages[3]["content"].startswith("error: malformed tool call (arguments are not JSON")
+    # the reply answers no tool_calls entry: it goes out as a user message, the bad call as text
+    sent = server.bodies[1]["messages"]
+    assert "tool_calls" not in sent[2] and "{not json" in sent[2]["content"]
+    assert sent[3] == {"role": "user", "content": "[tool] " + run.messages[3]["content"]}
 
 
 def test_retries_server_errors_then_succeeds(problems):

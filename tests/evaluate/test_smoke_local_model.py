@@ -27,6 +27,7 @@ def smoke_problems() -> list[Problem]:
 
 
 @pytest.mark.smoke
+@pytest.mark.timeout(1800)  # the first run builds the smoke assets (minutes on a busy 2-core machine)
 def test_tiny_model_runs_episodes_end_to_end(smoke_assets, tmp_path):
     from py4.evaluate.local_model import LocalModelPolicy
 

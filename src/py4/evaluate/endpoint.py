@@ -122,14 +122,23 @@ def turn_from_message(message: dict[str, Any]) -> ParsedTurn:
 
 
 def to_openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The driver's messages in the wire format: arguments as JSON strings, no reasoning field."""
-    out = []
+    """The driver's messages in the wire format: arguments as JSON strings, no reasoning field.
+
+    The reply to a malformed call answers no ``tool_calls`` entry (the call is text in the
+    assistant's content), and strict servers reject a ``tool`` message with an unknown
+    ``tool_call_id``: such replies go out as ``user`` messages.
+    """
+    out, open_ids = [], set()
     for m in messages:
         m = {k: v for k, v in m.items() if k != "reasoning_content"}
+        if m.get("role") == "assistant":
+            open_ids = {c["id"] for c in m.get("tool_calls") or []}
         if m.get("tool_calls"):
             m["tool_calls"] = [{"id": c["id"], "type": "function",
                                 "function": {"name": c["function"]["name"],
                                              "arguments": json.dumps(c["function"]["arguments"], ensure_ascii=False)}}
                                for c in m["tool_calls"]]
+        if m.get("role") == "tool" and m.get("tool_call_id") not in open_ids:
+            m = {"role": "user", "content": f"[tool] {m['content']}"}
         out.append(m)
     return out
