@@ -86,6 +86,8 @@ class CorpusSpec(StrictModel):
     copies: int = 4
     replay_ratio: float = 1.0
     """Replay tokens per Python-4 token in a mix (1:1)."""
+    overrides: list[str] = []
+    """key=value overrides of the corpus config (smoke: fewer documents)."""
 
 
 class EFTSpec(StrictModel):
@@ -98,6 +100,8 @@ class EFTSpec(StrictModel):
     replay_temperature: float = 0.7
     eft_split: str = "eft_pool"
     matrix_split: str = "eft_large"
+    overrides: list[str] = []
+    """key=value overrides of every EFT run (smoke: a learning rate that memorises in a few steps)."""
 
 
 class GRPOSpec(StrictModel):

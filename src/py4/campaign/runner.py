@@ -1,0 +1,161 @@
+"""Run a campaign's DAG: dependency order, skip-done, resume, progress.
+
+Each node's completion is recorded by the runner in
+``<out_dir>/_campaign/runs/<node id>/run_manifest.json`` (a `py4.runs.RunRecorder`, kind
+``campaign.node``): a node whose record says ``done`` is skipped; one that says
+``running`` / ``failed`` / ``interrupted`` is run again, and the stage itself resumes from
+its checkpoints (``run.resume: auto``). Stages are dispatched through an explicit table
+(`EXECUTORS`, stage -> callable) so tests can substitute cheap fakes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from py4.campaign.dag import Node
+from py4.runs import RunRecorder, read_manifest, run_is_done
+
+Executor = Callable[[Node], None]
+
+
+class RunFailed(RuntimeError):
+    """A node's command exited with a non-zero status."""
+
+
+def _py4_command():
+    import typer.main
+
+    from py4.cli import app
+
+    return typer.main.get_command(app)
+
+
+def run_inprocess(node: Node) -> None:
+    """Run `py4 <argv>` in this process (imports are paid once). Raises RunFailed on a non-zero exit."""
+    code = _py4_command().main(args=list(node.argv), prog_name="py4", standalone_mode=False)
+    if code not in (None, 0):
+        raise RunFailed(f"{node.command} exited with {code}")
+
+
+def run_subprocess(node: Node) -> None:
+    """Run `py4 <argv>` as a child process. Raises RunFailed on a non-zero exit."""
+    cmd = [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
+    proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    if proc.returncode != 0:
+        raise RunFailed(f"{node.command} exited with {proc.returncode}")
+
+
+def default_executors(mode: str = "inprocess") -> dict[str, Executor]:
+    """stage -> executor; every stage runs its py4 command (in-process or as a subprocess)."""
+    fn = {"inprocess": run_inprocess, "subprocess": run_subprocess}[mode]
+    stages = ("assets", "corpus", "subset", "pack", "mix", "midtrain", "sft", "graft", "eft_dose", "eft", "grpo",
+              "eval", "sanity_bank")
+    return {s: fn for s in stages}
+
+
+def record_dir(out_dir: str | Path, node: Node) -> Path:
+    return Path(out_dir) / "_campaign" / "runs" / node.id.replace(":", "__").replace("@", "_at_")
+
+
+def node_status(out_dir: str | Path, node: Node) -> str:
+    """pending | running | done | failed | interrupted (from the node's record)."""
+    manifest = read_manifest(record_dir(out_dir, node))
+    return manifest.get("status", "pending") if manifest else "pending"
+
+
+@dataclass
+class RunSummary:
+    ran: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.blocked
+
+
+def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Executor] | None = None,
+                 selected: set[str] | None = None, progress: bool = True,
+                 log: Callable[[str], None] = print) -> RunSummary:
+    """Run `nodes` (in the given dependency order); only `selected` ids when given.
+
+    A node runs when every input is done; a failure blocks its dependants but not the
+    rest. Raises KeyError when a node's stage has no executor.
+    """
+    executors = executors if executors is not None else default_executors()
+    summary = RunSummary()
+    todo = [n for n in nodes if selected is None or n.id in selected]
+    bar = _progress(progress, len(todo))
+    for node in todo:
+        if node.stage not in executors:
+            raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
+        if run_is_done(record_dir(out_dir, node)):
+            summary.skipped.append(node.id)
+            bar.advance(f"skip {node.id}")
+            continue
+        missing = [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
+        if missing:
+            summary.blocked.append(node.id)
+            log(f"blocked {node.id}: needs {', '.join(missing)}")
+            bar.advance(f"blocked {node.id}")
+            continue
+        previous = node_status(out_dir, node)
+        bar.describe(("resume " if previous != "pending" else "run ") + node.id)
+        log(f"[{node.stage}] {node.id}{' (resuming after ' + previous + ')' if previous != 'pending' else ''}\n  {node.command}")
+        t0 = time.monotonic()
+        try:
+            with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
+                rec.set(node=node.to_json(), resumed_from=previous if previous != "pending" else None)
+                executors[node.stage](node)
+                stage_manifest = read_manifest(node.run_dir)
+                if stage_manifest:
+                    rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # the record says failed; dependants are blocked, the rest go on
+            summary.failed.append(node.id)
+            log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
+        else:
+            summary.ran.append(node.id)
+        bar.advance(node.id)
+    bar.close()
+    return summary
+
+
+def _stub(node_id: str) -> Node:
+    return Node(node_id, "", [], "")
+
+
+class _Bar:
+    def __init__(self, enabled: bool, total: int):
+        self.p = None
+        if enabled and total:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.p = Progress(TextColumn("campaign"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                              TextColumn("{task.description}"))
+            self.p.start()
+            self.task = self.p.add_task("", total=total)
+
+    def describe(self, text: str) -> None:
+        if self.p:
+            self.p.update(self.task, description=text)
+
+    def advance(self, text: str) -> None:
+        if self.p:
+            self.p.update(self.task, advance=1, description=text)
+
+    def close(self) -> None:
+        if self.p:
+            self.p.stop()
+
+
+def _progress(enabled: bool, total: int) -> _Bar:
+    return _Bar(enabled, total)

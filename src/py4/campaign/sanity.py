@@ -1,0 +1,52 @@
+"""The smoke study's train_sanity split: the gold problems a model was EFT-trained on.
+
+A tiny model scores near zero on the test splits, so a broken loss mask, adapter or data
+path would hide behind zeros. Evaluating the dose's own problems (memorisation is fine at
+this scale) shows such breakage as a flat line: the certified rate must rise after EFT.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+from py4.problems.bank import bank_paths
+from py4.runs import atomic_write_json
+
+
+def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = "v1") -> int:
+    """Copy the shipped bank to out_dir with the dose's gold problems moved to `train_sanity`.
+
+    Returns the number of train_sanity problems. Raises ValueError when the dose names no
+    problem or a problem the bank does not hold; OSError when a file is missing.
+    """
+    manifest = json.loads((Path(dose_dir) / "manifest.json").read_text(encoding="utf-8"))
+    ids = set(manifest.get("problem_ids") or [])
+    if not ids:
+        raise ValueError(f"{dose_dir}/manifest.json: no problem_ids (a dose with gold rows is needed)")
+    bank_path, manifest_path = bank_paths(version)
+    lines, found = [], set()
+    for line in gzip.decompress(bank_path.read_bytes()).decode("utf-8").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        if row["id"] in ids:
+            row["split"] = "train_sanity"
+            found.add(row["id"])
+        lines.append(json.dumps(row, ensure_ascii=False, sort_keys=True))
+    if found != ids:
+        raise ValueError(f"{dose_dir}: problems not in bank {version}: {sorted(ids - found)[:5]}")
+    raw = ("\n".join(lines) + "\n").encode("utf-8")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target_bank, target_manifest = bank_paths(version, out)
+    target_bank.write_bytes(gzip.compress(raw, mtime=0))
+    bank_manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    bank_manifest.update({"jsonl_sha256": hashlib.sha256(raw).hexdigest(),
+                          "per_split": dict(Counter(json.loads(x)["split"] for x in lines)),
+                          "train_sanity_from": {"dose": str(dose_dir), "sha256": manifest.get("sha256")}})
+    atomic_write_json(target_manifest, bank_manifest)
+    return len(found)

@@ -1,0 +1,94 @@
+"""DAG expansion of the two campaign configs: run counts per stage, dependencies, commands."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from py4.campaign.dag import DagError, Node, build_dag, select, topological
+from py4.campaign.spec import load_campaign
+from py4.config import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def python4():
+    return build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml"))
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml"))
+
+
+def test_python4_counts(python4):
+    counts = Counter(n.stage for n in python4)
+    # 3 models x 3 arms = 9 chains; doses 256/1,024 + the 2,048 matrix on each chat parent (27),
+    # + the EFT-512 warm start; GRPO in two resumed segments (32 + 32).
+    assert counts == {"corpus": 1, "subset": 3, "pack": 3, "mix": 9, "midtrain": 9, "sft": 9, "graft": 9,
+                      "eft_dose": 28, "eft": 28, "grpo": 2,
+                      # every model: 9 grafts + 9 parents (dose 0) + 27 EFT models + warm start + 7 ladder + final
+                      "eval": 9 + 9 + 27 + 1 + 7 + 1}
+
+
+def test_python4_glm_prop_arm_uses_the_whole_corpus(python4):
+    ids = {n.id: n for n in python4}
+    assert "corpus_prop_glm45_air" not in ids
+    assert ids["glm45_air/prop/mix"].inputs == ["corpus"]
+    assert ids["gemma4_12b/prop/mix"].inputs == ["corpus_prop_gemma4_12b"]
+
+
+def test_python4_dependencies_and_commands(python4):
+    ids = {n.id: n for n in python4}
+    order = [n.id for n in python4]
+    for n in python4:  # topological: every input comes earlier
+        assert all(order.index(i) < order.index(n.id) for i in n.inputs), n.id
+    assert ids["gemma4_31b/prop/graft"].inputs == ["gemma4_31b/prop/midtrain"]  # graft onto midtrain, not SFT
+    assert ids["gemma4_12b/control/mix"].inputs == ["gemma4_12b/iso/mix"]  # token-matched to iso
+    assert ids["gemma4_12b/iso/eft_dose_256"].inputs == ["gemma4_12b/iso/sft", "gemma4_12b/iso/eft_dose_1024"]
+    eft2048 = ids["glm45_air/iso/eft_2048"]
+    assert "optimisation.epochs=4" in eft2048.argv and "data.allow_held_out_rules=true" in eft2048.argv
+    assert ids["glm45_air/iso/eft_1024"].gpus == 4 and ids["gemma4_12b/iso/eft_1024"].gpus == 1
+    assert ids["gemma4_31b/prop/midtrain"].gpus == 8
+    assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
+    assert ids["gemma4_31b/prop/grpo"].inputs == ["gemma4_31b/prop/grpo_to32"]
+    assert ids["gemma4_31b/prop/warmstart"].inputs == ["gemma4_31b/prop/graft", "gemma4_31b/prop/eft_dose_512"]
+    assert ids["eval:gemma4_12b/iso/eft_256"].command.startswith("py4 eval --out runs/campaign/eval/")
+    assert "test_heldin,test_heldout" in ids["eval:gemma4_12b/iso/eft_256"].argv
+
+
+def test_smoke_counts_and_sanity(smoke):
+    counts = Counter(n.stage for n in smoke)
+    assert counts == {"assets": 1, "corpus": 1, "subset": 2, "pack": 1, "mix": 3, "midtrain": 3, "sft": 3,
+                      "graft": 3, "eft_dose": 7, "eft": 7, "grpo": 2, "sanity_bank": 1,
+                      "eval": 3 + 3 + 6 + 1 + 1 + 1}
+    for n in smoke:
+        if n.stage == "eval":
+            assert "test_heldin,test_heldout,train_sanity" in n.argv and "sanity_bank" in n.inputs
+        assert n.gpus == 0
+    assert all(n.run_dir.startswith("campaign-out/smoke") for n in smoke)
+
+
+def test_out_dir_override_moves_every_run(tmp_path):
+    spec = load_campaign(ROOT / "configs/campaign/smoke.yaml", [f"out_dir={tmp_path}"])
+    for n in build_dag(spec):
+        assert n.run_dir.startswith(str(tmp_path))
+        assert "campaign-out/smoke" not in n.command
+
+
+def test_select_and_errors():
+    a, b = Node("a", "x", [], "a"), Node("b", "x", [], "b", inputs=["a"])
+    assert [n.id for n in topological([b, a])] == ["a", "b"]
+    assert [n.id for n in select([a, b], "b")] == ["b"]
+    with pytest.raises(DagError, match="unknown run 'zz'"):
+        topological([Node("c", "x", [], "c", inputs=["zz"])])
+    with pytest.raises(DagError, match="cycle"):
+        topological([Node("c", "x", [], "c", inputs=["d"]), Node("d", "x", [], "d", inputs=["c"])])
+
+
+def test_bad_spec_is_a_clear_error(tmp_path):
+    bad = tmp_path / "c.yaml"
+    bad.write_text((ROOT / "configs/campaign/smoke.yaml").read_text().replace("model: tiny", "model: huge"))
+    with pytest.raises(ConfigError, match="grpo.model"):
+        load_campaign(bad)

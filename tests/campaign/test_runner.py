@@ -1,0 +1,129 @@
+"""Runner: dependency order, skip-done, resume after an interrupted run, ledgers, result reports.
+
+Stages are dispatched through the executor table, so these tests substitute cheap fakes
+that write what the real stages write (run_manifest.json, results.json).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from py4.campaign.dag import build_dag
+from py4.campaign.ledgers import write_ledgers
+from py4.campaign.runner import node_status, run_campaign
+from py4.campaign.spec import load_campaign
+from py4.runs import RunRecorder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _spec(tmp_path):
+    return load_campaign(ROOT / "configs/campaign/smoke.yaml", [f"out_dir={tmp_path}"])
+
+
+class FakeStages:
+    """Writes a done stage manifest (and eval results) per node; can interrupt one node once."""
+
+    def __init__(self, interrupt: str | None = None, fail: str | None = None):
+        self.calls: list[str] = []
+        self.interrupt, self.fail = interrupt, fail
+
+    def __call__(self, node):
+        self.calls.append(node.id)
+        with RunRecorder(node.run_dir, None, f"fake.{node.stage}") as rec:
+            if node.id == self.fail:
+                raise RuntimeError("boom")
+            if node.id == self.interrupt:
+                self.interrupt = None
+                raise KeyboardInterrupt
+            if node.stage == "eval":
+                dose = node.meta.get("dose") or 0
+                splits = {s: {"certified_rate": (min(dose, 64) / 64 if s == "train_sanity" else 0.0),
+                              "pass_at_k": {"1": 0.1, "2": 0.2}, "outcomes": {"certified": 1}, "problems": 6,
+                              "episodes": 12, "mean_reward": 0.0, "per_rule": {"P4-02": {"certified_rate": 0.5}}}
+                          for s in node.meta["splits"]}
+                Path(node.run_dir, "results.json").write_text(json.dumps({"splits": splits}))
+            if node.stage == "grpo":
+                rec.set(reward_log=[{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}])
+            rec.add_output("model", Path(node.run_dir))
+
+    def table(self, nodes):
+        return {n.stage: self for n in nodes}
+
+
+def test_runs_everything_in_order_then_skips_everything(tmp_path):
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    fake = FakeStages()
+    summary = run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None)
+    assert summary.ok and len(summary.ran) == len(nodes) and fake.calls == [n.id for n in nodes]
+    again = FakeStages()
+    summary2 = run_campaign(nodes, spec.out_dir, again.table(nodes), progress=False, log=lambda s: None)
+    assert again.calls == [] and len(summary2.skipped) == len(nodes)
+
+
+def test_interrupted_run_is_resumed_and_others_skipped(tmp_path):
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    target = "tiny/iso/midtrain"
+    fake = FakeStages(interrupt=target)
+    with pytest.raises(KeyboardInterrupt):
+        run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None)
+    node = next(n for n in nodes if n.id == target)
+    assert node_status(spec.out_dir, node) == "interrupted"
+    done_before = [i for i in fake.calls if i != target]
+    second = FakeStages()
+    logs = []
+    summary = run_campaign(nodes, spec.out_dir, second.table(nodes), progress=False, log=logs.append)
+    assert second.calls[0] == target and not set(done_before) & set(second.calls)
+    assert any("resuming after interrupted" in line for line in logs)
+    assert summary.ok and node_status(spec.out_dir, node) == "done"
+    record = json.loads((tmp_path / "_campaign/runs/tiny/iso/midtrain/run_manifest.json").read_text())
+    assert record["attempt"] == 2 and record["resumed_from"] == "interrupted"
+
+
+def test_failure_blocks_dependants_only(tmp_path):
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    fake = FakeStages(fail="tiny/control/midtrain")
+    summary = run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None)
+    assert summary.failed == ["tiny/control/midtrain"]
+    assert "tiny/control/sft" in summary.blocked and "tiny/iso/sft" in summary.ran
+
+
+def test_only_pattern_runs_selected_and_blocks_on_missing_inputs(tmp_path):
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    fake = FakeStages()
+    summary = run_campaign(nodes, spec.out_dir, fake.table(nodes), selected={"assets", "corpus", "tiny/iso/mix"},
+                           progress=False, log=lambda s: None)
+    assert fake.calls == ["assets", "corpus"] and summary.blocked == ["tiny/iso/mix"]
+
+
+def test_ledgers_and_results(tmp_path):
+    from py4.report.results import write_results
+
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    fake = FakeStages(fail="tiny/prop/eft_16")
+    run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None)
+    status, weights = write_ledgers(nodes, spec.out_dir, spec.name)
+    text = status.read_text()
+    assert "| `tiny/iso/midtrain` | midtrain | done | 1 |" in text
+    assert "| `tiny/prop/eft_16` | eft | failed |" in text and "| `eval:tiny/prop/eft_16` | eval | pending |" in text
+    w = weights.read_text()
+    assert "| `tiny/iso/eft_64` | LoRA adapter | done |" in w and "`tiny/iso/sft`" in w
+    paths = write_results(spec, tmp_path / "report")
+    data = json.loads((tmp_path / "report/results.json").read_text())
+    sanity = {(e["arm"], e["dose"]): e["certified_rate"] for e in data["entries"]
+              if e["split"] == "train_sanity" and e["kind"] == "eft"}
+    assert sanity[("iso", 0)] == 0.0 and sanity[("iso", 64)] == 1.0
+    assert "eval:tiny/prop/eft_16" in data["missing_evaluations"]
+    assert data["grpo_reward_per_step"] == [{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}]
+    md = (tmp_path / "report/results.md").read_text()
+    assert "| Tiny Gemma-3 (smoke) | iso-token | 64 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 6 x 2 |" in md
+    assert "## GRPO ladder" in md and "### test_heldin" in md
+    for name in ("dose_response.png", "grpo_ladder.png"):
+        assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
+    assert len(paths) == 4
