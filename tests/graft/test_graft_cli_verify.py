@@ -156,6 +156,11 @@ def test_unusable_sources_are_clear_errors(tmp_path, dirs):
     with pytest.raises(GraftError, match="revisions apply to Hub ids only"):
         run(GraftConfig(mid=str(dirs["mid"]), it={"path": str(dirs["it"]), "revision": "main"},
                         base=str(dirs["base"]), out=str(tmp_path / "o")), show_progress=False)
-    (dirs["base"] / "model-00002-of-00002.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{}")
-    with pytest.raises(GraftError, match="model-00002-of-00002.safetensors"):
+    shard = dirs["base"] / "model-00002-of-00002.safetensors"
+    shard.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{}")
+    with pytest.raises(GraftError, match="model-00002-of-00002.safetensors: header length 16 is impossible"):
+        run(graft_config(dirs, tmp_path / "o"), show_progress=False)
+    payload = b'{"w": {"dtype": 1}}'
+    shard.write_bytes(len(payload).to_bytes(8, "little") + payload)
+    with pytest.raises(GraftError, match="tensor 'w' lacks a valid dtype, shape or data_offsets"):
         run(graft_config(dirs, tmp_path / "o"), show_progress=False)

@@ -159,16 +159,20 @@ def read_safetensors_header(path: Path) -> tuple[dict, int]:
             header = json.loads(fh.read(n))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise GraftError(f"{path}: header is not JSON: {exc}") from None
+    if not isinstance(header, dict):
+        raise GraftError(f"{path}: header is not a JSON object")
     header.pop("__metadata__", None)
     data_start, data_size = 8 + n, size - 8 - n
     for name, entry in header.items():
-        dtype = entry.get("dtype")
+        try:
+            dtype, (begin, end), shape = entry["dtype"], entry["data_offsets"], list(entry["shape"])
+            numel = 1
+            for d in shape:
+                numel *= int(d)
+        except (KeyError, TypeError, ValueError):
+            raise GraftError(f"{path}: tensor {name!r} lacks a valid dtype, shape or data_offsets") from None
         if dtype not in DTYPES:
             raise GraftError(f"{path}: tensor {name!r} has dtype {dtype!r}; supported: {', '.join(DTYPES)}")
-        begin, end = entry["data_offsets"]
-        numel = 1
-        for d in entry["shape"]:
-            numel *= d
         if end - begin != numel * DTYPES[dtype].itemsize or end > data_size or begin < 0:
             raise GraftError(f"{path}: tensor {name!r} byte range [{begin}, {end}) does not fit "
                              f"shape {entry['shape']} {dtype} within {data_size} data bytes")
