@@ -60,6 +60,7 @@ CONFIG_TYPES: dict[str, Callable[[Path], type | None]] = {
     "train": _train_type,
     "data": _data_type,
     "corpus": _corpus_type,
+    "campaign": lambda p: __import__("py4.campaign.spec", fromlist=["spec"]).config_type_for_file(p),
 }
 
 

@@ -166,3 +166,12 @@ class CampaignSpec(StrictModel):
 def load_campaign(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> CampaignSpec:
     """Load a campaign YAML strictly; raises py4.config.ConfigError naming file and fields."""
     return load_config(CampaignSpec, path, list(overrides))
+
+
+def config_type_for_file(path: str | Path) -> type:
+    """The config type of a YAML under configs/campaign/ (for the config-validation test)."""
+    if Path(path).stem == "eft_dose":
+        from py4.train.eft_data import EFTDoseConfig
+
+        return EFTDoseConfig
+    return CampaignSpec
