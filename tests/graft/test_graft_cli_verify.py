@@ -50,8 +50,8 @@ def test_cli_config_file_and_key_value_overrides(tmp_path, dirs):
     cfg.write_text(f"mid: {dirs['mid']}\nit: {{path: {dirs['it']}}}\nbase: {dirs['base']}\n"
                    f"out: {tmp_path / 'unused'}\nlambda_: 0.3\nfsync: false\n")
     out = tmp_path / "out"
-    res = runner.invoke(py4_app, ["graft", "--config", str(cfg), "--out", str(out), "lambda_=0.5",
-                                  "mismatch.dtype=compute", "--no-progress"])
+    res = runner.invoke(py4_app, ["graft", "--config", str(cfg), "--out", str(out), "--no-progress", "lambda_=0.5",
+                                  "--set", "mismatch.dtype=compute"])
     assert res.exit_code == 0, res.output
     manifest = read_manifest(out)
     assert manifest["config"]["lambda_"] == 0.5 and manifest["config"]["mismatch"]["dtype"] == "compute"

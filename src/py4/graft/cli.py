@@ -27,7 +27,8 @@ class _GraftGroup(TyperGroup):
 
     def parse_args(self, ctx, args):
         if args and args[0] not in self.commands:
-            flags = {opt for p in self.params if getattr(p, "is_flag", False) for opt in p.opts}
+            flags = {opt for p in self.params if getattr(p, "is_flag", False)
+                     for opt in [*p.opts, *getattr(p, "secondary_opts", [])]}
             rewritten, expects_value = [], False
             for arg in args:
                 if not expects_value and "=" in arg and not arg.startswith("-"):
