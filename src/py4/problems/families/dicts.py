@@ -27,8 +27,8 @@ def group_words(rng):
                 f"if key not in groups:\n            groups[key] = []\n        groups[key].append({val})")
         yield Variant(
             title=f"Group words by {kdesc}: {vdesc}",
-            task=f"Split text on whitespace and group the words by {kdesc}. Return a dict mapping each key to the "
-                 f"list of {vdesc}, in the order the words appear.",
+            task=f"Split text on whitespace and group the words: a word's key is {kdesc}. Return a dict mapping each "
+                 f"key to the list of {vdesc}, in the order the words appear.",
             entry_point=name,
             reference=code('''
                 def $name(text):

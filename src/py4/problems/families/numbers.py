@@ -232,7 +232,7 @@ def account_ledger(rng):
         yield Variant(
             title=f"Ledger with overdraft {overdraft}, fee {fee}: {report}",
             task=f"The balance starts at 0. Each transaction is [kind, amount]. 'deposit' adds amount; 'withdraw' subtracts "
-                 f"{'amount' if fee == 0 else f'amount + {fee} (a fee)'} unless that would take the balance below -{overdraft}; any other kind, or a "
+                 f"{'amount' if fee == 0 else f'amount + {fee} (a fee)'} unless that would take the balance below {-overdraft}; any other kind, or a "
                  f"negative amount, is invalid. Invalid or refused transactions are rejected and change nothing. "
                  f"Return {what}.",
             entry_point=name,
