@@ -18,6 +18,13 @@ from py4.runs import RunRecorder
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _cheap_manifests(monkeypatch):
+    # Hundreds of records per test: skip the (slow) library/hardware probes of each manifest.
+    monkeypatch.setattr("py4.runs.library_versions", lambda *a, **k: {})
+    monkeypatch.setattr("py4.runs.hardware_info", lambda: {})
+
+
 def _spec(tmp_path):
     return load_campaign(ROOT / "configs/campaign/smoke.yaml", [f"out_dir={tmp_path}"])
 
