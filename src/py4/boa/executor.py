@@ -145,6 +145,8 @@ class _Worker:
             for fd in fds:
                 os.close(fd)
             return False
+        for fd in fds:  # received descriptors must not leak into the caller's own children
+            os.set_inheritable(fd, False)
         self.child_fds = (fds[0], fds[1])
         return True
 
