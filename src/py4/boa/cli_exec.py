@@ -48,11 +48,9 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run a Python-4 program in Boa's sandbox."""
-    from py4.boa.executor import Executor
-
     source = _read_bytes(file, "program")
     name = _display_name(file)
-    with Executor(workers=1, timeout_s=timeout, output_cap=output_cap) as executor:
+    with _executor(timeout_s=timeout, output_cap=output_cap) as executor:
         result = executor.run(source, timeout_s=timeout, diagnostics=diagnostics.value, filename=name)
     if as_json:
         typer.echo(json.dumps(result.to_json()))
@@ -64,6 +62,17 @@ def run(
             sys.stderr.write(f"{name}: {_render(diag, diagnostics.value)}\n")
     sys.stderr.write(result.stderr)
     raise typer.Exit(_exit_status(result))
+
+
+def _executor(**options):
+    """A one-worker executor; exits with code 2 and the reason when it cannot start."""
+    from py4.boa.executor import Executor, WorkerError
+
+    try:
+        return Executor(workers=1, **options)
+    except WorkerError as exc:
+        typer.echo(f"boa: cannot start the sandbox: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _render(diag: dict, mode: str) -> str:
@@ -89,7 +98,6 @@ def certify(
 ) -> None:
     """Certify a solution against a problem's tests (exit 0 certified, 1 not, 2 bad input)."""
     from py4.boa.certify import certify as certify_solution
-    from py4.boa.executor import Executor
     from py4.problems.schema import Problem
 
     if problem_file == "-" and solution == "-":
@@ -102,7 +110,7 @@ def certify(
         typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
         raise typer.Exit(2) from None
     source = _read_bytes(solution, "solution")
-    with Executor(workers=1) as executor:
+    with _executor() as executor:
         cert = certify_solution(problem, source, executor=executor, filename=_display_name(solution))
     if as_json:
         typer.echo(json.dumps(cert.to_json()))
