@@ -35,8 +35,17 @@ class Node:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def launch_argv(self) -> list[str] | None:
+        """Multi-GPU training runs start under accelerate + FSDP2 (configs/accelerate/); None otherwise."""
+        if self.gpus > 1 and self.argv[:1] == ["train"]:
+            return ["accelerate", "launch", "--config_file", f"configs/accelerate/fsdp2_{self.gpus}gpu.yaml",
+                    "-m", "py4.train", *self.argv[1:]]
+        return None
+
+    @property
     def command(self) -> str:
-        return "py4 " + shlex.join(self.argv)
+        launch = self.launch_argv
+        return shlex.join(launch) if launch else "py4 " + shlex.join(self.argv)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "stage": self.stage, "command": self.command, "argv": self.argv,

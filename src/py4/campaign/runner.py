@@ -37,7 +37,12 @@ def _py4_command():
 
 
 def run_inprocess(node: Node) -> None:
-    """Run `py4 <argv>` in this process (imports are paid once). Raises RunFailed on a non-zero exit."""
+    """Run `py4 <argv>` in this process (imports are paid once). Raises RunFailed on a non-zero exit.
+
+    A multi-GPU run goes to `run_subprocess` (it must start under accelerate).
+    """
+    if node.launch_argv:
+        return run_subprocess(node)
     code = _py4_command().main(args=list(node.argv), prog_name="py4", standalone_mode=False)
     if code not in (None, 0):
         raise RunFailed(f"{node.command} exited with {code}")
@@ -45,7 +50,7 @@ def run_inprocess(node: Node) -> None:
 
 def run_subprocess(node: Node) -> None:
     """Run `py4 <argv>` as a child process. Raises RunFailed on a non-zero exit."""
-    cmd = [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
+    cmd = node.launch_argv or [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
     proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     if proc.returncode != 0:
         raise RunFailed(f"{node.command} exited with {proc.returncode}")
