@@ -134,3 +134,15 @@ def test_ledgers_and_results(tmp_path):
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
     assert len(paths) == 4
+
+
+def test_inprocess_executor_runs_py4_and_reports_failures(tmp_path):
+    from py4.campaign.dag import Node
+    from py4.campaign.runner import RunFailed, run_inprocess
+
+    out = tmp_path / "hp.md"
+    run_inprocess(Node("hp", "report", ["report", "hyperparameters", str(ROOT / "configs/campaign/python4.yaml"),
+                                         "--format", "md", "--out", str(out)], str(tmp_path)))
+    assert "| Seed |" in out.read_text()
+    with pytest.raises(RunFailed, match="exited with 2"):
+        run_inprocess(Node("bad", "report", ["report", "hyperparameters", "nope.yaml"], str(tmp_path)))
