@@ -29,20 +29,10 @@ from typing import Any, Literal
 import pydantic
 
 from py4.config import StrictModel
+from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading
 from py4.train.packed import StageResult, common_recorder, finish
 
-DEFAULT_SYSTEM_PROMPT = (
-    "You write Python-4. Test your code with run_code, then submit the final solution with submit."
-)
-
-
-class EnvironmentSpec(StrictModel):
-    """The episode environment class (``module:Class``) and its constructor keywords."""
-
-    factory: str = "py4.episodes.environment:EpisodeEnvironment"
-    kwargs: dict[str, Any] = {"max_tool_calls": 16, "run_timeout_s": 5.0, "output_cap": 2048,
-                              "diagnostics": "generic"}
 
 
 class ProblemSet(StrictModel):
@@ -52,7 +42,6 @@ class ProblemSet(StrictModel):
     """Use only the first N problems of the split (smoke runs)."""
     epochs: int = 2
     """The dataset is the split once per epoch, each epoch in its own order (seed + epoch)."""
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
 
 
 class GRPOSettings(StrictModel):
@@ -67,9 +56,6 @@ class GRPOSettings(StrictModel):
     temperature: float = 0.7
     max_prompt_length: int = 3072
     """Prompts (rendered with the tools) longer than this are dropped and counted."""
-    max_completion_length: int = 10240
-    max_tool_calls: int = 16
-    enable_thinking: bool = True
     use_vllm: bool = False
     vllm_mode: Literal["colocate", "server"] = "colocate"
     vllm_server_base_url: str | None = None
@@ -82,7 +68,11 @@ class GRPOStageConfig(StrictModel):
     model: loading.ModelSource
     adapter: str | None = None
     """The warm-start LoRA folder, continued as the policy (no second adapter)."""
-    environment: EnvironmentSpec = EnvironmentSpec()
+    episode: EpisodeConfig = EpisodeConfig()
+    """Tool-call limit (16), token budget of the whole tool loop (10,240 = TRL's
+    max_completion_length), run timeout, output cap, diagnostics, thinking, system prompt, rewards."""
+    environment_factory: str = "py4.episodes.environment:environment_factory"
+    """``module:function(episode_config, tokenizer=...)`` returning TRL's zero-argument factory."""
     problems: ProblemSet = ProblemSet()
     grpo: GRPOSettings = GRPOSettings()
     optimisation: common.Optimisation = common.Optimisation(
@@ -101,14 +91,14 @@ class GRPOStageConfig(StrictModel):
         return self
 
 
-def environment_factory(spec: EnvironmentSpec):
-    """A zero-argument factory for TRL; raises ImportError naming the missing module/class."""
-    module_name, _, class_name = spec.factory.partition(":")
+def make_environment_factory(config: "GRPOStageConfig", tokenizer):
+    """TRL's zero-argument environment factory; raises ImportError naming a missing module/function."""
+    module_name, _, function_name = config.environment_factory.partition(":")
     try:
-        cls = getattr(importlib.import_module(module_name), class_name)
+        build = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
-        raise ImportError(f"environment {spec.factory!r} not found ({exc}); the episodes package provides it") from None
-    return functools.partial(cls, **spec.kwargs) if spec.kwargs else cls
+        raise ImportError(f"environment factory {config.environment_factory!r} not found ({exc})") from None
+    return build(config.episode, tokenizer=tokenizer)
 
 
 def environment_tools(factory) -> list[dict]:
@@ -122,8 +112,9 @@ def environment_tools(factory) -> list[dict]:
             if name not in ("reset", "get_reward") and not name.startswith("_")]
 
 
-def problem_rows(problems: ProblemSet, seed: int) -> list[dict[str, Any]]:
+def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> list[dict[str, Any]]:
     """One row per problem per epoch; epoch e is the split in the order of Random(seed + e)."""
+    from py4.episodes.environment import initial_messages
     from py4.problems.bank import load_bank
 
     chosen = [p for p in load_bank(problems.bank_version) if p.split == problems.split]
@@ -135,9 +126,7 @@ def problem_rows(problems: ProblemSet, seed: int) -> list[dict[str, Any]]:
     for epoch in range(problems.epochs):
         order = list(chosen)
         random.Random(seed + epoch).shuffle(order)
-        rows += [{"prompt": [{"role": "system", "content": problems.system_prompt},
-                             {"role": "user", "content": p.prompt}],
-                  "problem_id": p.id, "epoch": epoch} for p in order]
+        rows += [{"prompt": initial_messages(p, episode), "problem_id": p.id, "epoch": epoch} for p in order]
     return rows
 
 
@@ -192,8 +181,8 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings):
         **kwargs, **vllm, num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
         beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
         mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature,
-        max_completion_length=g.max_completion_length, max_tool_calling_iterations=g.max_tool_calls,
-        chat_template_kwargs={"enable_thinking": g.enable_thinking}, shuffle_dataset=False,
+        max_completion_length=config.episode.token_budget, max_tool_calling_iterations=config.episode.max_tool_calls,
+        chat_template_kwargs={"enable_thinking": config.episode.enable_thinking}, shuffle_dataset=False,
         steps_per_generation=config.optimisation.grad_accum, log_completions=False,
     )
 
@@ -203,22 +192,28 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
     from datasets import Dataset
     from trl import GRPOTrainer
 
+    from py4.episodes.environment import note_completion_lengths
+
     opt, settings, g = config.optimisation, config.run, config.grpo
     common.check_world_size(opt)
     device = loading.device_settings(opt.gradient_checkpointing)
-    factory = environment_factory(config.environment)
     with common_recorder(settings.output_dir, config, "grpo") as recorder:
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         if config.adapter:
             recorder.add_input("adapter", path=config.adapter)
         tokenizer = loading.load_tokenizer(config.model)
-        rows, dropped = drop_long_prompts(problem_rows(config.problems, opt.seed), tokenizer,
-                                          environment_tools(factory), g.max_prompt_length, g.enable_thinking)
+        factory = make_environment_factory(config, tokenizer)
+        rows, dropped = drop_long_prompts(problem_rows(config.problems, config.episode, opt.seed), tokenizer,
+                                          environment_tools(factory), g.max_prompt_length,
+                                          config.episode.enable_thinking)
         model, frozen_vision = load_policy(config, device)
         lr_trace = common.LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
-        trainer = GRPOTrainer(model=model, args=grpo_args(config, device), train_dataset=Dataset.from_list(rows),
-                              processing_class=tokenizer, environment_factory=factory,
+        # note_completion_lengths first: it marks trajectories that used the whole token budget
+        # as truncated before the environment's own get_reward (appended by TRL) scores them.
+        trainer = GRPOTrainer(model=model, reward_funcs=[note_completion_lengths], args=grpo_args(config, device),
+                              train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                              environment_factory=factory,
                               callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
