@@ -2,16 +2,20 @@
 
 Two layers, set up at two moments:
 
-* **Once per worker** (``isolate_worker`` then ``build_sandbox_root``): new user (only
-  when not root), mount, PID, IPC, UTS and network namespaces; a fresh root filesystem
+* **Once per worker** (``isolate_worker``, ``build_sandbox_root``, ``prepare_supervisor``):
+  new user (when not root, or asked for), mount, PID, IPC, UTS and network namespaces; a fresh root filesystem
   made of read-only bind mounts of the system directories Python needs (``/usr``, the
   interpreter's prefix) plus an empty ``/etc``, a few device nodes, a ``/proc`` of the new
   PID namespace mounted ``hidepid=2``, and a size-limited tmpfs at ``/tmp`` for scratch.
   ``pivot_root`` then detaches the host filesystem: the repository, the problem bank,
   tests, home directories and other runs' folders simply do not exist in the sandbox.
-* **Once per run** (``confine_child``, in the forked child before user code): new
-  session, rlimits, closed descriptors, scrubbed environment, no-new-privs, a seccomp
-  filter, and a switch to an unprivileged uid/gid private to the worker.
+  The supervisor also sets what every child inherits: a scrubbed environment, SIGXFSZ
+  ignored, the highest OOM score.
+* **Once per run** (``confine_child``, in the forked child before its job exists): new
+  session, rlimits, scratch as working directory, a switch to an unprivileged uid/gid
+  private to the worker, no-new-privs and a seccomp filter (the caller has already
+  closed every descriptor the child must not keep). ``reset_scratch`` wipes the scratch
+  tmpfs between runs; ``kill_everything_else`` ends whatever a run left behind.
 
 Every step is probed; a step that the kernel refuses is recorded in ``Capabilities`` with
 a warning and the worker carries on with what it has (``docs/boa.md`` lists what was
