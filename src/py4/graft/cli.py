@@ -106,7 +106,7 @@ def graft(
         _fail(exc)
     typer.echo(f"grafted {len(result.grafted)} tensors, copied {len(result.copied)}, skipped "
                f"{len(result.skipped)} -> {result.out} ({len(result.shards)} shard(s), "
-               f"{result.total_size / 1e9:.3f} GB; {result.resumed_shards} resumed)")
+               f"{result.total_size / 1e6:.1f} MB; {result.resumed_shards} resumed)")
     rate = result.total_size / 1e6 / result.stream_seconds if result.stream_seconds else float("nan")
     typer.echo(f"stream {result.stream_seconds:.1f} s ({rate:.0f} MB/s); peak RSS "
                f"{result.peak_rss_bytes / 2**20:.0f} MiB; verified {len(result.verified)} tensor(s) bit-exactly")

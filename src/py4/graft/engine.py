@@ -71,8 +71,8 @@ def _prepare_out_dir(out: Path, plan: GraftPlan, overwrite: bool) -> dict:
     same = journal is not None and journal.get("fingerprint") == plan.fingerprint
     if not same and (existing or journal is not None):
         if not overwrite:
-            why = "was made from other inputs or settings" if journal else "was not written by py4 graft"
-            raise GraftError(f"{out}: holds weights that {why}; choose another folder or set overwrite=true")
+            what = "a graft made from other inputs or settings" if journal else "weights not written by py4 graft"
+            raise GraftError(f"{out}: holds {what}; choose another folder or set overwrite=true (--overwrite)")
         for path in existing:
             path.unlink()
         journal = None
