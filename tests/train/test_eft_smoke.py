@@ -21,7 +21,7 @@ def dose(smoke_assets, tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("dose") / "dose10"
     config = EFTDoseConfig(out=str(out), gold=8, replay=2, split="eft_pool", replay_settings={
-        "instructions": str(smoke_assets / "instructions"), "parent": {"path": str(smoke_assets / "it")},
+        "instructions": {"path": str(smoke_assets / "instructions"), "filter": "none"}, "parent": {"path": str(smoke_assets / "it")},
         "max_new_tokens": 24, "batch_size": 2})
     return build_dose(config)
 

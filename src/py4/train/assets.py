@@ -28,7 +28,7 @@ MANIFEST_NAME = "smoke_manifest.json"
 
 
 class InstructionSettings(StrictModel):
-    n_qa: int = 120
+    n_qa: int = 60
     n_episodes: int = 400
     seed: int = 0
     held_out: int = 8
@@ -38,7 +38,7 @@ class InstructionSettings(StrictModel):
 class ItTraining(StrictModel):
     """The SFT that turns the tiny base into the tiny -it model (tiny-model values, not the table's)."""
 
-    steps: int = 200
+    steps: int = 160
     learning_rate: float = 6e-3
     micro_batch: int = 16
     max_length: int = 512

@@ -26,6 +26,7 @@ from typing import Any
 import pydantic
 
 from py4.config import StrictModel
+from py4.data.instructions import InstructionSourceSpec
 from py4.train import loading
 
 # Named doses of the table: rows -> (gold, replay).
@@ -38,8 +39,10 @@ DOSES: dict[str, tuple[int, int]] = {
 
 
 class ReplaySettings(StrictModel):
-    instructions: str
-    """Folder or jsonl of chat rows whose first user message is a replay prompt."""
+    instructions: InstructionSourceSpec
+    """Dolci (Hub id + revision; strict alternation filter) or a local folder in its format."""
+    prompt_pool: int = 20000
+    """Replay prompts are drawn from the first N kept conversations of the source."""
     parent: loading.ModelSource
     temperature: float = 0.7
     max_new_tokens: int = 4096
@@ -116,12 +119,18 @@ def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> lis
     """``count`` instruction prompts answered by the parent at the configured temperature."""
     import torch
 
-    from py4.train.sft import read_chat_rows
+    from py4.data.instructions import load_instruction_source
 
-    prompts = [r["messages"][0]["content"] for r in read_chat_rows(settings.instructions)
-               if r["messages"] and r["messages"][0]["role"] == "user" and not r.get("tools")]
+    prompts = []
+    for conversation in load_instruction_source(settings.instructions):
+        first = next((m for m in conversation.messages if m["role"] != "system"), None)
+        if conversation.tools is None and first is not None and first["role"] == "user":
+            prompts.append(first["content"])
+        if len(prompts) >= settings.prompt_pool:
+            break
     if len(prompts) < count:
-        raise ValueError(f"{settings.instructions}: {len(prompts)} tool-free prompts, {count} replay rows asked")
+        where = settings.instructions.hub_id or settings.instructions.path
+        raise ValueError(f"{where}: {len(prompts)} tool-free prompts, {count} replay rows asked")
     chosen = rng.sample(prompts, count)
     device = loading.device_settings(False)
     tokenizer = loading.load_tokenizer(settings.parent)
