@@ -47,8 +47,8 @@ class FakeStages:
             if node.stage == "eval":
                 dose = node.meta.get("dose") or 0
                 splits = {s: {"certified_rate": (min(dose, 64) / 64 if s == "train_sanity" else 0.0),
-                              "pass_at_k": {"1": 0.1, "2": 0.2}, "outcomes": {"certified": 1}, "problems": 6,
-                              "episodes": 12, "mean_reward": 0.0, "per_rule": {"P4-02": {"certified_rate": 0.5}}}
+                              "pass_at_k": {"1": 0.1, "2": 0.2}, "outcomes": {"certified": 1}, "problems": 4,
+                              "episodes": 8, "mean_reward": 0.0, "per_rule": {"P4-02": {"certified_rate": 0.5}}}
                           for s in node.meta["splits"]}
                 Path(node.run_dir, "results.json").write_text(json.dumps({"splits": splits}))
             if node.stage == "grpo":
@@ -129,7 +129,7 @@ def test_ledgers_and_results(tmp_path):
     assert "eval:tiny/prop/eft_16" in data["missing_evaluations"]
     assert data["grpo_reward_per_step"] == [{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}]
     md = (tmp_path / "report/results.md").read_text()
-    assert "| Tiny Gemma-3 (smoke) | iso-token | 64 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 6 x 2 |" in md
+    assert "| Tiny Gemma-3 (smoke) | iso-token | 64 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 4 x 2 |" in md
     assert "## GRPO ladder" in md and "### test_heldin" in md
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
