@@ -66,7 +66,8 @@ def test_message_table_names_known_rules():
         assert rule == "P4-00" or rule in RULES
         assert severity in ("error", "warning") and fix
     lint_rules = {rule for rule, severity, _, _ in MESSAGES.values() if severity == "warning"}
-    assert lint_rules == {"P4-05", "P4-25", "P4-26", "P4-27", "P4-28", "P4-29", "P4-30"}
+    # P4-00's one warning is the "too many diagnostics" note when only warnings are left out.
+    assert lint_rules - {"P4-00"} == {"P4-05", "P4-25", "P4-26", "P4-27", "P4-28", "P4-29", "P4-30"}
 
 
 def test_diagnostics_doc_quotes_every_message_exactly():

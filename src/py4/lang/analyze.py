@@ -188,10 +188,6 @@ class Py4Analyzer(FastVisitor):
         self.site(node)
         self.generic_visit(node)
 
-    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        self.site(node)  # nil/true/false inside the braces of an i-string
-        self.generic_visit(node)
-
     # -- dict inference (P4-16) ---------------------------------------------------
     def _is_dict_expr(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Dict):

@@ -14,6 +14,7 @@ becomes a diagnostic, worded "internal error", so tests can look for it.
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -27,6 +28,10 @@ from py4.lang.translate import transform
 
 # A study program is a few hundred lines; this bound keeps the worst case well under 2 s.
 MAX_SOURCE_CHARS = 100_000
+# More findings than this are one note ("… more not shown"): nobody reads the 101st.
+MAX_DIAGNOSTICS = 100
+_IGNORE_WARNINGS = [("ignore", None, Warning, None, 0)]
+_filters_mutated = getattr(warnings, "_filters_mutated", lambda: None)
 
 # CPython's parser messages, spoken in Python-4 words.
 _PY3_WORDS = {
@@ -91,8 +96,8 @@ def compile_py4(source: str | bytes, filename: str = "<py4>") -> CompileResult:
         raise TypeError(f"compile_py4 takes str or bytes, not {type(source).__name__}")
     try:
         return _compile_text(text, filename)
-    except (RecursionError, MemoryError):
-        return CompileResult(filename, [make_diagnostic("too_deep", 1, 0)], [])
+    except (RecursionError, MemoryError):  # not expected: each stage reports its own
+        return CompileResult(filename, [make_diagnostic("too_deep", *_longest_line(text))], [])
     except Exception as exc:  # noqa: BLE001 - never crash the trusted parent; loud message
         detail = f"{type(exc).__name__}: {exc}"[:200]
         return CompileResult(filename, [make_diagnostic("internal", 1, 0, detail=detail)], [])
@@ -121,7 +126,8 @@ def _normalise(text: str) -> tuple[str, Diagnostic | None]:
         return text, make_diagnostic("too_large", 1, 0, size=len(text), limit=MAX_SOURCE_CHARS)
     if text.startswith("\ufeff"):
         text = text[1:]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     nul = text.find("\0")
     if nul >= 0:
         return text, make_diagnostic("null_byte", *_position_of(text, nul))
@@ -140,39 +146,83 @@ def _compile_text(text: str, filename: str) -> CompileResult:
         return CompileResult(filename, [problem], [])
     tokens = rewrite_tokens(text)
     diagnostics = list(tokens.diagnostics)
-    tree, parse_problem = _parse(tokens, filename)
-    if tree is None:
-        diagnostics.append(parse_problem)
-        return _finish(filename, diagnostics, tokens.tags)
-    analysis = analyze(tree, tokens.let_positions, tokens.empty_dicts)
-    tags = tokens.tags | analysis.tags
-    for raw in analysis.findings:
-        line, col = tokens.py4_position(raw.line, raw.col, col_is_bytes=True)
-        diagnostics.append(make_diagnostic(raw.kind, line, col, **raw.fields))
-    if any(d.severity == "error" for d in diagnostics):
-        return _finish(filename, diagnostics, tags)
-    tree = transform(tree, tokens.empty_dicts, analysis.sites)
-    code, compile_problem = _compile_tree(tree, tokens, filename)
+    with _quiet_and_uncollected():
+        tree, parse_problem = _parse(tokens, filename)
+        if tree is None:
+            diagnostics.append(parse_problem)
+            return _finish(filename, diagnostics, tokens.tags)
+        try:
+            analysis = analyze(tree, tokens.let_positions, tokens.empty_dicts)
+        except (RecursionError, MemoryError):
+            diagnostics.append(_too_deep_in(tree, tokens))
+            return _finish(filename, diagnostics, tokens.tags)
+        tags = tokens.tags | analysis.tags
+        for raw in analysis.findings:
+            line, col = tokens.py4_position(raw.line, raw.col, col_is_bytes=True)
+            diagnostics.append(make_diagnostic(raw.kind, line, col, **raw.fields))
+        if any(d.severity == "error" for d in diagnostics):
+            return _finish(filename, diagnostics, tags)
+        tree = transform(tree, tokens.empty_dicts, analysis.sites)
+        code, compile_problem = _compile_tree(tree, tokens, filename)
     if compile_problem is not None:
         diagnostics.append(compile_problem)
         return _finish(filename, diagnostics, tags)
     return _finish(filename, diagnostics, tags, code=code, tree=tree)
 
 
+class _quiet_and_uncollected:
+    """Ignore warnings and pause the cyclic garbage collector, for one compilation.
+
+    CPython's own SyntaxWarnings about the translated text are not Python-4 diagnostics.
+    ``warnings.catch_warnings`` costs more than compiling a short program, so the filter
+    list is swapped directly (process-wide, exactly as catch_warnings does; Boa's parent
+    serialises compilations with a lock). The AST is thousands of young objects without
+    cycles (refcounting frees it): without the pause the collector scans them repeatedly
+    while they are built. The collector is switched back on only if it was on.
+    """
+
+    __slots__ = ("filters", "collecting")
+
+    def __enter__(self):
+        self.collecting = gc.isenabled()
+        gc.disable()
+        self.filters = warnings.filters
+        warnings.filters = _IGNORE_WARNINGS
+        _filters_mutated()
+        return self
+
+    def __exit__(self, *exc_info):
+        warnings.filters = self.filters
+        _filters_mutated()
+        if self.collecting:
+            gc.enable()
+        return False
+
+
 def _finish(filename, diagnostics, tags, code=None, tree=None) -> CompileResult:
     diagnostics.sort(key=sort_key)
+    if len(diagnostics) > MAX_DIAGNOSTICS:
+        diagnostics = _capped(diagnostics)
     return CompileResult(filename, diagnostics, rules_for_tags(tags), code=code, tree=tree)
+
+
+def _capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The first MAX_DIAGNOSTICS (in position order), then one `too_many` note at the
+    first one left out: an error if any left out is an error, so ``ok`` does not change."""
+    kept, dropped = diagnostics[:MAX_DIAGNOSTICS], diagnostics[MAX_DIAGNOSTICS:]
+    severity_kind = "too_many" if any(d.severity == "error" for d in dropped) else "too_many_warnings"
+    first = dropped[0]
+    return kept + [make_diagnostic(severity_kind, first.line, first.col, count=len(dropped))]
 
 
 def _parse(tokens: TokenPass, filename: str) -> tuple[ast.Module | None, Diagnostic | None]:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(tokens.text, filename)
+        tree = ast.parse(tokens.text, filename)
     except SyntaxError as exc:
         return None, _syntax_diagnostic(exc, tokens)
     except (RecursionError, MemoryError):
-        return None, make_diagnostic("too_deep", 1, 0)
+        # The parser does not say where it gave up: the longest line is the best guess.
+        return None, make_diagnostic("too_deep", *_longest_line(tokens.source))
     except (ValueError, OverflowError) as exc:
         return None, make_diagnostic("literal_too_large", 1, 0, detail=str(exc)[:200])
     return tree, None
@@ -180,15 +230,36 @@ def _parse(tokens: TokenPass, filename: str) -> tuple[ast.Module | None, Diagnos
 
 def _compile_tree(tree: ast.Module, tokens: TokenPass, filename: str):
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return compile(tree, filename, "exec", dont_inherit=True), None
+        return compile(tree, filename, "exec", dont_inherit=True), None
     except SyntaxError as exc:
         return None, _syntax_diagnostic(exc, tokens)
     except (RecursionError, MemoryError):
-        return None, make_diagnostic("too_deep", 1, 0)
+        return None, _too_deep_in(tree, tokens)
     except (ValueError, OverflowError) as exc:
         return None, make_diagnostic("literal_too_large", 1, 0, detail=str(exc)[:200])
+
+
+def _longest_line(source: str) -> tuple[int, int]:
+    """(line, column of its first non-blank character) of the longest line of ``source``."""
+    lines = source.split("\n")
+    index = max(range(len(lines)), key=lambda i: len(lines[i]))
+    line = lines[index]
+    return index + 1, len(line) - len(line.lstrip())
+
+
+def _too_deep_in(tree: ast.AST, tokens: TokenPass) -> Diagnostic:
+    """`too_deep` at the deepest node of ``tree`` (found without recursion)."""
+    deepest, deepest_depth = tree, 0
+    pending = [(tree, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > deepest_depth and hasattr(node, "lineno"):
+            deepest, deepest_depth = node, depth
+        pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    if deepest is tree:
+        return make_diagnostic("too_deep", 1, 0)
+    line, col = tokens.py4_position(deepest.lineno, deepest.col_offset, col_is_bytes=True)
+    return make_diagnostic("too_deep", line, col)
 
 
 def _syntax_diagnostic(exc: SyntaxError, tokens: TokenPass) -> Diagnostic:

@@ -90,6 +90,11 @@ MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
                           "compute the value instead of writing it out"),
     "internal": ("P4-00", "error", "internal error in the Python-4 compiler: {detail}",
                  "report this program to the Boa maintainers"),
+    # The last of MAX_DIAGNOSTICS (compile.py) findings; its severity is the worst left out.
+    "too_many": ("P4-00", "error", "too many diagnostics: {count} more not shown",
+                 "fix the diagnostics shown first"),
+    "too_many_warnings": ("P4-00", "warning", "too many diagnostics: {count} more not shown",
+                          "fix the diagnostics shown first"),
 }
 
 

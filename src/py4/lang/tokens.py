@@ -5,8 +5,9 @@ operators, ``else if`` two names), so the rewrite only needs to find words, stri
 prefixes and braces *outside* strings and comments. A single regular expression does
 that in C (``_SCANNER``): it is what Python's ``tokenize`` would find, at a tenth of the
 cost, which keeps ``compile_py4`` within a small factor of CPython's ``compile()``.
-Every edit stays inside one physical line, so line numbers never change; a per-line
-column map turns Python 3 columns back into Python-4 columns for diagnostics.
+Every edit stays inside one physical line, so line numbers never change; the edits
+themselves are kept, and the column map that turns Python 3 columns back into Python-4
+columns is built from them only when a diagnostic needs it.
 
 Rewrites: ``fn``→``def``, ``fun``→``lambda``, ``use``→``import``, ``catch``→``except``,
 ``throw``→``raise``, ``nil/true/false``→``None/True/False``, ``else if``→``elif``,
@@ -18,18 +19,18 @@ The Python 3 spellings (``def``, ``elif``, ``lambda``, ``import``, ``except``,
 ``raise``, ``None``, ``True``, ``False``, f-strings) are left in place, so that the
 rest of the program still parses and *every* such use is reported, not just the first.
 Words after the ``.`` of an attribute access are attribute names and never rewritten
-(``from . use x`` is a relative import, not an attribute). Code inside the braces of an
-i-string is not rewritten here (the AST pass maps ``nil``/``true``/``false`` there).
+(``from . use x`` is a relative import, not an attribute). The code inside the braces
+of an i-string (or f-string) is Python-4 code and is rewritten the same way
+(istrings.py finds it); the rest of a string is never touched.
 """
 
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
-from dataclasses import dataclass, field
 
 from py4.lang.diagnostics import Diagnostic, make_diagnostic
+from py4.lang.istrings import field_regions
 
 # Python-4 keyword -> its Python 3 spelling (same meaning).
 PY4_KEYWORDS = {
@@ -95,44 +96,75 @@ _SCANNER = re.compile(
 )
 _LET_NEXT = re.compile(r"[ \t]*+(?:(?P<name>[^\W\d]\w*+)|[(\[*])")
 _ELSE_IF = re.compile(r"else[ \t]+if")
+_WORD = re.compile(r"[^\W\d]\w*")
 
 
-@dataclass
-class _Edit:
-    line: int
-    start: int  # Python-4 character columns
-    end: int
-    text: str
-    marker: str = ""  # "let" or "empty_dict": position to remember after the rewrite
+def _split_lines(source: str) -> list[str]:
+    """Split on '\\n' only (what the parser does), keeping the ends."""
+    parts = source.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
-@dataclass
 class TokenPass:
-    """The Python 3 text of a Python-4 program, and what the token pass learned."""
+    """The Python 3 text of a Python-4 program, and what the token pass learned.
 
-    py4_lines: list[str]
-    py3_lines: list[str]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    tags: set[str] = field(default_factory=set)
-    # (line, Python 3 UTF-8 byte column) where a `let` statement / a `{:}` starts.
-    let_positions: set[tuple[int, int]] = field(default_factory=set)
-    empty_dicts: set[tuple[int, int]] = field(default_factory=set)
-    # line -> sorted anchors (py3 char col, py4 char col, py3 end of replacement)
-    col_maps: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
-    skip_offsets: set[int] = field(default_factory=set)  # words left as names (`let fun`)
+    ``let_positions`` / ``empty_dicts``: (line, Python 3 UTF-8 byte column) where a `let`
+    statement / a `{:}` starts. ``edits``: (line, py3 col, py4 col, py3 end of the
+    replacement, py4 end of the replaced text), in text order, character columns.
+    """
+
+    __slots__ = ("source", "text", "diagnostics", "tags", "let_positions", "empty_dicts",
+                 "edits", "skip_offsets", "_py4_lines", "_py3_lines", "_col_maps")
+
+    def __init__(self, source: str):
+        self.source = source
+        self.text = source
+        self.diagnostics: list[Diagnostic] = []
+        self.tags: set[str] = set()
+        self.let_positions: set[tuple[int, int]] = set()
+        self.empty_dicts: set[tuple[int, int]] = set()
+        self.edits: list[tuple[int, int, int, int, int]] = []
+        self.skip_offsets: set[int] = set()  # words left as names (`let fun`)
+        self._py4_lines: list[str] | None = None
+        self._py3_lines: list[str] | None = None
+        self._col_maps: dict[int, list[tuple[int, int, int]]] | None = None
 
     @property
-    def text(self) -> str:
-        return "".join(self.py3_lines)
+    def py4_lines(self) -> list[str]:
+        if self._py4_lines is None:
+            self._py4_lines = _split_lines(self.source)
+        return self._py4_lines
+
+    @property
+    def py3_lines(self) -> list[str]:
+        if self._py3_lines is None:
+            self._py3_lines = _split_lines(self.text)
+        return self._py3_lines
+
+    @property
+    def col_maps(self) -> dict[int, list[tuple[int, int, int]]]:
+        """line -> sorted anchors (py3 char col, py4 char col, py3 end of replacement)."""
+        if self._col_maps is None:
+            maps: dict[int, list[tuple[int, int, int]]] = {}
+            for line, py3_col, py4_col, py3_end, py4_end in self.edits:
+                anchors = maps.setdefault(line, [])
+                anchors.append((py3_col, py4_col, py3_end))
+                anchors.append((py3_end, py4_end, py3_end))
+            self._col_maps = maps
+        return self._col_maps
 
     def py4_position(self, line: int, py3_col: int, col_is_bytes: bool = False) -> tuple[int, int]:
         """Map a Python 3 position (line, column) to the Python-4 (line, char column)."""
         if line < 1:
             return 1, 0
-        if line > len(self.py3_lines):
+        py3_lines = self.py3_lines
+        if line > len(py3_lines):
             return max(len(self.py4_lines), 1), 0
         if col_is_bytes:
-            py3_line = self.py3_lines[line - 1]
+            py3_line = py3_lines[line - 1]
             if not py3_line.isascii():
                 py3_col = len(py3_line.encode("utf-8")[:py3_col].decode("utf-8", "ignore"))
         anchors = self.col_maps.get(line)
@@ -150,33 +182,15 @@ class TokenPass:
         """The identifier starting at a Python-4 position ('' if none)."""
         if not 1 <= line <= len(self.py4_lines):
             return ""
-        match = re.match(r"[^\W\d]\w*", self.py4_lines[line - 1][col:])
-        return match.group() if match else ""
-
-
-def _split_lines(source: str) -> list[str]:
-    """Split on '\\n' only (what the parser does), keeping the ends."""
-    parts = source.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
-class _Locator:
-    """Absolute text offsets to (line, column)."""
-
-    def __init__(self, lines: list[str]):
-        self.starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
-
-    def __call__(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, offset) - 1
-        return line + 1, offset - self.starts[line]
+        match = _WORD.match(self.py4_lines[line - 1], col)
+        return match.group() if match and match.start() == col else ""
 
 
 def _is_attribute_name(text: str, offset: int) -> bool:
     """True when the word at ``offset`` follows the `.` of an attribute access."""
     i = offset - 1
+    if i < 0 or text[i] not in ". \t\n":  # the common case: the word starts a token
+        return False
     while i >= 0 and (text[i] in " \t" or (text[i] == "\n" and text[i - 1:i] == "\\")):
         i -= 2 if text[i] == "\n" else 1  # a backslash continuation joins the lines
     if i < 0 or text[i] != ".":
@@ -186,111 +200,143 @@ def _is_attribute_name(text: str, offset: int) -> bool:
     return not (i >= 3 and text[i - 3:i + 1] == "from" and (i < 4 or not text[i - 4].isalnum()))
 
 
+class _Rewriter:
+    """One left-to-right pass: output pieces, edits, and the current line's bookkeeping.
+
+    Offsets only grow (i-string interiors are scanned where they occur), so the line of
+    an offset is found by counting newlines since the previous one. Every replaced text
+    and every replacement is ASCII, so a column shift is the same in characters and in
+    UTF-8 bytes.
+    """
+
+    def __init__(self, text: str, result: TokenPass):
+        self.text = text
+        self.result = result
+        self.ascii = text.isascii()
+        self.pieces: list[str] = []
+        self.cursor = 0  # end of the source text already copied into pieces
+        self.line = 1
+        self.line_start = 0
+        self.counted_to = 0  # newlines before this offset are counted in self.line
+        self.shift_line = 0  # the line self.shift belongs to
+        self.shift = 0  # py3 col - py4 col after the last edit on shift_line
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(line, py4 char col) of ``offset``; offsets must not decrease."""
+        text = self.text
+        newlines = text.count("\n", self.counted_to, offset)
+        if newlines:
+            self.line += newlines
+            self.line_start = text.rfind("\n", 0, offset) + 1
+        self.counted_to = offset
+        return self.line, offset - self.line_start
+
+    def replace(self, offset: int, length: int, new: str, marker: str = "") -> None:
+        """Replace ``length`` characters at ``offset`` by ``new`` (ASCII, one line)."""
+        line, col = self.locate(offset)
+        if self.shift_line != line:
+            self.shift_line, self.shift = line, 0
+        py3_col = col + self.shift
+        if marker:
+            byte_col = py3_col if self.ascii else (
+                len(self.text[self.line_start:offset].encode("utf-8")) + self.shift)
+            target = self.result.let_positions if marker == "let" else self.result.empty_dicts
+            target.add((line, byte_col))
+        self.result.edits.append((line, py3_col, col, py3_col + len(new), col + length))
+        self.shift += len(new) - length
+        self.pieces.append(self.text[self.cursor:offset])
+        self.pieces.append(new)
+        self.cursor = offset + length
+
+    def diagnose(self, kind: str, offset: int, **fields) -> None:
+        line, col = self.locate(offset)
+        self.result.diagnostics.append(make_diagnostic(kind, line, col, **fields))
+
+    def finish(self) -> str:
+        if not self.pieces:
+            return self.text
+        self.pieces.append(self.text[self.cursor:])
+        return "".join(self.pieces)
+
+
 def rewrite_tokens(source: str) -> TokenPass:
     """Rewrite Python-4 text to Python 3 text (never raises for str input).
 
     ``source`` must already be free of NUL bytes and use '\\n' line ends.
     """
-    result = TokenPass(py4_lines=_split_lines(source), py3_lines=[])
-    edits = _plan_edits(source, result)
-    _apply_edits(result, edits)
+    result = TokenPass(source)
+    rewriter = _Rewriter(source, result)
+    _scan(rewriter, 0, len(source))
+    result.text = rewriter.finish()
     return result
 
 
-def _plan_edits(text: str, result: TokenPass) -> list[_Edit]:
-    edits: list[_Edit] = []
-    locate = _Locator(result.py4_lines)
-    for match in _SCANNER.finditer(text):
+def _scan(rw: _Rewriter, start: int, end: int) -> None:
+    text, result = rw.text, rw.result
+    tags = result.tags
+    for match in _SCANNER.finditer(text, start, end):
         kind = match.lastgroup
         if kind == "kw":
             offset = match.start("kw")
             if offset not in result.skip_offsets and not _is_attribute_name(text, offset):
-                _plan_keyword(text, offset, match.group("kw"), locate, edits, result)
+                _keyword(rw, offset, match.group("kw"))
         elif kind == "string":
-            _plan_string(match.start("string"), match.group("string"), locate, edits, result)
+            _string(rw, match.start("string"), match.group("string"))
         elif kind in ("brace", "colon"):
-            result.tags.add("empty_braces")
+            tags.add("empty_braces")
             if match.group("colon"):
-                line, col = locate(match.start("brace"))
-                edits.append(_Edit(line, col, col + len(match.group("brace")), "{}", "empty_dict"))
-    return edits
+                brace = match.group("brace")
+                rw.replace(match.start("brace"), len(brace), "{}", "empty_dict")
 
 
-def _plan_keyword(text, offset, word, locate, edits, result) -> None:
-    line, col = locate(offset)
-    if word in PY4_KEYWORDS:
-        edits.append(_Edit(line, col, col + len(word), PY4_KEYWORDS[word]))
-        result.tags.add(KEYWORD_TAGS[word])
+def _keyword(rw: _Rewriter, offset: int, word: str) -> None:
+    new = PY4_KEYWORDS.get(word)
+    if new is not None:
+        rw.replace(offset, len(word), new)
+        rw.result.tags.add(KEYWORD_TAGS[word])
     elif word in PY3_SPELLINGS:
-        result.diagnostics.append(make_diagnostic(PY3_SPELLINGS[word], line, col))
-        result.tags.add(KEYWORD_TAGS[word])
+        rw.diagnose(PY3_SPELLINGS[word], offset)
+        rw.result.tags.add(KEYWORD_TAGS[word])
     elif word == "else":
-        length = _ELSE_IF.match(text, offset).end() - offset
-        edits.append(_Edit(line, col, col + length, "elif"))
-        result.tags.add("else_if")
+        rw.replace(offset, _ELSE_IF.match(rw.text, offset).end() - offset, "elif")
+        rw.result.tags.add("else_if")
     else:
-        _plan_let(text, offset, line, col, edits, result)
+        _let(rw, offset)
 
 
-def _plan_let(text, offset, line, col, edits, result) -> None:
-    following = _LET_NEXT.match(text, offset + 3)
+def _let(rw: _Rewriter, offset: int) -> None:
+    following = _LET_NEXT.match(rw.text, offset + 3)
     if following is None:
-        result.diagnostics.append(make_diagnostic("reserved", line, col, word="let"))
+        rw.diagnose("reserved", offset, word="let")
         return
     name = following.group("name")
     target = following.start("name") if name else following.end() - 1
-    edits.append(_Edit(line, col, col + target - offset, "", "let"))
-    result.tags.add("let")
+    rw.replace(offset, target - offset, "", "let")
+    rw.result.tags.add("let")
     if name in RESERVED_WORDS:
         # `let fun = 3`: name the misused word, and parse it as a plain name.
-        result.diagnostics.append(make_diagnostic("reserved", line, col + target - offset, word=name))
-        result.skip_offsets.add(target)
+        rw.diagnose("reserved", target, word=name)
+        rw.result.skip_offsets.add(target)
 
 
-def _plan_string(offset, string, locate, edits, result) -> None:
+def _string(rw: _Rewriter, offset: int, string: str) -> None:
     quote = min(p for p in (string.find('"'), string.find("'")) if p >= 0)
     prefix = string[:quote]
-    line, col = locate(offset)
+    lowered = prefix.lower()
     if prefix in I_STRING_PREFIXES:
-        edits.append(_Edit(line, col, col + quote, I_STRING_PREFIXES[prefix]))
-        result.tags.add("i_string")
-    elif "f" in prefix.lower() and prefix.lower() in _PY3_PREFIXES:
-        result.diagnostics.append(make_diagnostic("fstring", line, col))
-        result.tags.add("i_string")
-    elif prefix.lower() not in _PY3_PREFIXES:  # a name glued to a string: `nil"x"`
-        word = re.match(r"[^\W\d]\w*", prefix).group()
-        if word in PY4_KEYWORDS:
-            edits.append(_Edit(line, col, col + len(word), PY4_KEYWORDS[word]))
-
-
-def _apply_edits(result: TokenPass, edits: list[_Edit]) -> None:
-    lines = list(result.py4_lines)
-    by_line: dict[int, list[_Edit]] = {}
-    for edit in edits:
-        by_line.setdefault(edit.line, []).append(edit)
-    for line_no, line_edits in by_line.items():
-        original = lines[line_no - 1]
-        pieces: list[str] = []
-        anchors: list[tuple[int, int, int]] = []
-        py3_len = 0  # characters of Python 3 text so far on this line
-        py3_bytes = 0  # the same in UTF-8 bytes (AST columns are bytes)
-        ascii_line = original.isascii()
-        cursor = 0
-        for edit in line_edits:  # planned left to right, so already in column order
-            kept = original[cursor:edit.start]
-            pieces.append(kept)
-            py3_len += len(kept)
-            py3_bytes += len(kept) if ascii_line else len(kept.encode("utf-8"))
-            if edit.marker:
-                position = (line_no, py3_bytes)
-                (result.let_positions if edit.marker == "let" else result.empty_dicts).add(position)
-            anchors.append((py3_len, edit.start, py3_len + len(edit.text)))
-            pieces.append(edit.text)
-            py3_len += len(edit.text)
-            py3_bytes += len(edit.text.encode("utf-8"))
-            anchors.append((py3_len, edit.end, py3_len))
-            cursor = edit.end
-        pieces.append(original[cursor:])
-        lines[line_no - 1] = "".join(pieces)
-        result.col_maps[line_no] = anchors
-    result.py3_lines = lines
+        rw.replace(offset, quote, I_STRING_PREFIXES[prefix])
+        rw.result.tags.add("i_string")
+    elif "f" in lowered and lowered in _PY3_PREFIXES:
+        rw.diagnose("fstring", offset)
+        rw.result.tags.add("i_string")
+    else:
+        if lowered not in _PY3_PREFIXES:  # a name glued to a string: `nil"x"`
+            word = _WORD.match(prefix).group()
+            if word in PY4_KEYWORDS:
+                rw.replace(offset, len(word), PY4_KEYWORDS[word])
+        return
+    # The code inside the braces is Python-4 code: rewrite it like any other.
+    delimiter = 3 if string.startswith(string[quote] * 3, quote) else 1
+    body = offset + quote + delimiter
+    for field_start, field_end in field_regions(rw.text, body, offset + len(string) - delimiter):
+        _scan(rw, field_start, field_end)

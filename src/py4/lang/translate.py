@@ -13,7 +13,6 @@ docs/dev/contracts.md.
 | ``e.strip`` … ``e.trim_end`` load | ``__p4__.attr(e, "strip")``                            |
 | dict display / comprehension      | ``__p4__.Dict({…})``; ``{:}`` → ``__p4__.Dict()``      |
 | ``{}``                            | ``set()``                                              |
-| ``nil``/``true``/``false`` in an i-string | the constants                                  |
 
 The nodes to rewrite (*sites*) are collected by the analysis walk (analyze.py), with a
 flag saying whether a walrus may be placed there, so translation needs no walk of its
@@ -41,7 +40,6 @@ import ast
 
 HELPERS = "__p4__"
 TEMP_PREFIX = "__p4_t"
-_CONSTANT_NAMES = {"nil": None, "true": True, "false": False}
 
 
 def _at(node: ast.AST, src: ast.AST) -> ast.AST:
@@ -163,12 +161,6 @@ class Rewriter:
         inner = _at(ast.DictComp(node.key, node.value, node.generators), node)
         _become(node, _helper_call(node, "Dict", [inner]))
 
-    def i_string(self, node: ast.JoinedStr, walrus_ok: bool) -> None:
-        # The token pass does not look inside i-strings: their nil/true/false are names here.
-        for sub in ast.walk(node):
-            if sub.__class__ is ast.Name and sub.id in _CONSTANT_NAMES and isinstance(sub.ctx, ast.Load):
-                _become(sub, _at(ast.Constant(_CONSTANT_NAMES[sub.id]), sub))
-
     def augassign(self, node: ast.AugAssign, walrus_ok: bool) -> None:
         """`target //= v` → `target = floordiv(load, v)`; the load (evaluated first, on the
         right) binds the receiver and the key in temporaries that the store reuses."""
@@ -225,7 +217,7 @@ _HANDLERS = {
     ast.Subscript: Rewriter.subscript, ast.BinOp: Rewriter.binop,
     ast.AugAssign: Rewriter.augassign, ast.Call: Rewriter.method_call,
     ast.Attribute: Rewriter.attribute, ast.Dict: Rewriter.dict_display,
-    ast.DictComp: Rewriter.dict_comprehension, ast.JoinedStr: Rewriter.i_string,
+    ast.DictComp: Rewriter.dict_comprehension,
 }
 
 
