@@ -173,27 +173,39 @@ def policy(S: Sources) -> Group:
     g.add("Truncated completions", ["masked out of the loss" if gr["mask_truncated_completions"] else "kept in the loss"], src)
     g.add("Temperature", [F.number(gr["temperature"])], src)
     g.add("Prompt length", [f"$\\le$ {F.thousands(gr['max_prompt_length'])} tokens"], src)
-    g.add("Completion length", [f"$\\le$ {F.thousands(gr['max_completion_length'])} tokens over the whole tool loop"], src)
-    g.add("Thinking", ["on" if gr["enable_thinking"] else "off"], src)
+    ep = _episode(S, path)
+    g.add("Completion length", [f"$\\le$ {F.thousands(ep.token_budget)} tokens over the whole tool loop"],
+          f"{path} (episode.token_budget: TRL's max_completion_length over the tool loop)")
+    g.add("Thinking", ["on" if ep.enable_thinking else "off"], f"{path} (episode.enable_thinking)")
     g.add("Seed", [str(o["seed"])], src)
     return g
 
 
-def environment(S: Sources) -> Group:
-    from py4.episodes.config import RewardTable
+def _episode(S: Sources, path: str):
+    """The GRPO config's `episode` section, validated (defaults filled) by py4.episodes.EpisodeConfig."""
+    from py4.config import validate_config
+    from py4.episodes.config import EpisodeConfig
 
+    return validate_config(EpisodeConfig, S.yaml(path).get("episode") or {}, f"{path}: episode")
+
+
+def environment(S: Sources) -> Group:
     m = _grpo_model(S)
     path = m.files.grpo
-    env = S.get(path, "environment.kwargs")
+    ep = _episode(S, path)
+    env = {"max_tool_calls": ep.max_tool_calls, "run_timeout_s": ep.run_timeout_s, "output_cap": ep.output_cap,
+           "diagnostics": ep.diagnostics}
     g = Group("grpo", "Environment and reward", f"Boa Python-4 interpreter, pinned {S.spec.report.boa_pin}")
-    src = f"{path} (environment.kwargs); src/py4/episodes/environment.py (tools run_code, submit); src/py4/episodes/config.py"
+    src = (f"{path} (episode.max_tool_calls, run_timeout_s, output_cap, diagnostics); "
+           "src/py4/episodes/environment.py (tools run_code, submit); src/py4/episodes/config.py")
     g.add("Tools", [f"{F.texttt('run_code')}, {F.texttt('submit')}"], src)
     g.add("Tool calls per episode", [f"$\\le$ {env['max_tool_calls']}"], src)
     g.add("Run timeout", [f"{F.number(env['run_timeout_s'])} s"], src)
     g.add("Output cap", [f"{F.thousands(env['output_cap'])} characters"], src)
     g.add("Diagnostics", ["generic (squashed)" if env["diagnostics"] == "generic" else "verbatim"], src)
-    r = RewardTable()
-    rsrc = "src/py4/episodes/config.py RewardTable (certified, uncertified, no_submission, truncated); src/py4/boa/certify.py"
+    r = ep.rewards
+    rsrc = (f"{path} (episode.rewards: certified, uncertified, no_submission, truncated); "
+            "src/py4/episodes/config.py RewardTable; src/py4/boa/certify.py (certified)")
     g.label("Reward")
     g.add("certified solution", [f"{F.signed(r.certified)} (compiles, passes every test, no interpreter warning)"], rsrc, sub=True)
     g.add("submitted, uncertified", [F.signed(r.uncertified)], rsrc, sub=True)
