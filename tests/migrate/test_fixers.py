@@ -99,7 +99,7 @@ def test_fixer_rewrites_exactly(rule, before, after):
     ("def g(xs=[]):\n    xs.append(1)\n", "mutable default"),
     ("p = [1]\n(a := [2])[-1:] = [3]\n", "slice target"),
     ("class A:\n    fn = 1\n", "reserved word"),
-    ("dict(catch=1)\n", "reserved word"),
+    ("f(catch=1, *rest)\n", "reserved word"),
     ("print(f'{x is None=}')\n", "self-documenting"),
 ])
 def test_cannot_convert_is_reported_with_position(before, reason_part):
@@ -114,6 +114,11 @@ def test_reserved_identifiers_are_renamed_consistently():
     out = migrate(source, assume_python3=True).source
     assert "let fn_ = 1" in out and "fn use_(let_: object) -> object:" in out
     assert "return let_ + fn_" in out and "use_(let_=2)" in out and "py3_x_" in out
+
+
+def test_reserved_keyword_argument_is_passed_by_unpacking():
+    result = migrate("print(dict(catch=1, b=2))\n", assume_python3=True)
+    assert result.source == 'print(dict(**{"catch": 1}, b=2))\n' and not result.cannot_convert
 
 
 def test_f_string_fields_are_migrated_with_renames():

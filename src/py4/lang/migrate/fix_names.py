@@ -176,4 +176,13 @@ def _check_keywords(ctx: Context, param_renames: dict) -> None:
                 start = ctx.src.span(kw)[0]
                 ctx.patches.local(kw, start, start + len(kw.arg), renames[kw.arg])
             elif is_reserved(kw.arg):
-                ctx.cannot_convert(kw, f"keyword argument `{kw.arg}` is a reserved word in Python-4")
+                _spell_reserved_keyword(ctx, node, kw)
+
+
+def _spell_reserved_keyword(ctx: Context, call: ast.Call, kw: ast.keyword) -> None:
+    """`f(catch=x)` → `f(**{"catch": x})`: the same call, without the reserved word."""
+    kw_start = ctx.src.span(kw)[0]
+    if any(isinstance(a, ast.Starred) and ctx.src.span(a)[0] > kw_start for a in call.args):
+        ctx.cannot_convert(kw, f"keyword argument `{kw.arg}` is a reserved word in Python-4")
+        return
+    ctx.patches.replace(kw, [f'**{{"{kw.arg}": ', kw.value, "}"])
