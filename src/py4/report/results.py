@@ -114,14 +114,15 @@ def dose_response_figure(data: dict[str, Any], path: Path) -> Path:
     models = sorted({e["model"] for e in es})
     for ax, split in zip(axes[0], splits):
         for mi, model in enumerate(models):
-            for arm in ("control", "iso", "prop"):
+            for arm, marker in (("control", "s"), ("iso", "o"), ("prop", "^")):
                 pts = sorted((e["dose"], e["certified_rate"]) for e in es
                              if e["split"] == split and e["arm"] == arm and e["model"] == model)
                 if pts:
                     label = next(e["arm_label"] for e in es if e["arm"] == arm)
                     if len(models) > 1:
                         label = f"{next(e['model_label'] for e in es if e['model'] == model)} {label}"
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[mi % 3], marker="o", label=label)
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[mi % 3], marker=marker, alpha=0.8,
+                            markersize=7 if arm == "control" else 5, label=label)
         ax.set_title(split)
         ax.set_xlabel("EFT dose (rows)")
         ax.set_ylabel("certified rate")
