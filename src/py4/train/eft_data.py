@@ -49,6 +49,12 @@ class ReplaySettings(StrictModel):
     enable_thinking: bool = True
     batch_size: int = 8
 
+    @pydantic.field_validator("instructions", mode="before")
+    @classmethod
+    def _folder_shorthand(cls, value: Any) -> Any:
+        """A plain string is a local folder in Dolci's format (strict alternation filter)."""
+        return {"path": value} if isinstance(value, str) else value
+
 
 class EFTDoseConfig(StrictModel):
     out: str
