@@ -12,7 +12,7 @@ import pytest
 from py4.data.configs import MixConfig
 from py4.data.mix import mix_order, run_mix
 from py4.data.packed_io import load_packed
-from py4.data.sources import iter_corpus
+from py4.data.sources import TextSourceSpec, iter_corpus
 from py4.data.tokens import DataError, DocumentEncoder
 
 SEQ = 64
@@ -161,3 +161,25 @@ def test_separate_counting_tokenizer_matches_in_its_basis(tmp_path, corpus_dir, 
     assert manifest["total_mix_tokens"] == counts["corpus_tokens"] * 4 + counts["replay_tokens"]
     assert manifest["basis_total_mix_tokens"] == counts["corpus_basis_tokens"] * 4 + counts["replay_basis_tokens"]
     assert counts["packed_tokens"] + counts["remainder_tokens"] == manifest["total_mix_tokens"]
+
+
+def test_hub_replay_is_recorded_with_its_revision(tmp_path, corpus_dir, replay_dir, tokenizer_dir, monkeypatch):
+    import datasets
+
+    rows = [json.loads(line) for line in (replay_dir / "part-0.jsonl").read_text().splitlines()]
+    calls = []
+
+    def fake_load_dataset(path, **kwargs):  # the Hub is never reached in tests
+        calls.append((path, kwargs))
+        return iter(rows)
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    config = mix_config(tmp_path / "hub", corpus_dir, replay_dir, tokenizer=str(tokenizer_dir))
+    config = config.model_copy(update={"replay": TextSourceSpec(hub_id="allenai/dolma3_dolmino_mix-100B-1125",
+                                                                revision="f23aa129")})
+    manifest = run_mix(config)
+    assert calls[0][0] == "allenai/dolma3_dolmino_mix-100B-1125" and calls[0][1]["revision"] == "f23aa129"
+    assert manifest["inputs"]["replay"]["hub_id"] == "allenai/dolma3_dolmino_mix-100B-1125"
+    assert manifest["inputs"]["replay"]["revision"] == "f23aa129"
+    run = json.loads((tmp_path / "hub" / "run_manifest.json").read_text())
+    assert run["inputs"]["replay"]["revision"] == "f23aa129"
