@@ -183,3 +183,13 @@ def test_hub_replay_is_recorded_with_its_revision(tmp_path, corpus_dir, replay_d
     assert manifest["inputs"]["replay"]["revision"] == "f23aa129"
     run = json.loads((tmp_path / "hub" / "run_manifest.json").read_text())
     assert run["inputs"]["replay"]["revision"] == "f23aa129"
+
+
+def test_corpus_count_is_compared_with_the_corpus_manifest(tmp_path, corpus_dir, replay_dir, tokenizer_dir, tokenizer):
+    texts = [d.text for d in iter_corpus(corpus_dir)]
+    count = sum(DocumentEncoder(tokenizer, add_eos=False).count_batch(texts))
+    (corpus_dir / "manifest.json").write_text(json.dumps({"docs": len(texts), "tokens": count}))
+    manifest = run_mix(mix_config(tmp_path / "out", corpus_dir, replay_dir, tokenizer=str(tokenizer_dir),
+                                  add_eos=False))
+    assert manifest["corpus_manifest_tokens"] == count and manifest["corpus_tokens_match_manifest"] is True
+    assert manifest["counts"]["corpus_tokens"] == count

@@ -230,6 +230,11 @@ def _mix_manifest(config: MixConfig, tokenizer: Any, encoder: DocumentEncoder, i
                    "packed_tokens": stats.packed_tokens, "remainder_tokens": stats.remainder_tokens},
         "total_mix_tokens": total_mix_tokens,
         "basis_total_mix_tokens": basis_total,
+        # The corpus's own count (py4 corpus generate counts with the same DocumentEncoder);
+        # equal when the tokenizer and separators are the same. Recorded, not enforced.
+        "corpus_manifest_tokens": inputs.get("corpus", {}).get("manifest_tokens"),
+        "corpus_tokens_match_manifest": (inputs.get("corpus", {}).get("manifest_tokens") == corpus["basis_tokens"]
+                                         if "corpus" in inputs else None),
         "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
                                  "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
         "packing": {"labels": "all tokens supervised", "position_ids": "0..seq_len-1 per sequence",
