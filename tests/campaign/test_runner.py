@@ -46,7 +46,7 @@ class FakeStages:
                 raise KeyboardInterrupt
             if node.stage == "eval":
                 dose = node.meta.get("dose") or 0
-                splits = {s: {"certified_rate": (min(dose, 64) / 64 if s == "train_sanity" else 0.0),
+                splits = {s: {"certified_rate": (min(dose, 32) / 32 if s == "train_sanity" else 0.0),
                               "pass_at_k": {"1": 0.1, "2": 0.2}, "outcomes": {"certified": 1}, "problems": 4,
                               "episodes": 8, "mean_reward": 0.0, "per_rule": {"P4-02": {"certified_rate": 0.5}}}
                           for s in node.meta["splits"]}
@@ -113,23 +113,23 @@ def test_ledgers_and_results(tmp_path):
 
     spec = _spec(tmp_path)
     nodes = build_dag(spec)
-    fake = FakeStages(fail="tiny/prop/eft_16")
+    fake = FakeStages(fail="tiny/prop/eft_8")
     run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None)
     status, weights = write_ledgers(nodes, spec.out_dir, spec.name)
     text = status.read_text()
     assert "| `tiny/iso/midtrain` | midtrain | done | 1 |" in text
-    assert "| `tiny/prop/eft_16` | eft | failed |" in text and "| `eval:tiny/prop/eft_16` | eval | pending |" in text
+    assert "| `tiny/prop/eft_8` | eft | failed |" in text and "| `eval:tiny/prop/eft_8` | eval | pending |" in text
     w = weights.read_text()
-    assert "| `tiny/iso/eft_64` | LoRA adapter | done |" in w and "`tiny/iso/sft`" in w
+    assert "| `tiny/iso/eft_32` | LoRA adapter | done |" in w and "`tiny/iso/sft`" in w
     paths = write_results(spec, tmp_path / "report")
     data = json.loads((tmp_path / "report/results.json").read_text())
     sanity = {(e["arm"], e["dose"]): e["certified_rate"] for e in data["entries"]
               if e["split"] == "train_sanity" and e["kind"] == "eft"}
-    assert sanity[("iso", 0)] == 0.0 and sanity[("iso", 64)] == 1.0
-    assert "eval:tiny/prop/eft_16" in data["missing_evaluations"]
+    assert sanity[("iso", 0)] == 0.0 and sanity[("iso", 32)] == 1.0
+    assert "eval:tiny/prop/eft_8" in data["missing_evaluations"]
     assert data["grpo_reward_per_step"] == [{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}]
     md = (tmp_path / "report/results.md").read_text()
-    assert "| Tiny Gemma-3 (smoke) | iso-token | 64 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 4 x 2 |" in md
+    assert "| Tiny Gemma-3 (smoke) | iso-token | 32 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 4 x 2 |" in md
     assert "## GRPO ladder" in md and "### test_heldin" in md
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
@@ -146,3 +146,14 @@ def test_inprocess_executor_runs_py4_and_reports_failures(tmp_path):
     assert "| Seed |" in out.read_text()
     with pytest.raises(RunFailed, match="exited with 2"):
         run_inprocess(Node("bad", "report", ["report", "hyperparameters", "nope.yaml"], str(tmp_path)))
+
+
+def test_a_done_run_whose_command_changed_runs_again(tmp_path):
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    run_campaign(nodes, spec.out_dir, FakeStages().table(nodes), progress=False, log=lambda s: None)
+    changed = build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
+                                      [f"out_dir={tmp_path}", "corpus.iso.value=1234"]))
+    fake = FakeStages()
+    run_campaign(changed, spec.out_dir, fake.table(changed), progress=False, log=lambda s: None)
+    assert fake.calls == ["corpus_iso"]  # dependants' commands are unchanged: they are not redone

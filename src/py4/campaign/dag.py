@@ -92,6 +92,8 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
     _global_nodes(b)
     for key, model in spec.models.items():
         _model_nodes(b, key, model)
+    for node in b.nodes.values():
+        node.argv += spec.stage_overrides.get(node.stage, [])
     return topological(list(b.nodes.values()))
 
 

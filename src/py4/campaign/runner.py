@@ -102,9 +102,11 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
         if node.stage not in executors:
             raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
         if run_is_done(record_dir(out_dir, node)):
-            summary.skipped.append(node.id)
-            bar.advance(f"skip {node.id}")
-            continue
+            if _recorded_argv(out_dir, node) == node.argv:
+                summary.skipped.append(node.id)
+                bar.advance(f"skip {node.id}")
+                continue
+            log(f"{node.id}: its command changed since it was done; running it again")
         missing = [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
         if missing:
             summary.blocked.append(node.id)
@@ -132,6 +134,12 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
         bar.advance(node.id)
     bar.close()
     return summary
+
+
+def _recorded_argv(out_dir: str | Path, node: Node) -> list[str] | None:
+    """The command a node's record was made with (a changed spec means the run is redone)."""
+    manifest = read_manifest(record_dir(out_dir, node)) or {}
+    return (manifest.get("node") or {}).get("argv")
 
 
 def _stub(node_id: str) -> Node:

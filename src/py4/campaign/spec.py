@@ -148,6 +148,9 @@ class CampaignSpec(StrictModel):
     evaluation: EvalSpec = EvalSpec()
     report: ReportSpec = ReportSpec()
     recorded: dict[str, Recorded] = {}
+    stage_overrides: dict[str, list[str]] = {}
+    """stage (pack, mix, midtrain, sft, eft, grpo, eval, ...) -> key=value overrides added to every
+    run of that stage (smoke: short schedules)."""
 
     @pydantic.model_validator(mode="after")
     def _check(self) -> "CampaignSpec":
