@@ -165,3 +165,10 @@ def test_template_error_names_the_conversation(tokenizer):
                         {"role": "assistant", "content": "a"}])
     with pytest.raises(DataError, match=r"conversation 11: the chat template failed: unknown role: critic"):
         render_conversations(strict, [good, bad, good], first_index=10)
+
+
+@pytest.mark.smoke
+def test_rendering_in_processes_gives_the_same_bytes(tmp_path, chat_dir, tokenizer_dir):
+    one = run_pack(pack_config(tmp_path / "one", chat_dir, tokenizer_dir, render_batch=4))
+    two = run_pack(pack_config(tmp_path / "two", chat_dir, tokenizer_dir, render_batch=4, num_proc=2))
+    assert one["content_sha256"] == two["content_sha256"] and one["counts"] == two["counts"]

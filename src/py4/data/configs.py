@@ -93,6 +93,7 @@ class PackConfig(_TokenizerFields):
     add_bos: bool = True
     add_eos: bool = True
     render_batch: int = pydantic.Field(64, ge=1)
+    num_proc: int = pydantic.Field(1, ge=1, description="chat: processes rendering conversations (same output)")
     chat_template_kwargs: dict[str, Any] = pydantic.Field(default_factory=dict, description="e.g. enable_thinking: false")
     chat_template: str | None = pydantic.Field(None, description="a .jinja file replacing the tokenizer's template "
                                                "(needs {% generation %} markers)")

@@ -18,11 +18,11 @@ from typing import Any
 from py4.data.configs import PackConfig
 from py4.data.instructions import load_instruction_source
 from py4.data.outputs import write_outputs
-from py4.data.pack_chat import ChatPackStats, FirstFitPacker, check_chat_template, fit_conversation, \
-    render_conversations
+from py4.data.pack_chat import ChatPackStats, FirstFitPacker, check_chat_template, fit_conversation
 from py4.data.pack_text import BlockPacker
 from py4.data.packed_io import PackedDatasetWriter
 from py4.data.progress import progress_bar
+from py4.data.render_pool import rendered_batches
 from py4.data.sources import describe_source, iter_text_source
 from py4.data.tokens import DataError, DocumentEncoder, batched, encode_documents, load_tokenizer
 from py4.runs import RunRecorder
@@ -42,9 +42,9 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
                             open_bins=config.open_bins)
     template_kwargs = dict(config.chat_template_kwargs)
     stopped_at_limit = False
+    batches = rendered_batches(batched(source, config.render_batch), tokenizer, template_kwargs, config.num_proc)
     with progress_bar("rendering + packing", unit="conversations") as advance:
-        for chunk in batched(source, config.render_batch):
-            rendered = render_conversations(tokenizer, chunk, template_kwargs, first_index=stats.conversations)
+        for chunk, rendered in batches:
             for conversation, whole in zip(chunk, rendered):
                 for piece in fit_conversation(tokenizer, conversation, whole, config.seq_len,
                                               config.long_conversations, stats, template_kwargs):
@@ -54,6 +54,7 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
                     break
             advance(len(chunk))
             if stopped_at_limit:
+                batches.close()  # stops the workers
                 break
     unwritten = packer.finish(config.max_sequences)
     if stats.rows == 0:
