@@ -156,4 +156,6 @@ def test_a_done_run_whose_command_changed_runs_again(tmp_path):
                                       [f"out_dir={tmp_path}", "corpus.iso.value=1234"]))
     fake = FakeStages()
     run_campaign(changed, spec.out_dir, fake.table(changed), progress=False, log=lambda s: None)
-    assert fake.calls == ["corpus_iso"]  # dependants' commands are unchanged: they are not redone
+    # the subset and everything downstream of it (the iso and control mixes, their models, ...)
+    assert fake.calls[0] == "corpus_iso" and "tiny/control/mix" in fake.calls and "tiny/iso/sft" in fake.calls
+    assert "corpus" not in fake.calls and "tiny/prop/midtrain" not in fake.calls

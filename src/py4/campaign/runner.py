@@ -10,6 +10,8 @@ its checkpoints (``run.resume: auto``). Stages are dispatched through an explici
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -97,16 +99,17 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     executors = executors if executors is not None else default_executors()
     summary = RunSummary()
     todo = [n for n in nodes if selected is None or n.id in selected]
+    prints = fingerprints(nodes)
     bar = _progress(progress, len(todo))
     for node in todo:
         if node.stage not in executors:
             raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
         if run_is_done(record_dir(out_dir, node)):
-            if _recorded_argv(out_dir, node) == node.argv:
+            if _recorded_fingerprint(out_dir, node) == prints[node.id]:
                 summary.skipped.append(node.id)
                 bar.advance(f"skip {node.id}")
                 continue
-            log(f"{node.id}: its command changed since it was done; running it again")
+            log(f"{node.id}: its command or an input's changed since it was done; running it again")
         missing = [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
         if missing:
             summary.blocked.append(node.id)
@@ -119,7 +122,8 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
         t0 = time.monotonic()
         try:
             with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
-                rec.set(node=node.to_json(), resumed_from=previous if previous != "pending" else None)
+                rec.set(node=node.to_json(), fingerprint=prints[node.id],
+                        resumed_from=previous if previous != "pending" else None)
                 executors[node.stage](node)
                 stage_manifest = read_manifest(node.run_dir)
                 if stage_manifest:
@@ -136,10 +140,23 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     return summary
 
 
-def _recorded_argv(out_dir: str | Path, node: Node) -> list[str] | None:
-    """The command a node's record was made with (a changed spec means the run is redone)."""
+def fingerprints(nodes: list[Node]) -> dict[str, str]:
+    """id -> hash of the node's command and its inputs' fingerprints (nodes in dependency order).
+
+    A done run is redone when this changes: its own command changed, or any run upstream did.
+    """
+    out: dict[str, str] = {}
+    for n in nodes:
+        h = hashlib.sha256(json.dumps(n.argv).encode())
+        for i in n.inputs:
+            h.update(out.get(i, i).encode())
+        out[n.id] = h.hexdigest()[:16]
+    return out
+
+
+def _recorded_fingerprint(out_dir: str | Path, node: Node) -> str | None:
     manifest = read_manifest(record_dir(out_dir, node)) or {}
-    return (manifest.get("node") or {}).get("argv")
+    return manifest.get("fingerprint")
 
 
 def _stub(node_id: str) -> Node:
