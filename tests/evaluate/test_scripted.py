@@ -68,6 +68,7 @@ def test_scripted_policies_on_a_sample_of_each_split(bank, split):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("split", SPLITS)
 def test_scripted_policies_on_every_problem(bank, split):
     check_split(bank, split, whole=True)
