@@ -11,7 +11,8 @@ from doctest_corpus import build_programs
 # Programs the migrator refuses, with the reason it gives (docs/migrate.md).
 EXPECTED_CANNOT_CONVERT = {
     "test.test_descrtut:test.test_descrtut.__test__.tut5": "unmasks the builtin",
-    "test.test_extcall:test.test_extcall": "reserved word",
+    "networkx.algorithms.summarization:networkx.algorithms.summarization.snap_aggregation":
+        "before binding",
 }
 
 
