@@ -133,11 +133,15 @@ def build_programs(packages: bool = True) -> list[Program]:
 PACKAGE_STRIDES = {"mpmath": 6, "networkx": 12}
 
 
-def differential_selection(programs: list[Program]) -> list[Program]:
+def differential_selection(programs: list[Program],
+                           strides: dict[str, int] | None = None) -> list[Program]:
+    """Every program, except a fixed stride through the big packages (PACKAGE_STRIDES)."""
+    strides = PACKAGE_STRIDES if strides is None else strides
+
     def package(p: Program) -> str:
         return p.name.split(".")[0].split(":")[0]
-    chosen = [p for p in programs if package(p) not in PACKAGE_STRIDES]
-    for name, stride in PACKAGE_STRIDES.items():
+    chosen = [p for p in programs if package(p) not in strides]
+    for name, stride in strides.items():
         chosen += [p for p in programs if package(p) == name][::stride]
     return chosen
 
