@@ -20,13 +20,7 @@ SYNTAX_AND_LINT_RULES = [r for r in ALL_RULES if r not in SEMANTIC_RULES]
 # Examples on which Boa and the spec disagree, keyed by the example's first line; each is
 # described in docs/dev/spec-mismatches.md. Not strict, so that a fix made in the
 # translator does not turn the suite red: `-ra` lists it as XPASS, and then its entry goes.
-KNOWN_MISMATCHES = {
-    "let py3_total = 1": "py3_ names are not reserved (docs/dev/spec-mismatches.md #1)",
-    "fn area(nil: int) -> int:": "reserved word as a parameter gets the generic syntax "
-                                 "message (docs/dev/spec-mismatches.md #2)",
-    "from . use sibling": "relative `from . use` is a syntax error "
-                          "(docs/dev/spec-mismatches.md #3)",
-}
+KNOWN_MISMATCHES: dict[str, str] = {}
 
 
 def _by_kind(kind):

@@ -79,6 +79,12 @@ def _is_negative_literal(node: ast.AST | None) -> bool:
             and type(node.operand.value) in (int, float, complex))
 
 
+def _is_len_minus(node: ast.AST | None) -> bool:
+    """`len(…) - k`: counting from the end, the Python-4 way."""
+    return (node.__class__ is ast.BinOp and node.op.__class__ is ast.Sub
+            and _call_name(node.left) == "len")
+
+
 def _same_operand(a: ast.AST, b: ast.AST) -> bool:
     if isinstance(a, ast.Name) and isinstance(b, ast.Name):
         return a.id == b.id
@@ -499,24 +505,40 @@ class Py4Analyzer(FastVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _call_name(node)
-        if name is not None:
+        # The hottest visit (every `print(...)`): children are dispatched inline.
+        func = node.func
+        args = node.args
+        if func.__class__ is ast.Name:
+            name = func.id
             tag = _CALL_TAGS.get(name)
             if tag:
                 self.tags.add(tag)
-            if name in _ITERATING_CALLS and node.args:
-                self._note_iteration(node.args[0])
-        elif isinstance(node.func, ast.Attribute):
-            attr = node.func.attr
-            if attr == "pop" and not node.args and not node.keywords:
-                self.tags.add("pop_no_args")
-            elif attr == "join":
-                self.tags.add("join_call")
-            if attr in ("pop", "join"):
-                self.site(node)
-            elif attr == "keys":
-                self.tags.add("keys_call")
-        self.generic_visit(node)
+            if name in _ITERATING_CALLS and args:
+                self._note_iteration(args[0])
+        else:
+            if func.__class__ is ast.Attribute:
+                self._method_call(node, func.attr, args)
+            self.visit(func)
+        table, skip = self._table, self.skip_types
+        for arg in args:
+            if arg.__class__ not in skip:
+                table[arg.__class__](self, arg)
+        for keyword in node.keywords:
+            value = keyword.value
+            if value.__class__ not in skip:
+                table[value.__class__](self, value)
+
+    def _method_call(self, node: ast.Call, attr: str, args: list) -> None:
+        if attr == "pop":
+            # `.pop()` and the rule's own fix `.pop(len(xs) - 1)` both exercise P4-17.
+            if not node.keywords and (not args or (len(args) == 1 and _is_len_minus(args[0]))):
+                self.tags.add("pop_no_args" if not args else "pop_from_end")
+            self.site(node)
+        elif attr == "join":
+            self.tags.add("join_call")
+            self.site(node)
+        elif attr == "keys":
+            self.tags.add("keys_call")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in _STRIP_NAMES:
@@ -544,10 +566,11 @@ class Py4Analyzer(FastVisitor):
                     self.tags.add("slice_upper")
                 for bound in (part.lower, part.upper):
                     self._check_negative_index(bound)
+                if _is_len_minus(part.lower) or _is_len_minus(part.upper):
+                    self.tags.add("len_minus_index")
             else:
                 self._check_negative_index(part)
-                if (isinstance(part, ast.BinOp) and isinstance(part.op, ast.Sub)
-                        and _call_name(part.left) == "len"):
+                if _is_len_minus(part):
                     self.tags.add("len_minus_index")
 
     def _check_negative_index(self, node: ast.AST | None) -> None:
