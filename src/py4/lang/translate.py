@@ -40,6 +40,9 @@ import ast
 
 HELPERS = "__p4__"
 TEMP_PREFIX = "__p4_t"
+# Shared context objects, as CPython's own parser shares them (a new one per node is waste).
+_LOAD = ast.Load()
+_STORE = ast.Store()
 
 
 def _at(node: ast.AST, src: ast.AST) -> ast.AST:
@@ -59,7 +62,7 @@ def _become(node: ast.AST, replacement: ast.AST) -> None:
 
 
 def _helper_call(src: ast.AST, helper: str, args: list, keywords: list | None = None) -> ast.Call:
-    func = _at(ast.Attribute(_at(ast.Name(HELPERS, ast.Load()), src), helper, ast.Load()), src)
+    func = _at(ast.Attribute(_at(ast.Name(HELPERS, _LOAD), src), helper, _LOAD), src)
     return _at(ast.Call(func, args, keywords or []), src)
 
 
@@ -98,8 +101,8 @@ class Rewriter:
         """(walrus storing ``expr`` in a new temporary, a load of that temporary)."""
         self.temp_count += 1
         name = f"{TEMP_PREFIX}{self.temp_count}"
-        store = _at(ast.NamedExpr(_name(name, ast.Store(), expr), expr), expr)
-        return store, _name(name, ast.Load(), expr)
+        store = _at(ast.NamedExpr(_name(name, _STORE, expr), expr), expr)
+        return store, _name(name, _LOAD, expr)
 
     def _once(self, expr: ast.AST, walrus_ok: bool) -> tuple[ast.AST, ast.AST] | None:
         """(expression to evaluate, reference to its value); None where impossible."""
@@ -132,8 +135,8 @@ class Rewriter:
         t, k = "__p4_seq", "__p4_key"
         params = ast.arguments(posonlyargs=[], args=[_at(ast.arg(t), node), _at(ast.arg(k), node)],
                                kwonlyargs=[], kw_defaults=[], defaults=[])
-        body = _at(ast.Subscript(_name(t, ast.Load(), node), _helper_call(
-            node, "index", [_name(t, ast.Load(), node), _name(k, ast.Load(), node)]), ast.Load()), node)
+        body = _at(ast.Subscript(_name(t, _LOAD, node), _helper_call(
+            node, "index", [_name(t, _LOAD, node), _name(k, _LOAD, node)]), _LOAD), node)
         return _at(ast.Call(_at(ast.Lambda(params, body), node), [node.value, index], []), node)
 
     def binop(self, node: ast.BinOp, walrus_ok: bool) -> None:
@@ -155,7 +158,7 @@ class Rewriter:
         elif (node.lineno, node.col_offset) in self.empty_dicts:
             _become(node, _helper_call(node, "Dict", []))
         else:
-            _become(node, _at(ast.Call(_name("set", ast.Load(), node), [], []), node))
+            _become(node, _at(ast.Call(_name("set", _LOAD, node), [], []), node))
 
     def dict_comprehension(self, node: ast.DictComp, walrus_ok: bool) -> None:
         inner = _at(ast.DictComp(node.key, node.value, node.generators), node)
@@ -167,7 +170,7 @@ class Rewriter:
         helper = "floordiv" if isinstance(node.op, ast.FloorDiv) else "mod"
         target = node.target
         if isinstance(target, ast.Name):
-            store, load = target, _name(target.id, ast.Load(), target)
+            store, load = target, _name(target.id, _LOAD, target)
         elif isinstance(target, ast.Attribute):
             pair = self._attribute_pair(target, walrus_ok)
             if pair is None:
@@ -185,8 +188,8 @@ class Rewriter:
         if once is None:
             return None
         evaluate, ref = once
-        load = _at(ast.Attribute(evaluate, target.attr, ast.Load()), target)
-        return _at(ast.Attribute(ref, target.attr, ast.Store()), target), load
+        load = _at(ast.Attribute(evaluate, target.attr, _LOAD), target)
+        return _at(ast.Attribute(ref, target.attr, _STORE), target), load
 
     def _subscript_pair(self, target: ast.Subscript, walrus_ok: bool):
         index = target.slice
@@ -209,8 +212,8 @@ class Rewriter:
             key_load, key_store = self._temp(key)
         else:
             return None
-        load = _at(ast.Subscript(evaluate, key_load, ast.Load()), target)
-        return _at(ast.Subscript(ref, key_store, ast.Store()), target), load
+        load = _at(ast.Subscript(evaluate, key_load, _LOAD), target)
+        return _at(ast.Subscript(ref, key_store, _STORE), target), load
 
 
 _HANDLERS = {
