@@ -52,12 +52,16 @@ class RawDiagnostic:
     fields: dict = field(default_factory=dict)
 
 
-@dataclass
 class _Scope:
-    kind: str  # "module" | "fn" | "class" | "comp"
-    declared: set[str] = field(default_factory=set)
-    reported: set[str] = field(default_factory=set)
-    dict_names: set[str] = field(default_factory=set)
+    """Names of one scope. (A plain class: made for every fn, lambda and comprehension.)"""
+
+    __slots__ = ("kind", "declared", "reported", "dict_names")
+
+    def __init__(self, kind: str):
+        self.kind = kind  # "module" | "fn" | "class" | "comp"
+        self.declared: set[str] = set()
+        self.reported: set[str] = set()
+        self.dict_names: set[str] = set()
 
 
 @dataclass

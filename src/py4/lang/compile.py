@@ -160,7 +160,7 @@ def _compile_text(text: str, filename: str) -> CompileResult:
         for raw in analysis.findings:
             line, col = tokens.py4_position(raw.line, raw.col, col_is_bytes=True)
             diagnostics.append(make_diagnostic(raw.kind, line, col, **raw.fields))
-        if any(d.severity == "error" for d in diagnostics):
+        if diagnostics and any(d.severity == "error" for d in diagnostics):
             return _finish(filename, diagnostics, tags)
         tree = transform(tree, tokens.empty_dicts, analysis.sites)
         code, compile_problem = _compile_tree(tree, tokens, filename)
