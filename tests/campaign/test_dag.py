@@ -55,6 +55,8 @@ def test_python4_dependencies_and_commands(python4):
         "accelerate launch --config_file configs/accelerate/fsdp2_8gpu.yaml -m py4.train midtrain --config ")
     assert ids["gemma4_12b/iso/eft_1024"].command.startswith("py4 train eft --config configs/train/gemma4_12b/eft.yaml")
     assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
+    grpo = ids["gemma4_31b/prop/grpo"]  # one training process; the node's 8 GPUs also hold vLLM
+    assert grpo.gpus == 1 and grpo.meta["reserve_gpus"] == 8 and grpo.command.startswith("py4 train grpo ")
     assert ids["gemma4_31b/prop/grpo"].inputs == ["gemma4_31b/prop/grpo_to32"]
     assert ids["gemma4_31b/prop/warmstart"].inputs == ["gemma4_31b/prop/graft", "gemma4_31b/prop/eft_dose_512"]
     assert ids["eval:gemma4_12b/iso/eft_256"].command.startswith("py4 eval --out runs/campaign/eval/")

@@ -45,7 +45,9 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
         typer.echo(json.dumps(items, indent=2))
         return
     for i, n in enumerate(chosen, 1):
-        typer.echo(f"{i:3d}. {n.id}  [{n.stage}, {n.gpus} GPU, {node_status(spec.out_dir, n)}]")
+        reserve = n.meta.get("reserve_gpus")
+        gpus = f"{n.gpus} GPU" + (f" + vLLM server, {reserve} GPUs reserved" if reserve else "")
+        typer.echo(f"{i:3d}. {n.id}  [{n.stage}, {gpus}, {node_status(spec.out_dir, n)}]")
         if n.inputs:
             typer.echo(f"       inputs: {', '.join(n.inputs)}")
         typer.echo(f"       {n.command}")

@@ -253,8 +253,11 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
                 f"run.output_dir={run}", *([] if last else [f"grpo.stop_at_step={stop}"])]
         node_id = f"{key}/{g.arm}/grpo" + ("" if last else f"_to{stop}")
         # Segments share one run folder (resume from checkpoint); each has its own completion record.
-        b.add(Node(node_id, "grpo", args, run, [previous], _gpus(m.gpus, b.smoke()), m.files.grpo,
-                   {**meta, "segment_end": stop, "shared_run_dir": True}))
+        # One training process (the config's optimisation.gpus); the node also holds the vLLM
+        # rollout server, so it reserves the model's whole node (models.*.gpus).
+        b.add(Node(node_id, "grpo", args, run, [previous], _gpus(_config_gpus(m.files.grpo), b.smoke()), m.files.grpo,
+                   {**meta, "segment_end": stop, "shared_run_dir": True,
+                    "reserve_gpus": 0 if b.smoke() else m.gpus}))
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
