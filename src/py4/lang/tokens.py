@@ -96,6 +96,9 @@ _SCANNER = re.compile(
     + r"|(?P<end>\Z)|(?P<other>.))",
     re.DOTALL,
 )
+# For ASCII text (almost every program) the same pattern with ASCII classes: `\w` is then
+# a bitmap test instead of a Unicode lookup, and the matches are the same.
+_ASCII_SCANNER = re.compile(_SCANNER.pattern, re.DOTALL | re.ASCII)
 _LET_NEXT = re.compile(r"[ \t]*+(?:(?P<name>[^\W\d]\w*+)|[(\[*])")
 _ELSE_IF = re.compile(r"else[ \t]+if")
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -276,7 +279,8 @@ def rewrite_tokens(source: str) -> TokenPass:
 def _scan(rw: _Rewriter, start: int, end: int) -> None:
     text, result = rw.text, rw.result
     tags = result.tags
-    for match in _SCANNER.finditer(text, start, end):
+    scanner = _ASCII_SCANNER if rw.ascii else _SCANNER
+    for match in scanner.finditer(text, start, end):
         kind = match.lastgroup
         if kind == "kw":
             offset = match.start("kw")
