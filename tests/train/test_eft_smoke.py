@@ -27,17 +27,23 @@ def dose(smoke_assets, tmp_path_factory) -> Path:
 
 
 def test_dose_has_certified_held_in_gold_and_on_policy_replay(dose):
+    from py4.episodes.environment import TOOL_SCHEMAS
     from py4.lang import compile_py4
     from py4.lang.rules import DEFAULT_HELD_OUT
+    from py4.train.eft_data import gold_code
 
     manifest = json.loads((dose / "manifest.json").read_text())
     rows = [json.loads(line) for line in (dose / "data.jsonl").read_text().splitlines()]
     assert manifest["rows"] == 10 and manifest["per_source"] == {"gold": 8, "replay": 2}
     assert manifest["held_out_rules_in_targets"] == 0
+    assert manifest["config"]["gold_format"] == "submit_call"
     for row in rows:
         if row["source"] == "gold":
-            code = row["messages"][1]["content"].removeprefix("```python\n").removesuffix("\n```")
-            result = compile_py4(code)
+            assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
+            assert row["tools"] == TOOL_SCHEMAS
+            [call] = row["messages"][2]["tool_calls"]
+            assert call["function"]["name"] == "submit" and row["messages"][2]["content"] == ""
+            result = compile_py4(gold_code(row))
             assert result.ok and not set(result.rules_exercised) & DEFAULT_HELD_OUT
             assert row["chat_template_kwargs"] == {"enable_thinking": False}
         else:
@@ -81,6 +87,49 @@ def test_eft_trains_only_the_lora_adapters(smoke_assets, dose, tmp_path):
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["adapted_modules"] == 14 and manifest["held_out_rules_in_targets"] == 0
     assert manifest["inputs"]["dose"]["manifest"]["per_source"] == {"gold": 8, "replay": 2}
+
+
+def test_gold_rows_supervise_exactly_the_submit_call(smoke_assets, dose, tmp_path):
+    """The loss mask of a gold row: the episode prompt (system, tools, problem) is masked,
+    the assistant's submit call (empty think block, the call, <end_of_turn>) is supervised."""
+    from transformers import AutoTokenizer
+
+    from py4.episodes import EpisodeConfig
+    from py4.episodes.environment import TOOL_SCHEMAS, initial_messages
+    from py4.problems.bank import load_bank
+    from py4.train import eft
+    from py4.train.eft_data import EFTDoseConfig, build_dose
+
+    gold_only = build_dose(EFTDoseConfig(out=str(tmp_path / "gold2"), gold=2, replay=0, draw_from=str(dose)))
+    first = FirstBatch()
+    config = eft.EFTConfig.model_validate({
+        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(gold_only), "max_length": 1024},
+        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "constant", "min_lr_rate": None, "warmup": 0,
+                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 1, "micro_batch": 2,
+                         "grad_accum": 1, "max_steps": 1},
+        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN}})
+    eft.run(config, callbacks=[first])
+
+    tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
+    bank = {p.id: p for p in load_bank()}
+    expected = {}
+    for row in (gold_only / "data.jsonl").read_text().splitlines():
+        problem = bank[json.loads(row)["problem_id"]]
+        call = json.dumps({"name": "submit", "arguments": {"code": problem.gold}}, ensure_ascii=False)
+        prompt = tokenizer.apply_chat_template(initial_messages(problem, EpisodeConfig()), tools=TOOL_SCHEMAS,
+                                               add_generation_prompt=True, tokenize=False)
+        expected[prompt] = f"<think>\n\n</think>\n<tool_call>{call}</tool_call><end_of_turn>"
+    ids, labels = first.batch["input_ids"], first.batch["labels"]
+    seen = {}
+    for row_ids, row_labels in zip(ids, labels):
+        real = row_ids != tokenizer.pad_token_id
+        supervised = tokenizer.decode(row_ids[real & (row_labels != -100)])
+        masked = tokenizer.decode(row_ids[real & (row_labels == -100)])
+        prompt = next((p for p in expected if masked.startswith(p)), None)
+        assert prompt is not None, f"masked part is not an episode prompt: {masked[:400]!r}"
+        assert masked.removeprefix(prompt) == "\n"  # the newline after <end_of_turn> is outside the turn
+        seen[prompt] = supervised
+    assert seen == expected  # masked part = the episode's generation prompt, supervised = the call
 
 
 def test_eft_refuses_a_dose_with_held_out_rules(tmp_path):

@@ -4,7 +4,18 @@
   ``eft_large`` for the large dose), their gold solution certified by Boa (compiles,
   passes every test, no warning) and, for a held-in dose, exercising no held-out rule
   (``compile_py4(gold).rules_exercised``). Rendered without thinking (an empty think
-  block): user = the problem prompt, assistant = the solution in a ``python`` fence.
+  block), in one of two formats (``gold_format``):
+
+  - ``submit_call`` (default): the episode's own opening — the system prompt and the
+    problem, with the ``run_code``/``submit`` tool schemas (``tools=``), exactly as
+    ``py4.episodes`` renders evaluation and GRPO prompts — and an assistant turn that is a
+    ``submit`` tool call carrying the gold solution. The supervised tokens are then the
+    call that evaluation certifies (it certifies only ``submit`` calls: a fenced answer
+    counts as ``no_submission``).
+  - ``fenced``: user = the problem prompt, assistant = the solution in a ``python`` fence,
+    no tools. The reference table records only that gold rows are Boa-certified
+    solutions, not their chat format; this plain-answer format is kept for doses meant
+    for a policy evaluated on text answers.
 - **Replay rows**: instruction prompts (Dolci at campaign scale, the smoke instruction
   set here) answered on-policy by the parent being tuned, sampled at T = 0.7; the
   parent's thinking, when it thinks, is kept (``reasoning_content``) and supervised.
@@ -21,7 +32,7 @@ import hashlib
 import json
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 
@@ -68,6 +79,10 @@ class EFTDoseConfig(StrictModel):
     draw_from: str | None = None
     """A bigger dose folder to draw this one from (the 256-row dose from the 1,024)."""
     replay_settings: ReplaySettings | None = None
+    gold_format: Literal["submit_call", "fenced"] = "submit_call"
+    """submit_call: episode prompt + tools, assistant = a submit call with the gold code; fenced: a plain answer."""
+    system_prompt: str | None = None
+    """submit_call only: the episode's system prompt (default: py4.episodes' SYSTEM_PROMPT; match the eval's)."""
     seed: int = 424242
 
     @pydantic.model_validator(mode="after")
@@ -77,17 +92,47 @@ class EFTDoseConfig(StrictModel):
         return self
 
 
-def gold_row(problem, gold: str) -> dict[str, Any]:
-    return {
-        "messages": [{"role": "user", "content": problem.prompt},
-                     {"role": "assistant", "content": f"```python\n{gold.rstrip()}\n```"}],
-        "tools": None, "source": "gold", "problem_id": problem.id,
-        "chat_template_kwargs": {"enable_thinking": False},
-    }
+def gold_row(problem, gold: str, gold_format: str = "submit_call", system_prompt: str | None = None) -> dict[str, Any]:
+    """A gold chat row for ``problem`` (see the module docstring for the two formats).
+
+    Raises ValueError for an unknown ``gold_format``.
+    """
+    meta = {"source": "gold", "problem_id": problem.id, "chat_template_kwargs": {"enable_thinking": False}}
+    if gold_format == "fenced":
+        return {"messages": [{"role": "user", "content": problem.prompt},
+                             {"role": "assistant", "content": f"```python\n{gold.rstrip()}\n```"}],
+                "tools": None, **meta}
+    if gold_format != "submit_call":
+        raise ValueError(f"unknown gold_format {gold_format!r}; expected 'submit_call' or 'fenced'")
+    from py4.episodes.config import EpisodeConfig
+    from py4.episodes.environment import TOOL_SCHEMAS, initial_messages
+
+    episode = EpisodeConfig() if system_prompt is None else EpisodeConfig(system_prompt=system_prompt)
+    call = {"type": "function", "function": {"name": "submit", "arguments": {"code": gold}}}
+    messages = [*initial_messages(problem, episode), {"role": "assistant", "content": "", "tool_calls": [call]}]
+    return {"messages": messages, "tools": TOOL_SCHEMAS, **meta}
+
+
+def gold_code(row: dict[str, Any]) -> str:
+    """The gold solution a gold row supervises (its submit call's code, or its fenced answer).
+
+    Raises ValueError for a row whose last message carries neither.
+    """
+    last = row["messages"][-1]
+    for call in last.get("tool_calls") or []:
+        fn = call.get("function", call)
+        args = json.loads(fn["arguments"]) if isinstance(fn.get("arguments"), str) else fn.get("arguments")
+        if fn.get("name") == "submit" and isinstance(args, dict) and isinstance(args.get("code"), str):
+            return args["code"]
+    content = last.get("content") or ""
+    if content.startswith("```python\n"):
+        return content.removeprefix("```python\n").removesuffix("\n```")
+    raise ValueError(f"gold row {row.get('problem_id')!r}: last message is neither a submit call nor a fenced answer")
 
 
 def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: bool,
-                rng: random.Random) -> tuple[list[dict], dict[str, int]]:
+                rng: random.Random, gold_format: str = "submit_call",
+                system_prompt: str | None = None) -> tuple[list[dict], dict[str, int]]:
     """Certified gold rows for ``count`` problems (shuffled with ``rng``); counts of what was skipped."""
     from py4.boa.certify import certify_many
     from py4.boa.executor import Executor
@@ -111,7 +156,7 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
             batch = candidates[start:start + 64]
             for problem, cert in zip(batch, certify_many([(p, p.gold) for p in batch], executor=executor)):
                 if cert.certified:
-                    rows.append(gold_row(problem, problem.gold))
+                    rows.append(gold_row(problem, problem.gold, gold_format, system_prompt))
                 else:
                     skipped["uncertified"] += 1
                 if len(rows) == count:
@@ -185,14 +230,17 @@ def held_out_rules_in(rows: list[dict], held_out: set[str]) -> int:
     for row in rows:
         if row.get("source") != "gold":
             continue
-        code = row["messages"][-1]["content"].removeprefix("```python\n").removesuffix("\n```")
-        if set(compile_py4(code).rules_exercised) & held_out:
+        if set(compile_py4(gold_code(row)).rules_exercised) & held_out:
             count += 1
     return count
 
 
 def build_dose(config: EFTDoseConfig) -> Path:
-    """Build and write a dose; returns its folder. Raises ValueError when too few rows qualify."""
+    """Build and write a dose; returns its folder.
+
+    Raises ValueError when too few rows qualify, or when ``draw_from`` holds gold rows of
+    another ``gold_format``.
+    """
     from py4.lang.rules import DEFAULT_HELD_OUT
     from py4.problems.bank import load_bank
     from py4.runs import atomic_write_json, atomic_write_text
@@ -202,16 +250,24 @@ def build_dose(config: EFTDoseConfig) -> Path:
     manifest: dict[str, Any] = {"kind": "eft_dose", "config": config.model_dump(mode="json")}
     if config.draw_from:
         rows, source_manifest = draw_rows(config.draw_from, config.gold, config.replay, rng)
+        # Doses written before gold_format existed hold fenced answers.
+        source_format = source_manifest.get("config", {}).get("gold_format", "fenced")
+        if config.gold and source_format != config.gold_format:
+            raise ValueError(f"{config.draw_from}: its gold rows are {source_format!r}, "
+                             f"this dose asks for gold_format {config.gold_format!r}")
         manifest["drawn_from"] = {"path": config.draw_from, "sha256": source_manifest.get("sha256")}
     else:
         problems = [p for p in load_bank(config.bank_version) if p.split == config.split]
-        rows, skipped = select_gold(problems, config.gold, held_out, config.allow_held_out_rules, rng)
+        rows, skipped = select_gold(problems, config.gold, held_out, config.allow_held_out_rules, rng,
+                                    config.gold_format, config.system_prompt)
         manifest["gold_skipped"] = skipped
         if config.replay:
             rows += replay_rows(config.replay_settings, config.replay, rng)
             manifest["replay_parent"] = loading.model_provenance(config.replay_settings.parent)
     rng.shuffle(rows)
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows)
+    # Keys keep their order: the chat template renders tool schemas as written, and the
+    # episode prompt lists "name" before "description" (sorted keys would change the prompt).
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     out = Path(config.out)
     atomic_write_text(out / "data.jsonl", text)
     manifest.update({
