@@ -13,30 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
-from pathlib import Path
 
 import typer
 
+from py4.boa.cli_lang import DiagnosticsMode, display_name, read_source
+
 EXIT_TIMEOUT, EXIT_KILLED = 124, 137
 
-
-class DiagnosticsMode(str, Enum):
-    verbatim = "verbatim"
-    generic = "generic"
-
-
-def _read_bytes(file: str, what: str) -> bytes:
-    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable."""
-    try:
-        return sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
-    except OSError as exc:
-        typer.echo(f"boa: cannot read {what} {file!r}: {exc.strerror or type(exc).__name__}", err=True)
-        raise typer.Exit(2) from None
-
-
-def _display_name(file: str) -> str:
-    return "<stdin>" if file == "-" else file
 
 
 def run(
@@ -48,8 +31,8 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Run a Python-4 program in Boa's sandbox."""
-    source = _read_bytes(file, "program")
-    name = _display_name(file)
+    source = read_source(file, "program")
+    name = display_name(file)
     with _executor(timeout_s=timeout, output_cap=output_cap) as executor:
         result = executor.run(source, timeout_s=timeout, diagnostics=diagnostics.value, filename=name)
     if as_json:
@@ -103,15 +86,15 @@ def certify(
     if problem_file == "-" and solution == "-":
         typer.echo("boa: --problem-file and --solution cannot both be - (stdin)", err=True)
         raise typer.Exit(2)
-    raw = _read_bytes(problem_file, "problem file")
+    raw = read_source(problem_file, "problem file")
     try:
         problem = Problem.model_validate_json(raw)
     except ValueError as exc:
         typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
         raise typer.Exit(2) from None
-    source = _read_bytes(solution, "solution")
+    source = read_source(solution, "solution")
     with _executor() as executor:
-        cert = certify_solution(problem, source, executor=executor, filename=_display_name(solution))
+        cert = certify_solution(problem, source, executor=executor, filename=display_name(solution))
     if as_json:
         typer.echo(json.dumps(cert.to_json()))
     else:

@@ -21,19 +21,24 @@ class DiagnosticsMode(str, Enum):
     generic = "generic"
 
 
-def read_source(file: str) -> bytes:
-    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable."""
+def read_source(file: str, what: str = "") -> bytes:
+    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable.
+
+    ``what`` names the file's role in the message (e.g. "solution"). Shared by every
+    `boa` command that reads a file.
+    """
     try:
         if file == "-":
             return sys.stdin.buffer.read()
         return Path(file).read_bytes()
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        typer.echo(f"boa: cannot read {file!r}: {reason}", err=True)
+        role = f"{what} " if what else ""
+        typer.echo(f"boa: cannot read {role}{file!r}: {reason}", err=True)
         raise typer.Exit(2) from None
 
 
-def _display_name(file: str) -> str:
+def display_name(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
@@ -45,7 +50,7 @@ def check(
         help="verbatim: rule, message and fix; generic: kind and line only."),
 ) -> None:
     """Check a Python-4 program: exit 0 when clean, 1 on any error or warning."""
-    name = _display_name(file)
+    name = display_name(file)
     result = compile_py4(read_source(file), name)
     mode = diagnostics.value
     if as_json:
@@ -70,7 +75,7 @@ def translate(
     file: str = typer.Argument(..., help="Python-4 source file, or - for stdin."),
 ) -> None:
     """Print the Python 3 translation of a Python-4 program (exit 1 if it does not compile)."""
-    name = _display_name(file)
+    name = display_name(file)
     result = compile_py4(read_source(file), name)
     if not result.ok or result.python_source is None:
         for diag in result.diagnostics:

@@ -52,29 +52,6 @@ class Compiled:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
 
-@dataclass(frozen=True)
-class SimpleDiagnostic:
-    """A diagnostic made by Boa itself (front-end crash, plain Python 3 syntax error)."""
-
-    rule: str
-    severity: str
-    line: int
-    col: int
-    message: str
-    fix: str = ""
-
-    def render(self, mode: Rendering = "verbatim") -> str:
-        if mode == "generic":
-            kind = "SyntaxError" if self.severity == "error" else "warning"
-            return f"{kind} at line {self.line}"
-        fix = f". Fix: {self.fix}" if self.fix else ""
-        return f"line {self.line}, col {self.col}: {self.severity} {self.rule}: {self.message}{fix}"
-
-    def to_json(self) -> dict:
-        return {"rule": self.rule, "severity": self.severity, "line": self.line,
-                "col": self.col, "message": self.message}
-
-
 def py4_available() -> bool:
     """True when the Python-4 front end (``py4.lang.compile_py4``) can be imported."""
     try:
@@ -152,18 +129,26 @@ def _compile_python3(source: str | bytes, filename: str) -> Compiled:
             warnings.simplefilter("ignore")
             code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
-        return Compiled(ok=False, code=None, diagnostics=[SimpleDiagnostic(
-            "P4-00", "error", exc.lineno or 1, max((exc.offset or 1) - 1, 0),
+        return Compiled(ok=False, code=None, diagnostics=[_diagnostic(
+            exc.lineno or 1, max((exc.offset or 1) - 1, 0),
             f"syntax error: {exc.msg}")])
     except (ValueError, OverflowError) as exc:
         return _failed("literal", f"cannot compile: {exc}", "check the program")
     return Compiled(ok=True, code=code)
 
 
+def _diagnostic(line: int, col: int, message: str, fix: str = "") -> Any:
+    # Imported here, not at module level: workers import this module for PRELOAD_MODULES
+    # and must not load the whole language front end into their forked heap.
+    from py4.lang.diagnostics import Diagnostic
+
+    return Diagnostic("P4-00", "error", line, col, message, fix)
+
+
 def _failed(kind: str, message: str, fix: str) -> Compiled:
     del kind  # the message already says it; kept for readability at call sites
     return Compiled(ok=False, code=None,
-                    diagnostics=[SimpleDiagnostic("P4-00", "error", 1, 0, message, fix)])
+                    diagnostics=[_diagnostic(1, 0, message, fix)])
 
 
 def diagnostic_to_json(diag: Any, mode: Rendering) -> dict:
