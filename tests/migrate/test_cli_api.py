@@ -60,3 +60,12 @@ def test_cli_exit_codes(tmp_path):
 def test_cli_reads_stdin():
     result = runner.invoke(app, ["migrate", "-"], input="x = None\n")
     assert result.exit_code == 0 and result.stdout == "let x = nil\n"
+
+
+def test_cli_unreadable_and_non_utf8_input_say_which_file(tmp_path):
+    missing = runner.invoke(app, ["migrate", str(tmp_path / "missing.py")])
+    assert missing.exit_code == 2 and "cannot read" in missing.stderr and "missing.py" in missing.stderr
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"x = '\xe9'\n")
+    result = runner.invoke(app, ["migrate", str(latin)])
+    assert result.exit_code == 2 and "latin.py is not UTF-8" in result.stderr

@@ -29,12 +29,13 @@ def migrate_command(
     python3: bool = typer.Option(False, "--python3", help="Treat the input as Python 3 even when it also compiles as Python-4."),
 ) -> None:
     """Migrate a Python 3 program to Python-4 with the same behaviour."""
+    from py4.boa.cli_lang import display_name, read_source
     from py4.lang.migrate import MigrationError, migrate
 
     try:
-        source = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        typer.echo(f"boa migrate: cannot read {file!r}: {exc}", err=True)
+        source = read_source(file).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        typer.echo(f"boa migrate: {display_name(file)} is not UTF-8 text: {exc}", err=True)
         raise typer.Exit(2) from None
     try:
         result = migrate(source, only_rules=_split_ids(only_rules),
@@ -53,7 +54,7 @@ def migrate_command(
     else:
         if output is None:
             sys.stdout.write(result.source)
-        name = "<stdin>" if file == "-" else file
+        name = display_name(file)
         for item in result.cannot_convert:
             typer.echo(f"{name}:{item.line}:{item.col}: cannot convert: {item.reason}", err=True)
     raise typer.Exit(1 if result.cannot_convert else 0)
