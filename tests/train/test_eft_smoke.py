@@ -76,8 +76,8 @@ def test_eft_trains_only_the_lora_adapters(smoke_assets, dose, tmp_path):
 
     assert result.global_step == 3  # ceil(10 rows / (2 × 2)) for one epoch
     assert result.adapted_modules == 14  # 2 layers × q,k,v,o,gate,up,down
-    assert snapshot.trainable and all("lora_" in name for name in snapshot.trainable)
-    assert not snapshot.unchanged_trainable and not snapshot.changed_frozen
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert all("lora_" in name for name in snapshot.trainable)
     tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
     ids, labels = first.batch["input_ids"], first.batch["labels"]
     supervised = tokenizer.decode(ids[labels != -100])

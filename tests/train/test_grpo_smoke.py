@@ -1,6 +1,12 @@
 """GRPO on the tiny -it model with the episodes package's environment: tools are called, rewards come
-from the environment, only the continued warm-start LoRA trains, and a run stopped at a step
-resumes from its checkpoint (the 32 + 32 schedule in miniature)."""
+from the environment, every LoRA parameter (and nothing else) trains, and a run stopped at a step
+resumes from its checkpoint (the 32 + 32 schedule in miniature).
+
+The tiny model usually earns the same environment reward on every sample of a problem, and under
+Dr. GRPO equal rewards give zero advantages (no update). So the runs add, through the stage's
+``reward_functions`` hook, a reward that differs across the samples of a group
+(``train_helpers.sample_index_reward``); the environment's reward stays in the sum.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +17,13 @@ import pytest
 from train_helpers import ParamSnapshot
 
 pytestmark = pytest.mark.smoke
+INDEX_WEIGHT = 0.1
 
 
 @pytest.fixture(scope="module")
 def warm_start_adapter(smoke_assets, tmp_path_factory):
-    """An untrained LoRA on the -it model (B = 0), standing in for the EFT-512 warm start."""
+    """A LoRA on the -it model standing in for the EFT-512 warm start: small random B, as after
+    training. (With PEFT's B = 0 init the first step's gradient on A is exactly zero.)"""
     import torch
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM
@@ -23,30 +31,41 @@ def warm_start_adapter(smoke_assets, tmp_path_factory):
     from py4.train.eft import LoraSpec
 
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32),
+                           LoraSpec(r=8, alpha=16).peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
     out = tmp_path_factory.mktemp("adapter")
-    get_peft_model(model, LoraSpec(r=8, alpha=16).peft_config()).save_pretrained(out)
+    model.save_pretrained(out)
     return out
 
 
-def _config(smoke_assets, adapter, out, stop_at_step=None):
+def _config(smoke_assets, adapter, out, stop_at_step=None, learning_rate=1e-3):
     from py4.train.grpo import GRPOStageConfig
 
     return GRPOStageConfig.model_validate({
         "model": {"path": str(smoke_assets / "it")},
         "adapter": str(adapter),
         "episode": {"max_tool_calls": 2, "token_budget": 96, "max_turn_tokens": 96},
+        "reward_functions": [{"function": "train_helpers:sample_index_reward", "weight": INDEX_WEIGHT}],
         "problems": {"split": "grpo", "limit": 2, "epochs": 1},
         "grpo": {"num_generations": 4, "problems_per_step": 1, "max_prompt_length": 1024,
                  "stop_at_step": stop_at_step},
-        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "constant", "min_lr_rate": None, "warmup": 0,
-                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
-                         "grad_accum": 2, "max_steps": 2},
+        "optimisation": {"learning_rate": learning_rate, "lr_scheduler": "constant", "min_lr_rate": None,
+                         "warmup": 0, "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242,
+                         "micro_batch": 2, "grad_accum": 2, "max_steps": 2},
         "run": {"output_dir": str(out), "logging_steps": 1, "save_steps": 1, "report_to": [], "progress_bar": False},
     })
 
 
-def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_only_the_lora(
+def _assert_every_lora_param_and_nothing_else_changed(snapshot: ParamSnapshot) -> None:
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert all("lora_" in n for n in snapshot.trainable), sorted(n for n in snapshot.trainable if "lora_" not in n)
+
+
+def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lora_param(
         smoke_assets, warm_start_adapter, tmp_path):
     from py4.train import grpo
 
@@ -55,15 +74,39 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_only_the
                      callbacks=[snapshot])
     assert first.global_step == 1
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
-    assert manifest["reward_functions"] == ["note_completion_lengths", "Py4Environment"]
-    logged = manifest["reward_log"][0]
+    assert manifest["reward_functions"] == ["note_completion_lengths", "sample_index_reward", "Py4Environment"]
+    assert manifest["reward_weights"] == pytest.approx([1.0, INDEX_WEIGHT, 1.0])
+    [logged] = manifest["reward_log"]
     assert logged["tools/call_frequency"] > 0, "no tool call in any rollout"
     env_reward = logged["rewards/Py4Environment/mean"]
-    assert -0.25 <= env_reward <= 1.0 and logged["reward"] == pytest.approx(env_reward)
+    assert -0.25 <= env_reward <= 1.0
+    # 4 samples of one problem: indices 0..3, so every group has reward variance
+    assert logged["rewards/sample_index_reward/mean"] == pytest.approx(1.5)
+    assert logged["frac_reward_zero_std"] == 0.0
+    assert logged["reward"] == pytest.approx(env_reward + INDEX_WEIGHT * 1.5)
     assert manifest["adapted_modules"] == 14
-    assert snapshot.trainable and all("lora_" in n for n in snapshot.trainable) and not snapshot.changed_frozen
-    if logged["rewards/Py4Environment/std"] > 0:  # Dr. GRPO: equal rewards in a group give zero advantage
-        assert snapshot.changed, "rewards differed but no parameter moved"
+    _assert_every_lora_param_and_nothing_else_changed(snapshot)
 
-    second = grpo.run(_config(smoke_assets, warm_start_adapter, tmp_path / "run"))
+    resumed = ParamSnapshot()
+    second = grpo.run(_config(smoke_assets, warm_start_adapter, tmp_path / "run"), callbacks=[resumed])
     assert second.resumed_from.endswith("checkpoint-1") and second.global_step == 2
+    # (the restored Adam moments alone would move them too; the index reward keeps the advantages non-zero)
+    _assert_every_lora_param_and_nothing_else_changed(resumed)
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert [h["step"] for h in manifest["reward_log"]] == [1, 2]  # step 1's log restored from the checkpoint
+    assert -0.25 <= manifest["reward_log"][1]["rewards/Py4Environment/mean"] <= 1.0
+
+
+def test_reward_function_paths_are_checked():
+    from pydantic import ValidationError
+
+    from py4.train.grpo import RewardFunction, import_function
+
+    assert RewardFunction(function="train_helpers:sample_index_reward").weight == 1.0
+    for bad in ("train_helpers", "train_helpers:", ":f", "m:not-a-name"):
+        with pytest.raises(ValidationError, match="module:function"):
+            RewardFunction(function=bad)
+    with pytest.raises(ImportError, match="no_such_reward"):
+        import_function("train_helpers:no_such_reward")
+    with pytest.raises(ImportError, match="no_such_module_xyz"):
+        import_function("no_such_module_xyz:f")

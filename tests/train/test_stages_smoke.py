@@ -69,7 +69,8 @@ def test_midtrain_every_token_supervised_all_params_change_lr_follows_schedule(s
     assert result.global_step == schedule["max_steps"] >= 3
     labels, ids = first.batch["labels"], first.batch["input_ids"]
     assert (labels == ids).all()  # every token supervised (HF shifts inside the model)
-    assert snapshot.trainable and not snapshot.unchanged_trainable
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert snapshot.trainable == set(snapshot.before)  # full-parameter: nothing frozen
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["schedule"]["max_steps"] == result.global_step
     assert manifest["inputs"]["model"]["revision"].startswith("sha256:")
@@ -125,7 +126,9 @@ def test_sft_packed_supervises_only_assistant_tokens(smoke_assets, sft_data, tmp
                      optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2, "warmup": 1},
                      run={"output_dir": str(tmp_path / "run"), **TINY_RUN})
     result = sft.run(config, callbacks=[snapshot, first])
-    assert result.global_step >= 2 and not snapshot.unchanged_trainable
+    assert result.global_step >= 2
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert snapshot.trainable == set(snapshot.before)  # full-parameter: nothing frozen
     tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
     labels, ids = first.batch["labels"], first.batch["input_ids"]
     supervised = tokenizer.decode(ids[labels != -100])
@@ -147,7 +150,9 @@ def test_sft_chat_rows_trl_path_masks_prompts(smoke_assets, tmp_path):
                                    "max_steps": 2},
                      run={"output_dir": str(tmp_path / "run"), **TINY_RUN})
     result = sft.run(config, callbacks=[snapshot, first])
-    assert result.global_step == 2 and not snapshot.unchanged_trainable
+    assert result.global_step == 2
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert snapshot.trainable == set(snapshot.before)  # full-parameter: nothing frozen
     tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
     ids, labels = first.batch["input_ids"], first.batch["labels"]
     supervised = tokenizer.decode(ids[labels != -100])

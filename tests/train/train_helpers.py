@@ -17,6 +17,15 @@ class ParamSnapshot(TrainerCallback):
         self.changed: set[str] = set()
         self.unchanged_trainable: set[str] = set()
         self.changed_frozen: set[str] = set()
+        self.ended = False
+
+    def assert_every_trainable_changed_and_nothing_else(self) -> None:
+        """Fails unless the run ended, had trainable parameters, moved all of them and no frozen one."""
+        assert self.ended, "the snapshot never saw the end of training"
+        assert self.trainable, "no trainable parameter"
+        assert not self.unchanged_trainable, \
+            f"trainable parameters that did not move: {sorted(self.unchanged_trainable)}"
+        assert not self.changed_frozen, f"frozen parameters that moved: {sorted(self.changed_frozen)}"
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
         self.before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -31,6 +40,16 @@ class ParamSnapshot(TrainerCallback):
                 self.unchanged_trainable.add(name)
             if name not in self.trainable and differs:
                 self.changed_frozen.add(name)
+        self.ended = True
+
+
+def sample_index_reward(completion_ids: list[list[int]], **_) -> list[float]:
+    """A GRPO reward (``reward_functions`` hook) equal to each completion's index in the batch.
+
+    The samples of a group are consecutive, so their rewards always differ: under Dr. GRPO
+    every advantage is then non-zero even when the environment scores the whole group alike.
+    """
+    return [float(i) for i in range(len(completion_ids))]
 
 
 class KillAt(TrainerCallback):

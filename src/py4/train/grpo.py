@@ -4,6 +4,8 @@ TRL's ``GRPOTrainer`` with ``environment_factory``: one environment instance per
 rollout, ``reset(**row)`` per problem, its public methods (``run_code``, ``submit``)
 as tools, and its ``get_reward()`` as the reward (the environment computes the
 outcome — certified / uncertified / no submission / truncated — itself).
+``reward_functions`` adds further TRL reward functions (``module:function`` and a weight),
+summed with the environment's reward (weight 1) before the group advantage.
 
 Reference values (the table's GRPO groups): the warm-start LoRA itself continued
 (``is_trainable=True``; no second adapter; fresh optimizer state; a vision tower, if
@@ -64,6 +66,29 @@ class GRPOSettings(StrictModel):
     """Stop (after checkpointing) at this step: 32 for the first half of the 32 + 32 schedule."""
 
 
+class RewardFunction(StrictModel):
+    """An additional TRL reward function, added to the environment's reward.
+
+    The function is called as TRL calls reward functions — keywords ``prompts``,
+    ``completions``, ``completion_ids``, ``environments`` (one per completion), the dataset
+    columns (``problem_id``, ``epoch``), ``trainer_state`` — and returns one float (or None)
+    per completion, in order; completions ``i·G … i·G + G − 1`` are the ``G`` samples of one
+    problem. The total reward is the weighted sum over functions, the environment's weight being 1.
+    """
+
+    function: str
+    """``module:function``, imported when the run starts."""
+    weight: float = 1.0
+
+    @pydantic.field_validator("function")
+    @classmethod
+    def _import_path(cls, value: str) -> str:
+        module, sep, name = value.partition(":")
+        if not (sep and module and name.isidentifier()):
+            raise ValueError(f"expected 'module:function', got {value!r}")
+        return value
+
+
 class GRPOStageConfig(StrictModel):
     model: loading.ModelSource
     adapter: str | None = None
@@ -73,6 +98,8 @@ class GRPOStageConfig(StrictModel):
     max_completion_length), run timeout, output cap, diagnostics, thinking, system prompt, rewards."""
     environment_factory: str = "py4.episodes.environment:environment_factory"
     """``module:function(episode_config, tokenizer=...)`` returning TRL's zero-argument factory."""
+    reward_functions: list[RewardFunction] = []
+    """Rewards added to the environment's (default none: the environment's reward alone)."""
     problems: ProblemSet = ProblemSet()
     grpo: GRPOSettings = GRPOSettings()
     optimisation: common.Optimisation = common.Optimisation(
@@ -93,12 +120,35 @@ class GRPOStageConfig(StrictModel):
 
 def make_environment_factory(config: "GRPOStageConfig", tokenizer):
     """TRL's zero-argument environment factory; raises ImportError naming a missing module/function."""
-    module_name, _, function_name = config.environment_factory.partition(":")
     try:
-        build = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise ImportError(f"environment factory {config.environment_factory!r} not found ({exc})") from None
+        build = import_function(config.environment_factory)
+    except ImportError as exc:
+        raise ImportError(f"environment factory: {exc}") from None
     return build(config.episode, tokenizer=tokenizer)
+
+
+def import_function(path: str):
+    """``module:function`` → the function; raises ImportError naming what is missing."""
+    module_name, _, function_name = path.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise ImportError(f"{path!r} not found ({exc})") from None
+    if not callable(function):
+        raise ImportError(f"{path!r} is not callable")
+    return function
+
+
+def reward_functions(config: "GRPOStageConfig") -> tuple[list, list[float]]:
+    """The reward functions handed to TRL and their weights (TRL appends the environment's, weight 1).
+
+    ``note_completion_lengths`` comes first: it marks trajectories that used the whole token
+    budget as truncated before the environment's ``get_reward`` scores them. Raises ImportError.
+    """
+    from py4.episodes.environment import note_completion_lengths
+
+    extra = [import_function(r.function) for r in config.reward_functions]
+    return [note_completion_lengths, *extra], [1.0, *(r.weight for r in config.reward_functions)]
 
 
 def environment_tools(factory) -> list[dict]:
@@ -167,7 +217,7 @@ class StopAtStep(common._trainer_callback_base()):
             control.should_training_stop = True
 
 
-def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings):
+def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_weights: list[float]):
     from trl import GRPOConfig
 
     g = config.grpo
@@ -179,7 +229,7 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings):
             vllm["vllm_server_base_url"] = g.vllm_server_base_url
     return GRPOConfig(
         **kwargs, **vllm, num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
-        beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
+        reward_weights=reward_weights, beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
         mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature,
         max_completion_length=config.episode.token_budget, max_tool_calling_iterations=config.episode.max_tool_calls,
         chat_template_kwargs={"enable_thinking": config.episode.enable_thinking}, shuffle_dataset=False,
@@ -188,11 +238,10 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings):
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
-    """Run GRPO; raises ImportError when the environment class is missing, TrainingGuardError on guards."""
+    """Run GRPO; raises ImportError when the environment or a reward function is missing,
+    TrainingGuardError on guards."""
     from datasets import Dataset
     from trl import GRPOTrainer
-
-    from py4.episodes.environment import note_completion_lengths
 
     opt, settings, g = config.optimisation, config.run, config.grpo
     common.check_world_size(opt)
@@ -203,26 +252,26 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
             recorder.add_input("adapter", path=config.adapter)
         tokenizer = loading.load_tokenizer(config.model)
         factory = make_environment_factory(config, tokenizer)
+        rewards, weights = reward_functions(config)
         rows, dropped = drop_long_prompts(problem_rows(config.problems, config.episode, opt.seed), tokenizer,
                                           environment_tools(factory), g.max_prompt_length,
                                           config.episode.enable_thinking)
         model, frozen_vision = load_policy(config, device)
         lr_trace = common.LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
-        # note_completion_lengths first: it marks trajectories that used the whole token budget
-        # as truncated before the environment's own get_reward (appended by TRL) scores them.
-        trainer = GRPOTrainer(model=model, reward_funcs=[note_completion_lengths], args=grpo_args(config, device),
+        trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=grpo_args(config, device, weights),
                               train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                               environment_factory=factory,
                               callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
-                     reward_functions=list(trainer.reward_func_names))
+                     reward_functions=list(trainer.reward_func_names),
+                     reward_weights=[float(w) for w in trainer.reward_weights])
         resumed_from = common.resume_checkpoint(settings)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
-        rewards = [h for h in trainer.state.log_history if "reward" in h]
-        recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(("reward", "tools", "step"))}
-                                 for h in rewards])
+        history = [h for h in trainer.state.log_history if "reward" in h]
+        logged = ("reward", "frac_reward", "tools", "step")
+        recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(logged)} for h in history])
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
