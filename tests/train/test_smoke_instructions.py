@@ -69,3 +69,18 @@ def test_bad_line_is_named(tmp_path):
 def test_negative_counts_rejected():
     with pytest.raises(ValueError, match="must be >= 0"):
         build_smoke_instructions(n_qa=-1)
+
+
+def test_written_rows_keep_key_order_and_the_episode_tool_schemas(tmp_path):
+    """The chat template renders tools as written: the file must show them as evaluation does."""
+    import json
+
+    from py4.episodes.environment import TOOL_SCHEMAS as EPISODE_TOOLS
+
+    rows = build_smoke_instructions(0, 3, seed=0)
+    write_smoke_instructions(rows, tmp_path, seed=0)
+    line = (tmp_path / "data.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert json.dumps(EPISODE_TOOLS, ensure_ascii=False) in line
+    for row in read_smoke_instructions(tmp_path):
+        assert json.dumps(row["tools"]) == json.dumps(EPISODE_TOOLS)
+        assert list(row["messages"][0]) == ["role", "content"]

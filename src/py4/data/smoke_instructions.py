@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from py4.episodes.config import SYSTEM_PROMPT
+from py4.episodes.environment import TOOL_SCHEMAS as EPISODE_TOOL_SCHEMAS
+
 __all__ = [
     "EPISODE_SYSTEM_PROMPT",
     "TOOL_SCHEMAS",
@@ -39,38 +42,11 @@ __all__ = [
     "read_smoke_instructions",
 ]
 
-EPISODE_SYSTEM_PROMPT = (
-    "You write Python-4. Test your code with run_code, then submit the final solution with submit."
-)
+EPISODE_SYSTEM_PROMPT = SYSTEM_PROMPT  # the episodes' own system prompt
 
-# JSON schemas of the two episode tools, as transformers' get_json_schema renders a
-# documented method `run_code(code: str) -> str` / `submit(code: str) -> str`.
-TOOL_SCHEMAS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "run_code",
-            "description": "Run Python-4 code and return what it prints.",
-            "parameters": {
-                "type": "object",
-                "properties": {"code": {"type": "string", "description": "A Python-4 program."}},
-                "required": ["code"],
-            },
-        },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "submit",
-            "description": "Submit the final Python-4 solution; this ends the episode.",
-            "parameters": {
-                "type": "object",
-                "properties": {"code": {"type": "string", "description": "The solution."}},
-                "required": ["code"],
-            },
-        },
-    },
-]
+# The episode tools' JSON schemas, the very objects evaluation and GRPO render (py4.episodes):
+# the -it model and the chat parents learn the tool list exactly as they will be shown it.
+TOOL_SCHEMAS: list[dict[str, Any]] = EPISODE_TOOL_SCHEMAS
 
 
 @dataclass(frozen=True)
@@ -239,7 +215,9 @@ def write_smoke_instructions(rows: list[dict[str, Any]], out_dir: str | Path, **
     from py4.runs import atomic_write_json, atomic_write_text
 
     out = Path(out_dir)
-    text = "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n" for row in rows)
+    # Keys keep their order: the chat template renders tool schemas as written, and
+    # evaluation shows "name" before "description" (sorted keys would teach another prompt).
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     atomic_write_text(out / "data.jsonl", text)
     counts: dict[str, int] = {}
     for row in rows:
