@@ -28,16 +28,22 @@ class WorkerCgroup:
     paths: list[str] = field(default_factory=list)
     memory_events: str | None = None  # file holding the oom_kill counter
     error: str | None = None
+    _events_fd: int | None = field(default=None, repr=False, compare=False)
 
     def to_config(self) -> list[str]:
         return list(self.paths)
 
     def oom_kills(self) -> int:
-        """OOM kills in this group so far (0 when unknown)."""
+        """OOM kills in this group so far (0 when unknown).
+
+        Read twice per run: the file stays open and is re-read from its start.
+        """
         if not self.memory_events:
             return 0
         try:
-            for line in Path(self.memory_events).read_text().splitlines():
+            if self._events_fd is None:
+                self._events_fd = os.open(self.memory_events, os.O_RDONLY | os.O_CLOEXEC)
+            for line in os.pread(self._events_fd, 4096, 0).decode().splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
                     return int(value)
@@ -47,6 +53,9 @@ class WorkerCgroup:
 
     def remove(self) -> None:
         """Remove the groups (their processes must be dead; retries briefly)."""
+        if self._events_fd is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
         for path in reversed(self.paths):
             for _ in range(50):
                 try:

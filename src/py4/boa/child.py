@@ -15,8 +15,10 @@ modules from the program cannot change how its results are encoded.
 from __future__ import annotations
 
 import atexit
+import gc
 import json
 import linecache
+import marshal
 import os
 import sys
 import traceback
@@ -34,7 +36,7 @@ _tuple_iter = tuple.__iter__
 _isinstance, _type, _len, _str, _iter, _list = isinstance, type, len, str, iter, list
 _bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(None)
 _exit = os._exit
-_enumerate, _callable, _exec = enumerate, callable, exec
+_enumerate, _callable, _exec, _bytes = enumerate, callable, exec, bytes
 _INFINITIES = (float("inf"), float("-inf"))
 
 MAX_RESULT_CHARS = 1_000_000
@@ -121,21 +123,32 @@ def _key_text(key) -> str:
 class Channel:
     """Frames to the executor: token (16 bytes) + 4-byte length + JSON payload.
 
-    A test's start is also signalled to the supervisor as one byte on ``tick_fd``, so
-    that it can time each test without ever reading result values.
+    A test's start is also signalled to the supervisor as one byte (``.``) on
+    ``tick_fd``, so that it can time each test without ever reading result values, and
+    the end of the run as ``!`` and the exit status byte (``done``), so that it can
+    answer without waiting for the kernel to tear the process down.
     """
 
     def __init__(self, fd: int, token: bytes, tick_fd: int | None = None):
         self._fd, self._token, self._tick_fd = fd, token, tick_fd
 
+    def frame(self, message: dict) -> bytes:
+        data = _dumps(message).encode("utf-8", "backslashreplace")
+        return self._token + _len(data).to_bytes(4, "big") + data
+
     def send(self, message: dict) -> None:
         if self._tick_fd is not None and message.get("k") == "start":
             _write(self._tick_fd, b".")
-        data = _dumps(message).encode("utf-8", "backslashreplace")
-        frame = self._token + _len(data).to_bytes(4, "big") + data
-        view = memoryview(frame)
+        view = memoryview(self.frame(message))
         while view:
             view = view[_write(self._fd, view):]
+
+    def done(self, exit_code: int) -> None:
+        """Tell the supervisor the run is over (every frame is already written); the
+        caller exits next. A program can send this too: it then gets killed at once, as
+        if it had called ``os._exit`` (see docs/boa.md)."""
+        if self._tick_fd is not None:
+            _write(self._tick_fd, b"!" + _bytes((exit_code & 0xFF,)))
 
 
 # ----------------------------------------------------------------------------- errors
@@ -225,6 +238,7 @@ def run_program(job: dict, code, chan: Channel, new_globals) -> None:
     _flush_streams()
     try:
         chan.send({"k": "exit", "code": exit_code, "exc": exc_info, "report": report})
+        chan.done(exit_code)
     finally:
         _exit(exit_code)
 
@@ -244,6 +258,7 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
     except BaseException as exc:  # noqa: BLE001 - includes an early SystemExit
         chan.send({"k": "load_error", "type": _type(exc).__name__, "line": error_line(exc, filename)})
         _flush_streams()
+        chan.done(1)
         _exit(1)
     for i, test_json in _enumerate(job["tests"]):
         test = _loads(test_json)
@@ -260,7 +275,36 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
                        "line": error_line(exc, filename)})
     _flush_streams()
     chan.send({"k": "done"})
+    chan.done(0)
     _exit(0)
+
+
+WARM_UP_FILENAME = "<boa-warm-up>"
+WARM_UP_TEST = '{"args": [[1, 2], "a"], "kwargs": {"k": 1.5}}'
+
+
+def warm_up(job: bytes, code: bytes, new_globals, to_py4) -> None:
+    """Walk the path of a run with trusted, throwaway input, before the job exists.
+
+    Runs in the prepared child after confinement, while it waits for its job: after
+    ``fork`` every page the run writes (reference counts of the builtins a fresh globals
+    dict copies, the interpreter's free lists, the JSON encoder, the allocator's pools)
+    must first be copied, and doing it here takes those copy-on-write faults off the
+    run's critical path. ``job`` and ``code`` are marshalled like a real job's (made by
+    the supervisor, never by a program). Nothing survives: the namespace, objects and
+    the line cache entry are dropped and collected before the real job is read, and the
+    real program gets fresh globals of its own.
+    """
+    header, program = marshal.loads(job), marshal.loads(code)
+    register_source(WARM_UP_FILENAME, "pass\n")
+    namespace = _module_globals(new_globals, WARM_UP_FILENAME, "__main__")
+    _exec(program, namespace)
+    test = _loads(WARM_UP_TEST)
+    value = strict_json([to_py4(test["args"]), to_py4(test["kwargs"])])
+    Channel(-1, header["token"]).frame({"k": "exit", "code": 0, "exc": None, "report": value})
+    linecache.cache.pop(WARM_UP_FILENAME, None)
+    del header, program, namespace, test, value
+    gc.collect()
 
 
 def _module_globals(new_globals, filename: str, name: str) -> dict:

@@ -167,14 +167,15 @@ class _Worker:
         oom_before = self.cgroup.oom_kills()
         token = os.urandom(TOKEN_BYTES)
         (job_fd, chan_fd), self.child_fds = self.child_fds, None
-        try:  # the supervisor first (it starts the clock), then the job straight to the child
-            write_message(self.proc.stdin.fileno(), {k: header[k] for k in SUPERVISOR_KEYS if k in header})
-        except OSError:
-            os.close(job_fd)
-            os.close(chan_fd)
-            return None
+        # The job straight to the child first (it does the work), then what the supervisor
+        # needs; its clock starts when that arrives, and the backstop covers the gap.
         _send_job(job_fd, dict(header, token=token), code)
         channel = ResultChannel(chan_fd, token)
+        try:
+            write_message(self.proc.stdin.fileno(), {k: header[k] for k in SUPERVISOR_KEYS if k in header})
+        except OSError:
+            channel.close()
+            return None
         try:
             reply = self._read_reply(backstop_s, channel)
         finally:
@@ -209,8 +210,8 @@ class _Worker:
             reply = read_message(fd)
         except (WorkerGone, OSError, ValueError):
             return None
-        if channel is not None:
-            channel.drain()  # every process of the run is dead: the rest is already there
+        if channel is not None:  # the run is over: what it wrote is already in the pipe
+            channel.drain_ready() if reply.get("early") else channel.drain()
         return reply
 
     def kill(self) -> None:
@@ -261,14 +262,15 @@ class ResultChannel:
             data = os.read(self.fd, 1 << 16)
         except BlockingIOError:
             return True
-        if not data:
-            return False
+        self._take(data)
+        return bool(data)
+
+    def _take(self, data: bytes) -> None:
         if len(self.buffer) + len(data) > MAX_CHANNEL_BYTES:
             self.frames.violation = self.frames.violation or "result channel overflow"
-        else:
+        elif data:
             self.buffer += data
             self.frames.feed(self.buffer)
-        return True
 
     def drain(self, limit_s: float = 0.5) -> None:
         until = time.monotonic() + limit_s
@@ -277,6 +279,19 @@ class ResultChannel:
             poller.register(self.fd, select.POLLIN)
             if poller.poll(max(until - time.monotonic(), 0) * 1000) and not self.read():
                 return
+
+    def drain_ready(self) -> None:
+        """Read what is in the pipe now, without waiting for its end: the run's harness
+        wrote its last frame before telling the supervisor it was done (the child may
+        still be dying, holding the pipe open)."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not data:
+                return
+            self._take(data)
 
     def close(self) -> None:
         os.close(self.fd)

@@ -23,7 +23,7 @@ import marshal
 import os
 import random
 import resource
-import selectors
+import select
 import signal
 import socket
 import sys
@@ -42,10 +42,10 @@ IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per jo
 
 @dataclass
 class PreparedChild:
-    """A confined child waiting for its job: pid, and the ends of its pipes."""
+    """A confined child waiting for its job: its watch, and the ends of its pipes."""
 
     pid: int
-    fds: list[int]  # stdout, stderr, tick: read by the supervisor
+    watch: "RunWatch"  # its stdout, stderr, tick pipe and pidfd, read by the supervisor
     job_fd: int  # handed to the executor, which writes the job
     chan_fd: int  # handed to the executor, which reads the results
 
@@ -137,6 +137,8 @@ class Supervisor:
         self.use_seccomp = bool(config.get("seccomp")) and _seccomp_available(caps)
         caps.seccomp = self.use_seccomp
         self.limits = isolation.Limits(**config["limits"])
+        self.warm_up_job = _warm_up_job()
+        self.sink = bytearray(READ_CHUNK)  # shared by every run's watch
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits)
         isolation.prepare_supervisor(self.scratch)
 
@@ -178,7 +180,7 @@ class Supervisor:
         (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = pipes
         for fd in (out_w, err_w, chan_w, job_r, tick_w):
             os.close(fd)
-        return PreparedChild(pid, [out_r, err_r, tick_r], job_w, chan_r)
+        return PreparedChild(pid, RunWatch(pid, [out_r, err_r, tick_r], self.sink), job_w, chan_r)
 
     def hand_over(self, prepared: PreparedChild) -> None:
         """Give the executor the prepared child's job pipe (it writes the job straight to
@@ -196,7 +198,8 @@ class Supervisor:
         Every process of the run is dead when this returns.
         """
         prepared, self.prepared = self.prepared, None
-        watch = RunWatch(job, prepared.pid, prepared.fds, time.monotonic())
+        watch = prepared.watch
+        watch.start(job, time.monotonic())
         try:
             watch.loop()
         finally:
@@ -247,6 +250,7 @@ class Supervisor:
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             del pipes
+            child.warm_up(*self.warm_up_job, self.new_globals, self.to_py4)
             job = marshal.loads(read_frame(JOB_FD_CHILD))
             code = marshal.loads(read_frame(JOB_FD_CHILD))
             os.close(JOB_FD_CHILD)
@@ -257,9 +261,12 @@ class Supervisor:
         except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
             os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
             os._exit(125)
-        if job["mode"] == "certify":
-            child.certify_solution(job, code, chan, self.new_globals, self.to_py4)
-        child.run_program(job, code, chan, self.new_globals)
+        try:
+            if job["mode"] == "certify":
+                child.certify_solution(job, code, chan, self.new_globals, self.to_py4)
+            child.run_program(job, code, chan, self.new_globals)
+        finally:
+            os._exit(1)  # both exit themselves; never fall back into the supervisor's code
 
     def _reap_and_check(self) -> bool:
         """Reap every child; the worker is clean when no process but itself remains."""
@@ -277,6 +284,14 @@ class Supervisor:
         if os.getpid() != 1 or not self.caps.proc_hidepid:
             return True  # without a private /proc the absence of children is the check
         return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
+
+
+def _warm_up_job() -> tuple[bytes, bytes]:
+    """A job and a no-op program, marshalled like real ones, for ``child.warm_up``."""
+    job = {"mode": "run", "filename": child.WARM_UP_FILENAME, "source": "pass\n",
+           "diagnostics": "verbatim", "timeout_s": 5.0, "output_cap": 2048,
+           "token": bytes(16)}
+    return marshal.dumps(job), marshal.dumps(compile("pass\n", child.WARM_UP_FILENAME, "exec"))
 
 
 def _cpu_seconds() -> float:
@@ -309,30 +324,53 @@ def _prepared_std_streams() -> tuple:
 class RunWatch:
     """Supervises one child: deadlines, output caps, exit status.
 
+    Built when the child is prepared (its descriptors and pidfd are registered before the
+    job exists, off the run's critical path); ``start`` arms it with the job.
+
     Reads the child's stdout and stderr (kept up to the cap for ``run`` jobs; for
-    ``certify`` jobs read into a scratch buffer and dropped) and its tick pipe (one byte
-    per test started). Result frames never pass through here: the executor reads them.
+    ``certify`` jobs read into a scratch buffer and dropped) and its tick pipe (``.`` per
+    test started; ``!`` and the exit status byte when the harness has finished the run).
+    Result frames never pass through here: the executor reads them.
+
+    On ``!`` the run is over: the child is killed at once (it was about to ``_exit``; a
+    program that forges the bytes is stopped as if it had called ``os._exit``), what
+    is already in the output pipes is read, and the reply goes out without waiting for
+    the kernel to tear the process down (``early``; the clean-up reaps it).
     """
 
-    def __init__(self, job: dict, pid: int, fds: list[int], started: float):
-        self.job, self.pid, self.started = job, pid, started
+    def __init__(self, pid: int, fds: list[int], sink: bytearray):
+        self.pid = pid
         self.out_fd, self.err_fd, self.tick_fd = fds
-        self.keep_output = job["mode"] == "run"
+        self.sink = sink  # what is read only to be dropped lands here; zeroed after use
+        self.sink_used = 0
         self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
-        self.byte_cap = job["output_cap"] * 4 + 4
         self.overflow = {self.out_fd: False, self.err_fd: False}
-        self.sink = bytearray(READ_CHUNK)  # what is read only to be dropped lands here
-        self.deadline = started + job["timeout_s"]
         self.test_deadline: float | None = None
         self.reason: str | None = None
         self.status: int | None = None
-        self.ended = started
-        self.sel = selectors.DefaultSelector()
+        self.early = False  # the harness said the run was over; the child was killed then
+        self.tick_bang = False  # a "!" was read; its status byte was not yet
+        self.poller = select.poll()
+        self.open_fds: set[int] = set()
         for fd in fds:
             os.set_blocking(fd, False)
-            self.sel.register(fd, selectors.EVENT_READ)
+            self._watch(fd)
         self.pidfd = os.pidfd_open(pid)
-        self.sel.register(self.pidfd, selectors.EVENT_READ)
+        self._watch(self.pidfd)
+
+    def start(self, job: dict, started: float) -> None:
+        self.job, self.started, self.ended = job, started, started
+        self.keep_output = job["mode"] == "run"
+        self.byte_cap = job["output_cap"] * 4 + 4
+        self.deadline = started + job["timeout_s"]
+
+    def _watch(self, fd: int) -> None:
+        self.poller.register(fd, select.POLLIN)
+        self.open_fds.add(fd)
+
+    def _unwatch(self, fd: int) -> None:
+        self.poller.unregister(fd)
+        self.open_fds.discard(fd)
 
     def loop(self) -> None:
         while self.status is None:
@@ -341,39 +379,34 @@ class RunWatch:
             if now >= limit:
                 self.reason = "timeout"
                 return
-            for key, _ in self.sel.select(limit - now):
-                if key.fd == self.pidfd:
+            for fd, _ in self.poller.poll(max((limit - now) * 1000, 0)):
+                if fd == self.pidfd:
                     self._collect_exit()
                 else:
-                    self._read(key.fd)
-            if self.reason:
-                return
+                    self._read(fd)
+                if self.reason or self.early:
+                    return
 
     def _collect_exit(self) -> None:
         _, status = os.waitpid(self.pid, 0)
         self.status = status
         self.ended = time.monotonic()
-        self.sel.unregister(self.pidfd)
+        self._unwatch(self.pidfd)
         os.close(self.pidfd)
 
-    def _read(self, fd: int) -> None:
-        if fd == self.tick_fd or not self.keep_output:
-            try:
-                count = os.readv(fd, [self.sink])
-            except BlockingIOError:
-                return
-            if not count:
-                self.sel.unregister(fd)
-            elif fd == self.tick_fd and self.job["mode"] == "certify":
-                self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
-            return
+    def _read(self, fd: int) -> bool:
+        """Read what ``fd`` has; False when nothing was there (or at end of file)."""
+        if fd == self.tick_fd:
+            return self._read_ticks()
+        if not self.keep_output:
+            return self._read_into_sink(fd) > 0
         try:
             data = os.read(fd, READ_CHUNK)
         except BlockingIOError:
-            return
+            return False
         if not data:
-            self.sel.unregister(fd)
-            return
+            self._unwatch(fd)
+            return False
         buf = self.buffers[fd]
         room = self.byte_cap - len(buf)
         if len(data) > room:
@@ -382,26 +415,78 @@ class RunWatch:
         buf += data
         if self._over_cap(fd):
             self.reason = "output_limit"
+        return True
+
+    def _read_into_sink(self, fd: int) -> int:
+        try:
+            count = os.readv(fd, [self.sink])
+        except BlockingIOError:
+            return 0
+        if not count:
+            self._unwatch(fd)
+        self.sink_used = max(self.sink_used, count)
+        return count
+
+    def _read_ticks(self) -> bool:
+        """Parse the tick pipe in ``sink`` (a program may write anything here, and nothing
+        it wrote may stay in the memory that later children inherit)."""
+        count = self._read_into_sink(self.tick_fd)
+        if not count:
+            return False
+        if self.tick_bang:  # the status byte of a "!" that ended the previous read
+            self.tick_bang = False
+            self._done(self.sink[0])
+            return True
+        end = self.sink.find(b"!", 0, count)
+        if self.job["mode"] == "certify" and self.sink.find(b".", 0, count if end < 0 else end) >= 0:
+            self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
+        if end == count - 1:
+            self.tick_bang = True
+        elif end >= 0:
+            self._done(self.sink[end + 1])
+        return True
+
+    def _done(self, exit_code: int) -> None:
+        if self.status is not None:
+            return  # the kernel's status came first
+        self.status = exit_code << 8  # as waitpid reports an exit with that code
+        self.ended = time.monotonic()
+        self.early = True
+        try:
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     def _over_cap(self, fd: int) -> bool:
         buf, cap = self.buffers[fd], self.job["output_cap"]
         return len(buf) > cap and len(buf.decode("utf-8", "replace")) > cap
 
     def finish(self) -> None:
-        """After every process is dead: collect the exit status and drain the pipes."""
-        if self.status is None:
-            try:
-                self._collect_exit()
-            except ChildProcessError:
-                self.status = -1
-        drain_until = time.monotonic() + 0.5
-        while len(self.sel.get_map()) and time.monotonic() < drain_until:
-            for key, _ in self.sel.select(drain_until - time.monotonic()):
-                self._read(key.fd)
+        """After every process was killed: collect the exit status and drain the pipes.
+
+        An ``early`` run's output is complete once what is in the pipes is read (the
+        harness flushed it before saying the run was over); otherwise the status is
+        the kernel's and the pipes are read to their end (every writer is dead).
+        """
+        if self.early:  # the exit status is the harness's; the pidfd is still open
+            self._unwatch(self.pidfd)
+            os.close(self.pidfd)
+            for fd in (self.out_fd, self.err_fd):
+                while fd in self.open_fds and self._read(fd):
+                    pass
+        else:
+            if self.status is None:
+                try:
+                    self._collect_exit()
+                except ChildProcessError:
+                    self.status = -1
+            drain_until = time.monotonic() + 0.5
+            while self.open_fds and time.monotonic() < drain_until:
+                for fd, _ in self.poller.poll(max((drain_until - time.monotonic()) * 1000, 0)):
+                    self._read(fd)
         for fd in (self.out_fd, self.err_fd, self.tick_fd):
             os.close(fd)
-        self.sel.close()
-        self.sink[:] = bytes(len(self.sink))
+        self.sink[:self.sink_used] = bytes(self.sink_used)
 
     def reply(self) -> dict:
         cap = self.job["output_cap"]
@@ -413,7 +498,7 @@ class RunWatch:
             "exit_code": os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
             "signal": os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
             "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
-            "duration_s": round(self.ended - self.started, 6),
+            "duration_s": round(self.ended - self.started, 6), "early": self.early,
         }
 
 
