@@ -4,16 +4,44 @@ Prompts are rendered with ``tokenizer.apply_chat_template(messages, tools=…,
 add_generation_prompt=True, enable_thinking=…)``; turns are parsed with the tokenizer's
 response schema (``py4.episodes.parsing.parse_with_tokenizer``). Generation stops at
 the tokenizer's EOS and at ``<end_of_turn>`` when the vocabulary has it.
+
+A LoRA adapter folder (``adapter_config.json``: an EFT or GRPO run's ``model/``) is loaded
+on its base model and merged before generation (``load_model``): the same function as the
+unmerged adapter (a test compares the logits), several times faster to sample from.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from py4.episodes.parsing import parse_with_tokenizer
 from py4.episodes.policy import Turn, TurnRequest
 
 END_OF_TURN = "<end_of_turn>"
+
+
+def is_adapter(path: str | Path) -> bool:
+    """Whether ``path`` is a PEFT adapter folder (rather than a full model)."""
+    return (Path(path) / "adapter_config.json").is_file()
+
+
+def load_model(path: str | Path, merge: bool = True):
+    """A causal LM in float32 from a model folder, or from an adapter folder on its base.
+
+    An adapter is loaded on the base model its ``adapter_config.json`` names and, with
+    ``merge`` (default), merged into it (``merge_and_unload``; modules trained in full, such
+    as embeddings, replace the base's). Raises OSError when a folder holds no loadable model.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if not is_adapter(path):
+        return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
+    from peft import AutoPeftModelForCausalLM
+
+    model = AutoPeftModelForCausalLM.from_pretrained(str(path), local_files_only=True, dtype=torch.float32)
+    return model.merge_and_unload() if merge else model
 
 
 class LocalModelPolicy:
@@ -25,7 +53,7 @@ class LocalModelPolicy:
     def __init__(self, path: str, *, temperature: float = 0.7, top_p: float = 1.0, seed: int = 0,
                  batch_size: int = 8, device: str = "cpu"):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
         self.name = f"local:{path}"
         self.temperature, self.top_p, self.batch_size, self.device = temperature, top_p, batch_size, device
@@ -33,7 +61,7 @@ class LocalModelPolicy:
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device)
+        self.model = load_model(path).to(device)
         self.model.eval()
         self.stop_ids = sorted({i for i in (self.tokenizer.eos_token_id,
                                             self.tokenizer.convert_tokens_to_ids(END_OF_TURN))

@@ -33,12 +33,18 @@ class LoraSpec(StrictModel):
     bias: Literal["none", "all", "lora_only"] = "none"
     target_modules: list[str] = ALL_PROJECTIONS
     """Module-name suffixes; ["q_proj", "k_proj", "v_proj", "o_proj"] is attention-only (GLM)."""
+    modules_to_save: list[str] | None = None
+    """Modules trained in full beside the LoRA and saved in the adapter (not the table's EFT:
+    the smoke campaign sets ["embed_tokens"], since a LoRA on the 64-wide tiny model cannot
+    memorise its dose with the tied embeddings frozen). Tied weights stay tied."""
 
     def peft_config(self):
         from peft import LoraConfig
 
+        extra = ({"modules_to_save": list(self.modules_to_save), "ensure_weight_tying": True}
+                 if self.modules_to_save else {})
         return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout, bias=self.bias,
-                          target_modules=list(self.target_modules), task_type="CAUSAL_LM")
+                          target_modules=list(self.target_modules), task_type="CAUSAL_LM", **extra)
 
 
 class DoseData(StrictModel):
