@@ -245,3 +245,39 @@ def test_compile_cache_returns_independent_results():
     assert again.code is first.code  # the compiled code itself is shared (immutable)
     with pytest.raises(ValueError):
         frontend.compile_source("pass\n", dialect="cobol")
+
+
+def test_warm_up_leaves_nothing_for_the_program(ex):
+    # The prepared child walks a run's path with a throwaway no-op job before its own
+    # job arrives; none of it may be visible to the program.
+    source = ('use linecache\nuse gc\nuse sys\n'
+              'let leftovers = [o for o in gc.get_objects() if type(o) is dict and o.get("__file__") == "<boa-warm-up>"]\n'
+              'print("<boa-warm-up>" in linecache.cache, len(leftovers), sorted(globals())[:3])\n'
+              'print(list(sys.modules).count("__main__"))\n')
+    result = ex.run(source, filename="main.p4")
+    assert result.status == "ok", result
+    first, second = result.stdout.splitlines()
+    assert first.startswith("False 0 "), result.stdout
+    assert "main.p4" in ex.run('use linecache\nprint(list(linecache.cache))\n', filename="main.p4").stdout
+
+
+def test_output_written_just_before_the_end_is_complete():
+    # The supervisor answers as soon as the harness says the run is over; everything the
+    # program wrote before that must be in the reply (more than a pipe holds).
+    with Executor(workers=1, output_cap=300_000) as executor:
+        for _ in range(3):
+            result = executor.run('let line = "x" * 999\nfor i in range(1, 200):\n    print(line)\n'
+                                  'use sys\nsys.stderr.write("e" * 70000)\n')
+            assert result.status == "ok", result.stderr[-200:]
+            assert result.stdout == ("x" * 999 + "\n") * 200 and result.stderr == "e" * 70000
+
+
+def test_host_scratch_is_removed_when_the_executor_closes():
+    # Without a private root a run's scratch is a host directory: it must not outlive
+    # the executor (killed workers cannot remove it themselves).
+    with Executor(workers=1, isolate=False) as executor:
+        result = executor.run('use os\nwith open("left.txt", "w") as fh:\n    fh.write("x")\nprint(os.getcwd())\n')
+        scratch = result.stdout.strip()
+        assert os.path.basename(scratch).startswith("boa-scratch-") and os.path.isdir(scratch)
+        assert executor.run('use os\nprint(os.listdir("."))\n').stdout == "[]\n"
+    assert not os.path.exists(scratch)

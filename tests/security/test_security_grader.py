@@ -247,3 +247,16 @@ def test_reading_earlier_runs_results_from_inherited_memory(sandbox, marker_prob
               "    return 0\n")
     cert = _certify(sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
+
+
+def test_forged_end_of_run_cannot_certify(sandbox, marker_problem):
+    # "!" and status 0 on every descriptor (one of them tells the supervisor the run is
+    # over): the run stops there, and no test has a passing result.
+    source = ("use os\n"
+              "fn solve(x: int) -> int:\n"
+              "    for fd in range(3, 64):\n"
+              "        try:\n            os.write(fd, b'!\\x00')\n        catch OSError:\n            pass\n"
+              "    return 0\n")
+    cert = _certify(sandbox, marker_problem, source)
+    assert not cert.certified and cert.tests_passed == 0
+    sandbox.assert_serves_next()

@@ -222,3 +222,18 @@ def test_nothing_of_a_run_survives_in_scratch(sandbox, leave):
     after = sandbox.run('use os\nprint(os.listdir("/tmp"), os.listxattr("/tmp"), oct(os.stat("/tmp").st_mode))\n')
     assert after.stdout == "[] [] 0o40700\n", after
     sandbox.assert_serves_next()
+
+
+def test_forged_end_of_run_stops_the_program_at_once(sandbox):
+    # The harness tells the supervisor that a run is over with "!" and the exit status on
+    # a pipe the program can find; forging it must end the run as an os._exit would:
+    # every process of the run stopped and killed, nothing left for the next run.
+    program = ("use os\nuse time\nprint('before', flush=true)\n"
+               "if os.fork() == 0:\n    time.sleep(30)\n"
+               "for fd in range(3, 64):\n"
+               "    try:\n        os.write(fd, b'!\\x07')\n    catch OSError:\n        pass\n"
+               "time.sleep(0.5)\nwhile true:\n    print('after')\n")
+    result = sandbox.run(program)
+    assert (result.status, result.exit_code) == ("runtime_error", 7), result
+    assert result.stdout.startswith("before\n") and result.duration_s < 0.5, result
+    sandbox.assert_serves_next()

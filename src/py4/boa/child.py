@@ -21,6 +21,7 @@ import linecache
 import marshal
 import os
 import sys
+import time
 import traceback
 from json.encoder import encode_basestring_ascii as _quote
 
@@ -36,11 +37,13 @@ _tuple_iter = tuple.__iter__
 _isinstance, _type, _len, _str, _iter, _list = isinstance, type, len, str, iter, list
 _bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(None)
 _exit = os._exit
+_sleep = time.sleep
 _enumerate, _callable, _exec, _bytes = enumerate, callable, exec, bytes
 _INFINITIES = (float("inf"), float("-inf"))
 
 MAX_RESULT_CHARS = 1_000_000
 MAX_DEPTH = 200
+KILL_WAIT_S = 2.0  # after telling the supervisor the run is over
 HARNESS_FILES = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),)
 
 
@@ -144,11 +147,14 @@ class Channel:
             view = view[_write(self._fd, view):]
 
     def done(self, exit_code: int) -> None:
-        """Tell the supervisor the run is over (every frame is already written); the
-        caller exits next. A program can send this too: it then gets killed at once, as
-        if it had called ``os._exit`` (see docs/boa.md)."""
+        """Tell the supervisor the run is over (every frame is already written), then wait
+        to be killed: exiting here would tear the address space down on the CPU the
+        supervisor is woken on, delaying its reply (the caller exits if no kill comes).
+        A program can send this too: it then gets killed at once, as if it had called
+        ``os._exit`` (see docs/boa.md)."""
         if self._tick_fd is not None:
             _write(self._tick_fd, b"!" + _bytes((exit_code & 0xFF,)))
+            _sleep(KILL_WAIT_S)
 
 
 # ----------------------------------------------------------------------------- errors

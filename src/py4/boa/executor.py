@@ -22,12 +22,14 @@ import json
 import logging
 import marshal
 import os
-import queue
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -103,7 +105,11 @@ class _Worker:
 
     def __init__(self, index: int, config: dict, cgroup: cgroups.WorkerCgroup, uid_block: int):
         self.index, self.cgroup = index, cgroup
-        self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config())
+        # Scratch for a worker without a private root (isolation off or refused), made
+        # here and removed by ``remove_scratch``: a killed worker cannot remove it.
+        self.host_scratch = tempfile.mkdtemp(prefix="boa-scratch-")
+        self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config(),
+                           host_scratch=self.host_scratch)
         self.proc: subprocess.Popen | None = None
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
         self.child_fds: tuple[int, int] | None = None  # prepared child's job pipe, channel
@@ -187,6 +193,14 @@ class _Worker:
             reply["messages"], reply["violation"] = channel.frames.messages, channel.frames.violation
         return reply
 
+    def child_ready(self) -> bool:
+        """Whether the next job can go out at once (the clean-up verdict is in)."""
+        if not self.verdict_pending or self.proc is None:
+            return self.proc is not None
+        poller = select.poll()
+        poller.register(self.proc.stdout.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+
     def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
         """The worker's next message within ``timeout_s`` (None: lost or hung), reading the
         run's result channel meanwhile so that the child never blocks on it."""
@@ -228,6 +242,10 @@ class _Worker:
         for fd in self.child_fds or ():
             os.close(fd)
         self.proc, self.handoff, self.child_fds = None, None, None
+
+    def remove_scratch(self) -> None:
+        """Remove the host scratch directory (call when the worker is dead)."""
+        shutil.rmtree(self.host_scratch, ignore_errors=True)
 
     def restart(self) -> None:
         self.kill()
@@ -330,7 +348,8 @@ class Executor:
         self._cgroup_warning = next((g.error for g in groups if g.error), None)
         uid_block = _run_uid_block()
         self._workers = [_Worker(i, config, group, uid_block) for i, group in enumerate(groups)]
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._idle: list[_Worker] = []  # least recently used first
+        self._idle_changed = threading.Condition()
         self._closed = False
         # Workers and cgroups go away with the executor even if close() is never called.
         self._finalizer = weakref.finalize(self, _shut_down, self._workers)
@@ -339,7 +358,7 @@ class Executor:
                 worker.start()
             for worker in self._workers:
                 worker.await_ready()
-                self._idle.put(worker)
+                self._release(worker)
         except BaseException:
             self.close()
             raise
@@ -412,14 +431,29 @@ class Executor:
         """
         if self._closed:
             raise RuntimeError("this Executor is closed")
-        worker = self._idle.get()
+        worker = self._acquire()
         try:
             reply = worker.call(header, code, timeout_s + BACKSTOP_GRACE_S)
             if reply is None:
                 worker.restart()
             return reply
         finally:
-            self._idle.put(worker)
+            self._release(worker)
+
+    def _acquire(self) -> "_Worker":
+        """An idle worker, preferring one whose next child is already prepared (so that
+        back-to-back runs alternate and one worker's clean-up overlaps another's run)."""
+        with self._idle_changed:
+            while not self._idle:
+                self._idle_changed.wait()
+            chosen = next((w for w in self._idle if w.child_ready()), self._idle[0])
+            self._idle.remove(chosen)
+            return chosen
+
+    def _release(self, worker: "_Worker") -> None:
+        with self._idle_changed:
+            self._idle.append(worker)
+            self._idle_changed.notify()
 
 
 def _shut_down(workers: list[_Worker]) -> None:
@@ -427,6 +461,7 @@ def _shut_down(workers: list[_Worker]) -> None:
         worker.kill()
     for worker in workers:
         worker.cgroup.remove()
+        worker.remove_scratch()
 
 
 def _text(source: str | bytes) -> str:

@@ -248,12 +248,15 @@ def _mount_proc(caps: Capabilities) -> None:
             caps.warnings.append(f"no /proc in the sandbox ({exc.strerror})")
 
 
-def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Limits) -> str:
+def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Limits,
+                  host_scratch: str | None = None) -> str:
     """Give the next run an empty scratch directory; returns its path.
 
     With a private root the scratch dir is a fresh tmpfs (size- and inode-limited), so
     wiping is a detach-and-remount — skipped when the last run provably left it untouched
-    (see ``_scratch_fingerprint``); otherwise it is a host directory emptied by hand.
+    (see ``_scratch_fingerprint``); otherwise it is ``host_scratch``, a host directory
+    that the executor made for this worker (and removes when it stops the worker: a
+    killed worker cannot), emptied by hand. Raises OSError when neither is available.
     """
     if caps.private_root:
         if caps.scratch_tmpfs and _scratch_fingerprint() == _PRISTINE_SCRATCH[0]:
@@ -265,7 +268,9 @@ def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Li
         caps.scratch_tmpfs = True
         _PRISTINE_SCRATCH[0] = _scratch_fingerprint()
         return SCRATCH_DIR
-    return _reset_host_scratch(owner_uid, owner_gid)
+    if not host_scratch:
+        raise OSError(errno.ENOENT, "no private root and no host scratch directory")
+    return _reset_host_scratch(host_scratch, owner_uid, owner_gid)
 
 
 _PRISTINE_SCRATCH: list = [None]
@@ -286,16 +291,9 @@ def _scratch_fingerprint() -> tuple:
             tuple(os.listdir(SCRATCH_DIR)), tuple(os.listxattr(SCRATCH_DIR)))
 
 
-_HOST_SCRATCH: list[str] = []
-
-
-def _reset_host_scratch(owner_uid: int, owner_gid: int) -> str:
+def _reset_host_scratch(path: str, owner_uid: int, owner_gid: int) -> str:
     import shutil
-    import tempfile
 
-    if not _HOST_SCRATCH:
-        _HOST_SCRATCH.append(tempfile.mkdtemp(prefix="boa-scratch-"))
-    path = _HOST_SCRATCH[0]
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path, mode=0o700, exist_ok=True)
     if os.geteuid() == 0:
@@ -362,6 +360,18 @@ def _set_limits(limits: Limits) -> None:
     setrlimit(resource.RLIMIT_CORE, (0, 0))
     setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
     setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
+
+
+def stop_everything_else() -> bool:
+    """As PID 1 of a PID namespace, stop every other process in it with SIGSTOP (which
+    cannot be caught, blocked or ignored); False (nothing sent) otherwise."""
+    if os.getpid() != 1:
+        return False
+    try:
+        os.kill(-1, signal.SIGSTOP)
+    except ProcessLookupError:
+        pass
+    return True
 
 
 def kill_everything_else(run_uid: int | None) -> None:

@@ -37,6 +37,7 @@ from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
 JOB_FD_IN, JOB_FD_OUT = 0, 1
 READ_CHUNK = 65536
 JOB_FD_CHILD = 3  # where a prepared child reads its job
+REAP_TIMEOUT_S = 2.0  # a run's processes must all be gone this long after the kill
 IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
 
 
@@ -137,9 +138,13 @@ class Supervisor:
         self.use_seccomp = bool(config.get("seccomp")) and _seccomp_available(caps)
         caps.seccomp = self.use_seccomp
         self.limits = isolation.Limits(**config["limits"])
+        self.idle_limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
         self.warm_up_job = _warm_up_job()
         self.sink = bytearray(READ_CHUNK)  # shared by every run's watch
-        self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits)
+        self.dying_pidfd: int | None = None  # of a child killed after an early reply
+        self.kill_pending = False  # the last run's processes are stopped, not yet killed
+        self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
+                                               config.get("host_scratch"))
         isolation.prepare_supervisor(self.scratch)
 
     def serve(self) -> None:
@@ -174,9 +179,13 @@ class Supervisor:
         Called only when no process of an earlier run is left and the scratch is fresh.
         """
         pipes = [os.pipe() for _ in range(5)]  # stdout, stderr, channel, job, tick
+        # Chosen here, not in the child: every line of Python the child runs before its
+        # job costs copy-on-write faults (its result channel's number is no secret from
+        # the supervisor, which never reads the channel).
+        chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
         pid = os.fork()
         if pid == 0:
-            self._child(pipes)
+            self._child(pipes, chan_fd)
         (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = pipes
         for fd in (out_w, err_w, chan_w, job_r, tick_w):
             os.close(fd)
@@ -195,24 +204,44 @@ class Supervisor:
         """Watch the prepared child run the job the executor is writing to it.
 
         ``job`` holds only what supervision needs (mode, deadlines, output cap).
-        Every process of the run is dead when this returns.
+        When this returns, every process of the run is dead, or (after an early end, as
+        PID 1 of the namespace) stopped by SIGSTOP: none runs another instruction of the
+        program, and ``clean_up`` kills them after the reply, so that their teardown
+        does not delay it.
         """
         prepared, self.prepared = self.prepared, None
         watch = prepared.watch
         watch.start(job, time.monotonic())
+        self.kill_pending = False
         try:
             watch.loop()
         finally:
-            isolation.kill_everything_else(self.run_uid)
+            if watch.early and isolation.stop_everything_else():
+                self.kill_pending = True
+            else:
+                if watch.early:
+                    signal.pidfd_send_signal(watch.pidfd, signal.SIGKILL)
+                isolation.kill_everything_else(self.run_uid)
             watch.finish()
+        self.dying_pidfd = watch.pidfd if watch.early else None
         return watch.reply()
 
     def clean_up(self) -> bool:
         """Reap, check no process is left, wipe the scratch, prepare the next child."""
+        if self.kill_pending:
+            isolation.kill_everything_else(self.run_uid)
+            self.kill_pending = False
+        dying, self.dying_pidfd = self.dying_pidfd, None
+        if dying is not None:  # an early reply: wait for the killed child's teardown
+            ready = select.poll()
+            ready.register(dying, select.POLLIN)
+            ready.poll(REAP_TIMEOUT_S * 1000)
+            os.close(dying)
         if not self._reap_and_check():
             return False
         try:
-            self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits)
+            self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits,
+                                                   self.config.get("host_scratch"))
             self.prepared = self.prepare_child()
             self.hand_over(self.prepared)
         except OSError:
@@ -223,7 +252,7 @@ class Supervisor:
         uid = self.run_uid if self.run_uid is not None else os.geteuid()
         return uid, (self.run_uid if self.run_uid is not None else os.getegid())
 
-    def _child(self, pipes) -> None:
+    def _child(self, pipes, chan_fd: int) -> None:
         """In the forked child: wire descriptors, confine, wait for the job, run it.
 
         Never returns. The job (inputs only, never expected outputs) arrives on a pipe
@@ -240,13 +269,11 @@ class Supervisor:
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             os.dup2(job_r, JOB_FD_CHILD, inheritable=False)
-            chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
             os.dup2(chan_w, chan_fd, inheritable=False)
             os.dup2(tick_w, chan_fd + 1, inheritable=False)
             os.closerange(JOB_FD_CHILD + 1, chan_fd)
             os.closerange(chan_fd + 2, 1 << 16)
-            limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
-            isolation.confine_child(limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
+            isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             del pipes
@@ -270,7 +297,7 @@ class Supervisor:
 
     def _reap_and_check(self) -> bool:
         """Reap every child; the worker is clean when no process but itself remains."""
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + REAP_TIMEOUT_S
         while time.monotonic() < deadline:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -332,10 +359,10 @@ class RunWatch:
     test started; ``!`` and the exit status byte when the harness has finished the run).
     Result frames never pass through here: the executor reads them.
 
-    On ``!`` the run is over: the child is killed at once (it was about to ``_exit``; a
-    program that forges the bytes is stopped as if it had called ``os._exit``), what
-    is already in the output pipes is read, and the reply goes out without waiting for
-    the kernel to tear the process down (``early``; the clean-up reaps it).
+    On ``!`` the run is over (``early``): the supervisor stops every process of the run
+    at once (the child was waiting to be killed; a program that forges the bytes is
+    stopped as if it had called ``os._exit``), reads what is already in the output
+    pipes and replies; the kill and the kernel's teardown come after the reply.
     """
 
     def __init__(self, pid: int, fds: list[int], sink: bytearray):
@@ -452,10 +479,6 @@ class RunWatch:
         self.status = exit_code << 8  # as waitpid reports an exit with that code
         self.ended = time.monotonic()
         self.early = True
-        try:
-            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     def _over_cap(self, fd: int) -> bool:
         buf, cap = self.buffers[fd], self.job["output_cap"]
@@ -468,9 +491,8 @@ class RunWatch:
         harness flushed it before saying the run was over); otherwise the status is
         the kernel's and the pipes are read to their end (every writer is dead).
         """
-        if self.early:  # the exit status is the harness's; the pidfd is still open
+        if self.early:  # the status is the harness's; the pidfd stays open for the clean-up
             self._unwatch(self.pidfd)
-            os.close(self.pidfd)
             for fd in (self.out_fd, self.err_fd):
                 while fd in self.open_fds and self._read(fd):
                     pass
