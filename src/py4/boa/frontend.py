@@ -11,8 +11,8 @@ that the sandbox can be exercised and benchmarked independently of the language.
 
 from __future__ import annotations
 
+import _thread
 import functools
-import threading
 import warnings
 from dataclasses import dataclass, field
 from types import CodeType
@@ -26,7 +26,9 @@ Rendering = Literal["verbatim", "generic"]
 MAX_SOURCE_CHARS = 1_000_000
 COMPILE_CACHE_SIZE = 4096  # programs; only those up to COMPILE_CACHE_MAX_CHARS are cached
 COMPILE_CACHE_MAX_CHARS = 20_000
-_WARNINGS_LOCK = threading.Lock()
+# ``_thread``, not ``threading``: workers import this module, and ``threading``'s after-fork
+# handler would cost every run's child ~130 copy-on-write page faults (see docs/boa.md).
+_WARNINGS_LOCK = _thread.allocate_lock()
 
 # Modules a run's worker imports once, before isolation, so that programs find them
 # already loaded (and so that a late import never needs the hidden repository).
