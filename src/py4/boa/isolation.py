@@ -13,7 +13,8 @@ Two layers, set up at two moments:
   ignored, the highest OOM score.
 * **Once per run** (``confine_child``, in the forked child before its job exists): new
   session, rlimits, scratch as working directory, a switch to an unprivileged uid/gid
-  private to the worker, no-new-privs and a seccomp filter (the caller has already
+  private to the worker and a seccomp filter (no-new-privs is inherited from the
+  supervisor) (the caller has already
   closed every descriptor the child must not keep). ``reset_scratch`` wipes the scratch
   tmpfs between runs; ``kill_everything_else`` ends whatever a run left behind.
 
@@ -308,8 +309,12 @@ def prepare_supervisor(scratch: str) -> None:
 
     Doing this once instead of per child keeps each fork's copy-on-write faults down:
     the environment (only what a run may see), SIGXFSZ ignored (a too-large write raises
-    instead of killing), and the OOM killer's preference for run processes (inherited).
+    instead of killing), the OOM killer's preference for run processes, and no-new-privs
+    (which no process can unset: execve never grants privileges to a run, and the
+    children may install their seccomp filter). Raises IsolationError when no-new-privs
+    cannot be set.
     """
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
     os.environ.clear()
     os.environ.update(run_environment(scratch))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -330,8 +335,8 @@ def confine_child(limits: Limits, run_uid: int | None, run_gid: int | None,
     """Confine the current (freshly forked) process before it runs untrusted code.
 
     Called with fds 0/1/2 and the result channel already in place, in a process whose
-    parent ran ``prepare_supervisor``; raises OSError when a step fails (the caller then
-    exits without running the program).
+    parent ran ``prepare_supervisor`` (so no-new-privs is already set); raises OSError
+    when a step fails (the caller then exits without running the program).
     """
     os.setsid()
     _set_limits(limits)
@@ -342,7 +347,6 @@ def confine_child(limits: Limits, run_uid: int | None, run_gid: int | None,
         os.setuid(run_uid)
         if os.geteuid() != run_uid or os.getuid() != run_uid:
             raise OSError(errno.EPERM, "privileges were not dropped")
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
     if use_seccomp:
         from py4.boa.seccomp import install_filter  # imported by the worker before isolation
 

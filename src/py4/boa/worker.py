@@ -141,6 +141,7 @@ class Supervisor:
         self.idle_limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
         self.warm_up_job = _warm_up_job()
         self.sink = bytearray(READ_CHUNK)  # shared by every run's watch
+        self.devnull = _above_child_range(os.open("/dev/null", os.O_RDONLY))  # a child's stdin
         self.dying_pidfd: int | None = None  # of a child killed after an early reply
         self.kill_pending = False  # the last run's processes are stopped, not yet killed
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
@@ -178,16 +179,18 @@ class Supervisor:
 
         Called only when no process of an earlier run is left and the scratch is fresh.
         """
-        pipes = [os.pipe() for _ in range(5)]  # stdout, stderr, channel, job, tick
-        # Chosen here, not in the child: every line of Python the child runs before its
-        # job costs copy-on-write faults (its result channel's number is no secret from
-        # the supervisor, which never reads the channel).
+        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = (
+            os.pipe() for _ in range(5))
+        # Prepared here, not in the child: every line of Python the child runs before its
+        # job costs copy-on-write faults. The child's ends go above the range it fills
+        # (so that no dup2 there overwrites one before it has been moved); its result
+        # channel's number is no secret from the supervisor, which never reads it.
+        theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w)]
         chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
         pid = os.fork()
         if pid == 0:
-            self._child(pipes, chan_fd)
-        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = pipes
-        for fd in (out_w, err_w, chan_w, job_r, tick_w):
+            self._child(theirs, chan_fd)
+        for fd in theirs:
             os.close(fd)
         return PreparedChild(pid, RunWatch(pid, [out_r, err_r, tick_r], self.sink), job_w, chan_r)
 
@@ -252,20 +255,15 @@ class Supervisor:
         uid = self.run_uid if self.run_uid is not None else os.geteuid()
         return uid, (self.run_uid if self.run_uid is not None else os.getegid())
 
-    def _child(self, pipes, chan_fd: int) -> None:
+    def _child(self, fds: list[int], chan_fd: int) -> None:
         """In the forked child: wire descriptors, confine, wait for the job, run it.
 
         Never returns. The job (inputs only, never expected outputs) arrives on a pipe
         after confinement, so nothing of it exists before the child is locked down.
         """
         try:
-            # Lift every descriptor we keep above the range we are about to fill, so
-            # that no dup2 below overwrites another one before it has been moved.
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)
-                    for fd in (pipes[0][1], pipes[1][1], pipes[2][1], pipes[3][0], pipes[4][1])]
-            out_w, err_w, chan_w, job_r, tick_w = high
-            devnull = os.open("/dev/null", os.O_RDONLY)
-            os.dup2(devnull, 0)
+            out_w, err_w, chan_w, job_r, tick_w = fds  # all above the range filled here
+            os.dup2(self.devnull, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             os.dup2(job_r, JOB_FD_CHILD, inheritable=False)
@@ -276,7 +274,7 @@ class Supervisor:
             isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
-            del pipes
+            del fds
             child.warm_up(*self.warm_up_job, self.new_globals, self.to_py4)
             job = marshal.loads(read_frame(JOB_FD_CHILD))
             code = marshal.loads(read_frame(JOB_FD_CHILD))
@@ -311,6 +309,13 @@ class Supervisor:
         if os.getpid() != 1 or not self.caps.proc_hidepid:
             return True  # without a private /proc the absence of children is the check
         return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
+
+
+def _above_child_range(fd: int) -> int:
+    """Move ``fd`` to a close-on-exec descriptor above any a run's child fills."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)
+    os.close(fd)
+    return high
 
 
 def _warm_up_job() -> tuple[bytes, bytes]:
