@@ -281,3 +281,11 @@ def test_host_scratch_is_removed_when_the_executor_closes():
         assert os.path.basename(scratch).startswith("boa-scratch-") and os.path.isdir(scratch)
         assert executor.run('use os\nprint(os.listdir("."))\n').stdout == "[]\n"
     assert not os.path.exists(scratch)
+
+
+def test_result_channel_larger_than_its_pipe(ex):
+    # A report of several MiB does not fit in the result channel's pipe: the executor
+    # must start reading the channel during the run, or the child would block for good.
+    result = ex.run('throw ValueError("v" * 3000000)\n', timeout_s=5.0)
+    assert result.status == "runtime_error" and result.exit_code == 1, result.stderr[-300:]
+    assert result.stderr.endswith("v" * 100 + "\n") and "traceback truncated" in result.stderr

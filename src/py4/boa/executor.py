@@ -64,6 +64,7 @@ def _run_uid_block() -> int:
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
 TOKEN_BYTES = 16  # per-run random token framing the child's result channel
+CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see _read_reply)
 SUPERVISOR_KEYS = ("mode", "timeout_s", "per_test_timeout_s", "output_cap")  # all it needs
 CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
@@ -203,17 +204,30 @@ class _Worker:
 
     def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
         """The worker's next message within ``timeout_s`` (None: lost or hung), reading the
-        run's result channel meanwhile so that the child never blocks on it."""
+        run's result channel meanwhile so that the child never blocks on it.
+
+        The channel is watched only after ``CHANNEL_GRACE_S``: a run's frames usually fit
+        in the channel's pipe (enlarged by the worker) and are read after the reply, which
+        saves this process a wake-up in the middle of most runs; a run that writes more
+        waits at most that long for the first read.
+        """
         fd = self.proc.stdout.fileno()
         poller = select.poll()  # not select(): the parent may hold more than 1024 fds
         poller.register(fd, select.POLLIN)
-        if channel is not None:
-            poller.register(channel.fd, select.POLLIN)
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        deadline = started + timeout_s
+        watching_channel = False
         while True:
-            left = deadline - time.monotonic()
+            now = time.monotonic()
+            left = deadline - now
+            if channel is not None and not watching_channel:
+                if now - started >= CHANNEL_GRACE_S:
+                    poller.register(channel.fd, select.POLLIN)
+                    watching_channel = True
+                else:
+                    left = min(left, started + CHANNEL_GRACE_S - now)
             events = poller.poll(max(left, 0) * 1000) if left > 0 else []
-            if not events:
+            if not events and time.monotonic() >= deadline:
                 return None
             if channel is not None and any(e_fd == channel.fd for e_fd, _ in events):
                 if not channel.read():

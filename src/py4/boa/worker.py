@@ -37,6 +37,7 @@ from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
 JOB_FD_IN, JOB_FD_OUT = 0, 1
 READ_CHUNK = 65536
 JOB_FD_CHILD = 3  # where a prepared child reads its job
+CHANNEL_PIPE_BYTES = 2**20  # pipe size asked for a run's result channel
 REAP_TIMEOUT_S = 2.0  # a run's processes must all be gone this long after the kill
 IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
 
@@ -186,6 +187,7 @@ class Supervisor:
         # (so that no dup2 there overwrites one before it has been moved); its result
         # channel's number is no secret from the supervisor, which never reads it.
         theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w)]
+        _enlarge_pipe(chan_r)
         chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
         pid = os.fork()
         if pid == 0:
@@ -309,6 +311,16 @@ class Supervisor:
         if os.getpid() != 1 or not self.caps.proc_hidepid:
             return True  # without a private /proc the absence of children is the check
         return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
+
+
+def _enlarge_pipe(fd: int) -> None:
+    """Let a run's result frames fit in its channel without the executor reading them
+    while the run goes on (it reads them after the reply); the default size stays when
+    the kernel refuses."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, CHANNEL_PIPE_BYTES)
+    except OSError:
+        pass
 
 
 def _above_child_range(fd: int) -> int:
