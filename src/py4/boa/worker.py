@@ -2,14 +2,26 @@
 
 Started by the executor as a fresh interpreter (never forked from it, so it holds none of
 the parent's memory: no problem bank, no expected outputs). At start it joins its cgroups,
-imports the runtime, unshares its namespaces and forks the *supervisor*, which is PID 1 of
-the new PID namespace and pivots into the sandbox root. The supervisor keeps one child
-*prepared*: forked and confined (``isolation.confine_child``) before its job exists, then
-blocked reading its job from a pipe. It passes that pipe and the child's result channel
-to the executor, which writes the job and reads the results directly (so the supervisor
-never holds code, inputs or result values). For each job it enforces the wall-clock and
-per-test deadlines and the output cap, then kills every process left in the namespace,
-reaps them, checks that none remain, wipes the scratch tmpfs and prepares the next child.
+imports the runtime (not ``threading``: its after-fork handler would cost every child
+page faults), unshares its namespaces and forks the *supervisor*, which is PID 1 of the
+new PID namespace and pivots into the sandbox root.
+
+The supervisor keeps one child *prepared*: forked and confined (``isolation.
+confine_child``; no-new-privs, environment and pipes are set up once in the supervisor)
+before its job exists, then *warmed up* (``child.warm_up``: the run's path on a throwaway
+no-op job, so that its copy-on-write faults are taken while the worker is idle), then
+blocked reading its job from a pipe. The supervisor passes that pipe and the child's
+result channel to the executor, which writes the job and reads the results directly (so
+the supervisor never holds code, inputs or result values).
+
+For each job it enforces the wall-clock and per-test deadlines and the output cap. When
+the harness reports the end of the run (``!`` and the exit status on the tick pipe) the
+supervisor stops every process of the run (SIGSTOP to all, as PID 1), collects what is in
+the output pipes and replies at once; only then does it kill them all, wait for their
+teardown and reap them, check that none remain, wipe the scratch tmpfs and prepare the
+next child, and report the clean-up's verdict. Runs that end otherwise (crash, timeout,
+output cap, ``os._exit``) are killed and reaped before the reply, as the exit status then
+comes from the kernel.
 """
 
 from __future__ import annotations
