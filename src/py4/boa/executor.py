@@ -39,8 +39,8 @@ from typing import Any, Iterable
 
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
-from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, WorkerGone, read_message,
-                              write_frame, write_message)
+from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, JobHeader, WorkerGone,
+                              read_message, write_frame)
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,6 @@ BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does 
 WORKER_START_TIMEOUT_S = 60.0
 TOKEN_BYTES = 16  # per-run random token framing the child's result channel
 CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see _read_reply)
-SUPERVISOR_KEYS = ("mode", "timeout_s", "per_test_timeout_s", "output_cap")  # all it needs
 CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
                  signal.SIGABRT: "Aborted"}
@@ -113,6 +112,7 @@ class _Worker:
                            host_scratch=self.host_scratch)
         self.proc: subprocess.Popen | None = None
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
+        self.stdout_poll: select.poll | None = None  # the worker's replies and verdicts
         self.child_fds: tuple[int, int] | None = None  # prepared child's job pipe, channel
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
@@ -122,6 +122,7 @@ class _Worker:
     def start(self) -> None:
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
         self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.handoff.settimeout(WORKER_START_TIMEOUT_S)
         config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno())
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         try:
@@ -132,6 +133,8 @@ class _Worker:
                 env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
         finally:
             theirs.close()
+        self.stdout_poll = select.poll()  # kept: child_ready asks it before every dispatch
+        self.stdout_poll.register(self.proc.stdout.fileno(), select.POLLIN)
 
     def await_ready(self) -> None:
         ready = self._read_reply(WORKER_START_TIMEOUT_S)
@@ -143,17 +146,14 @@ class _Worker:
     def _receive_child(self) -> bool:
         """Take the job pipe and result channel of the worker's next prepared child
         (sent just before the worker's ready or clean message)."""
-        try:
-            self.handoff.settimeout(WORKER_START_TIMEOUT_S)
-            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 2)
+        try:  # close-on-exec: they must not leak into the caller's own children
+            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 2, socket.MSG_CMSG_CLOEXEC)
         except OSError:
             return False
         if len(fds) != 2:
             for fd in fds:
                 os.close(fd)
             return False
-        for fd in fds:  # received descriptors must not leak into the caller's own children
-            os.set_inheritable(fd, False)
         self.child_fds = (fds[0], fds[1])
         return True
 
@@ -179,7 +179,7 @@ class _Worker:
         _send_job(job_fd, dict(header, token=token), code)
         channel = ResultChannel(chan_fd, token)
         try:
-            write_message(self.proc.stdin.fileno(), {k: header[k] for k in SUPERVISOR_KEYS if k in header})
+            os.write(self.proc.stdin.fileno(), JobHeader.pack(header))  # all the supervisor needs
         except OSError:
             channel.close()
             return None
@@ -198,9 +198,7 @@ class _Worker:
         """Whether the next job can go out at once (the clean-up verdict is in)."""
         if not self.verdict_pending or self.proc is None:
             return self.proc is not None
-        poller = select.poll()
-        poller.register(self.proc.stdout.fileno(), select.POLLIN)
-        return bool(poller.poll(0))
+        return bool(self.stdout_poll.poll(0))
 
     def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
         """The worker's next message within ``timeout_s`` (None: lost or hung), reading the

@@ -1,7 +1,8 @@
 """Frames between Boa's processes.
 
 Executor <-> supervisor (trusted on both ends): a 4-byte big-endian length followed by
-that many bytes; messages are JSON objects. Run child -> executor (the result channel,
+that many bytes; messages are JSON objects, except a job's header (``JobHeader``: what
+the supervisor needs to watch a run, in a fixed-size struct, cheap on the run's path). Run child -> executor (the result channel,
 untrusted): a per-run token, a 4-byte length and a JSON object, parsed by
 ``FrameReader``, which accepts nothing else.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 
 MAX_FRAME_BYTES = 256 * 2**20
 
@@ -48,6 +50,29 @@ def write_message(fd: int, message: dict) -> None:
 
 def read_message(fd: int) -> dict:
     return json.loads(read_frame(fd))
+
+
+class JobHeader:
+    """A job as the supervisor sees it: mode, wall-clock and per-test deadlines (s), output
+    cap (characters). ``pack`` takes the executor's job dict; ``read`` returns one."""
+
+    FORMAT = struct.Struct("!Bddq")
+    MODES = ("run", "certify")
+    size = FORMAT.size
+
+    @classmethod
+    def pack(cls, job: dict) -> bytes:
+        return cls.FORMAT.pack(cls.MODES.index(job["mode"]), float(job["timeout_s"]),
+                               float(job.get("per_test_timeout_s") or 0.0), int(job["output_cap"]))
+
+    @classmethod
+    def read(cls, fd: int) -> dict:
+        """Raises WorkerGone when the pipe closes, ValueError for an unknown mode."""
+        mode, timeout_s, per_test_timeout_s, output_cap = cls.FORMAT.unpack(read_exact(fd, cls.size))
+        if mode >= len(cls.MODES):
+            raise ValueError(f"unknown job mode {mode}")
+        return {"mode": cls.MODES[mode], "timeout_s": timeout_s,
+                "per_test_timeout_s": per_test_timeout_s, "output_cap": output_cap}
 
 
 MAX_CHANNEL_BYTES = 32 * 2**20  # all of one run's result frames

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from py4.boa import cgroups, child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
-from py4.boa.protocol import WorkerGone, read_frame, read_message, write_message
+from py4.boa.protocol import JobHeader, WorkerGone, read_frame, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
 READ_CHUNK = 65536
@@ -171,7 +171,7 @@ class Supervisor:
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
-                job = read_message(JOB_FD_IN)
+                job = JobHeader.read(JOB_FD_IN)
             except (WorkerGone, OSError, ValueError):
                 os._exit(0)
             reply = self.run_job(job)
