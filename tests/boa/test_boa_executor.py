@@ -150,6 +150,18 @@ def test_lost_worker_is_replaced():
         assert executor.run('print("again")\n').stdout == "again\n"
 
 
+def test_worker_lost_during_its_clean_up_is_replaced():
+    # After a run the next child's hand-over is the worker's "clean" verdict; a worker
+    # that dies before (or right after) handing it over must be replaced, not trusted.
+    with Executor(workers=1, timeout_s=1.0) as executor:
+        for delay in (0.0, 0.05):
+            assert executor.run("pass\n").status == "ok"
+            time.sleep(delay)
+            os.killpg(executor._workers[0].proc.pid, signal.SIGKILL)
+            assert executor.run('print("after")\n').status in ("ok", "killed")
+            assert executor.run('print("again")\n').stdout == "again\n"
+
+
 def test_worker_replaced_inside_run_many_survives_the_pool_thread():
     with Executor(workers=1, timeout_s=1.0) as executor:
         os.killpg(executor._workers[0].proc.pid, signal.SIGKILL)

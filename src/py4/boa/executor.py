@@ -112,10 +112,10 @@ class _Worker:
                            host_scratch=self.host_scratch)
         self.proc: subprocess.Popen | None = None
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
-        self.stdout_poll: select.poll | None = None  # the worker's replies and verdicts
+        self.handoff_poll: select.poll | None = None  # is the next child handed over?
         self.child_fds: tuple[int, int] | None = None  # prepared child's job pipe, channel
         self.caps: dict = {}
-        self.verdict_pending = False  # the worker owes us its after-run "clean" verdict
+        self.verdict_pending = False  # the worker owes us its next child (= "clean")
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
         self.cpu_s_lost = 0.0  # the same for the workers this one replaced
 
@@ -133,8 +133,8 @@ class _Worker:
                 env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
         finally:
             theirs.close()
-        self.stdout_poll = select.poll()  # kept: child_ready asks it before every dispatch
-        self.stdout_poll.register(self.proc.stdout.fileno(), select.POLLIN)
+        self.handoff_poll = select.poll()  # kept: child_ready asks it before every dispatch
+        self.handoff_poll.register(self.handoff.fileno(), select.POLLIN)
 
     def await_ready(self) -> None:
         ready = self._read_reply(WORKER_START_TIMEOUT_S)
@@ -145,7 +145,7 @@ class _Worker:
 
     def _receive_child(self) -> bool:
         """Take the job pipe and result channel of the worker's next prepared child
-        (sent just before the worker's ready or clean message)."""
+        (sent just before the worker's ready message, and after each run's clean-up)."""
         try:  # close-on-exec: they must not leak into the caller's own children
             _, fds, _, _ = socket.recv_fds(self.handoff, 1, 2, socket.MSG_CMSG_CLOEXEC)
         except OSError:
@@ -165,10 +165,9 @@ class _Worker:
         """
         if self.proc is None:  # an earlier restart failed: try again (raises WorkerError)
             self.restart()
-        if self.verdict_pending:
+        if self.verdict_pending:  # the next child's descriptors are the "clean" verdict
             self.verdict_pending = False
-            verdict = self._read_reply(WORKER_START_TIMEOUT_S)
-            if verdict is None or verdict.get("clean") is not True or not self._receive_child():
+            if not self._receive_child():
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
         oom_before = self.cgroup.oom_kills()
@@ -195,10 +194,10 @@ class _Worker:
         return reply
 
     def child_ready(self) -> bool:
-        """Whether the next job can go out at once (the clean-up verdict is in)."""
+        """Whether the next job can go out at once (the next child was handed over)."""
         if not self.verdict_pending or self.proc is None:
             return self.proc is not None
-        return bool(self.stdout_poll.poll(0))
+        return bool(self.handoff_poll.poll(0))
 
     def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
         """The worker's next message within ``timeout_s`` (None: lost or hung), reading the

@@ -19,7 +19,8 @@ the harness reports the end of the run (``!`` and the exit status on the tick pi
 supervisor stops every process of the run (SIGSTOP to all, as PID 1), collects what is in
 the output pipes and replies at once; only then does it kill them all, wait for their
 teardown and reap them, check that none remain, wipe the scratch tmpfs and prepare the
-next child, and report the clean-up's verdict. Runs that end otherwise (crash, timeout,
+next child, and hand it over (the hand-over is the "clean" verdict; a worker that is
+not clean exits instead). Runs that end otherwise (crash, timeout,
 output cap, ``os._exit``) are killed and reaped before the reply, as the exit status then
 comes from the kernel.
 """
@@ -177,11 +178,12 @@ class Supervisor:
             reply = self.run_job(job)
             reply["worker_cpu_s"] = _cpu_seconds()
             # Cleaning up and preparing the next child after the reply overlaps both with
-            # the caller's own work; the executor reads this verdict before the next job.
+            # the caller's own work. The verdict is the hand-over itself: the executor
+            # waits for the next child's descriptors before the next job, and takes the
+            # end of the hand-over socket (this process exiting) as "not clean".
             try:
                 write_message(JOB_FD_OUT, reply)
                 clean = self.clean_up()
-                write_message(JOB_FD_OUT, {"clean": clean})
             except OSError:  # the executor is gone
                 os._exit(0)
             if not clean:
@@ -244,7 +246,8 @@ class Supervisor:
         return watch.reply()
 
     def clean_up(self) -> bool:
-        """Reap, check no process is left, wipe the scratch, prepare the next child."""
+        """Reap, check no process is left, wipe the scratch, prepare the next child and
+        hand it over; False (nothing handed over) when the worker is not clean."""
         if self.kill_pending:
             isolation.kill_everything_else(self.run_uid)
             self.kill_pending = False
