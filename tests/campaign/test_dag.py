@@ -75,6 +75,20 @@ def test_smoke_counts_and_sanity(smoke):
     assert all(n.run_dir.startswith("campaign-out/smoke") for n in smoke)
 
 
+def test_eft_overrides_reach_the_dose_runs_and_the_warm_start_has_its_own():
+    spec = load_campaign(ROOT / "configs/campaign/smoke.yaml")
+    nodes = {n.id: n for n in build_dag(spec)}
+    for dose in (8, 32):
+        argv = nodes[f"tiny/iso/eft_{dose}"].argv
+        assert argv[-len(spec.eft.overrides):] == spec.eft.overrides
+    warm = nodes["tiny/prop/warmstart"].argv
+    assert warm[-len(spec.eft.warmstart_overrides):] == spec.eft.warmstart_overrides
+    assert not [o for o in spec.eft.overrides if o.startswith("lora.") and o in warm]  # the table's LoRA
+    same = {n.id: n for n in build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
+                                                     ["eft.warmstart_overrides=null"]))}
+    assert same["tiny/prop/warmstart"].argv[-len(spec.eft.overrides):] == spec.eft.overrides
+
+
 def test_out_dir_override_moves_every_run(tmp_path):
     spec = load_campaign(ROOT / "configs/campaign/smoke.yaml", [f"out_dir={tmp_path}"])
     for n in build_dag(spec):

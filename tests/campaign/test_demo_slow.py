@@ -19,8 +19,9 @@ def test_smoke_campaign_end_to_end_then_everything_skipped(tmp_path, monkeypatch
     sanity = {(e["arm"], e["dose"]): e["certified_rate"] for e in data["entries"]
               if e["kind"] == "eft" and e["split"] == "train_sanity"}
     for arm in ("control", "iso", "prop"):
-        # EFT-trained problems: clearly above zero after the largest dose, above the parent
-        assert sanity[(arm, 32)] > 0.2 and sanity[(arm, 32)] > sanity[(arm, 0)], sanity
+        # train_sanity is the 8-row dose's gold problems: clearly above zero after that dose,
+        # above the parent (the 32-row dose gets the same 120 steps, so it memorises less of them)
+        assert sanity[(arm, 8)] > 0.2 and sanity[(arm, 8)] > sanity[(arm, 0)], sanity
     assert not data["missing_evaluations"]
     for name in ("CAMPAIGN_STATUS.md", "WEIGHTS_INDEX.md", "report/dose_response.png", "report/grpo_ladder.png"):
         assert (out / name).is_file()

@@ -159,3 +159,33 @@ def test_a_done_run_whose_command_changed_runs_again(tmp_path):
     # the subset and everything downstream of it (the iso and control mixes, their models, ...)
     assert fake.calls[0] == "corpus_iso" and "tiny/control/mix" in fake.calls and "tiny/iso/sft" in fake.calls
     assert "corpus" not in fake.calls and "tiny/prop/midtrain" not in fake.calls
+
+
+def test_a_changed_run_starts_from_scratch_but_grpo_segments_keep_their_shared_folder(tmp_path):
+    """A stale checkpoint of other settings must not be resumed (run.resume: auto would)."""
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    run_campaign(nodes, spec.out_dir, FakeStages().table(nodes), progress=False, log=lambda s: None)
+    eft = next(n for n in nodes if n.id == "tiny/iso/eft_8")
+    first, later = [n for n in nodes if n.stage == "grpo"]
+    assert first.run_dir == later.run_dir
+    stale = {eft.id: Path(eft.run_dir, "checkpoint-100"), first.id: Path(first.run_dir, "checkpoint-4")}
+    for path in stale.values():
+        path.mkdir()
+    changed = build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml", [
+        f"out_dir={tmp_path}", "eft.overrides=[optimisation.max_steps=7]", "eft.warmstart_overrides=[optimisation.max_steps=3]"]))
+    seen: dict[str, bool] = {}
+
+    class Probe(FakeStages):
+        def __call__(self, node):
+            if node.id in stale:
+                seen[node.id] = stale[node.id].exists()
+            if node.id == later.id:
+                seen[later.id] = Path(first.run_dir, "checkpoint-2").exists()
+            super().__call__(node)
+            if node.id == first.id:  # the first segment writes the checkpoint the second resumes
+                Path(node.run_dir, "checkpoint-2").mkdir()
+
+    probe = Probe()
+    run_campaign(changed, spec.out_dir, probe.table(changed), progress=False, log=lambda s: None)
+    assert seen == {eft.id: False, first.id: False, later.id: True}

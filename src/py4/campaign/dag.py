@@ -243,7 +243,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
     warm = f"{d}/eft{g.warmstart_dose}_warmstart"
     b.add(Node(f"{key}/{g.arm}/warmstart", "eft",
                ["train", "eft", "--config", m.files.eft512_warmstart, f"model.path={graft}",
-                f"data.path={d}/eft_dose_{g.warmstart_dose}", f"run.output_dir={warm}", *b.spec.eft.overrides],
+                f"data.path={d}/eft_dose_{g.warmstart_dose}", f"run.output_dir={warm}", *_warmstart_overrides(b.spec)],
                warm, [graft_node, dose_id], _gpus(_config_gpus(m.files.eft512_warmstart), b.smoke()), m.files.eft512_warmstart, {**meta, "dose": g.warmstart_dose}))
     _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0})
     previous, run = f"{key}/{g.arm}/warmstart", f"{d}/grpo"
@@ -263,6 +263,11 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
               after=previous)
     _eval(b, f"{key}/{g.arm}/grpo", f"{run}/model", {**meta, "model_kind": "grpo", "step": g.segments[-1]})
+
+
+def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
+    e = spec.eft
+    return list(e.overrides if e.warmstart_overrides is None else e.warmstart_overrides)
 
 
 def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str | None = None) -> None:

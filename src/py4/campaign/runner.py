@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -104,12 +105,14 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     for node in todo:
         if node.stage not in executors:
             raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
-        if run_is_done(record_dir(out_dir, node)):
-            if _recorded_fingerprint(out_dir, node) == prints[node.id]:
-                summary.skipped.append(node.id)
-                bar.advance(f"skip {node.id}")
-                continue
-            log(f"{node.id}: its command or an input's changed since it was done; running it again")
+        recorded = _recorded_fingerprint(out_dir, node)
+        if run_is_done(record_dir(out_dir, node)) and recorded == prints[node.id]:
+            summary.skipped.append(node.id)
+            bar.advance(f"skip {node.id}")
+            continue
+        if recorded is not None and recorded != prints[node.id]:
+            log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
+            _clear_stale_run(node, nodes, out_dir, log)
         missing = [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
         if missing:
             summary.blocked.append(node.id)
@@ -138,6 +141,21 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
         bar.advance(node.id)
     bar.close()
     return summary
+
+
+def _clear_stale_run(node: Node, nodes: list[Node], out_dir: str | Path, log: Callable[[str], None]) -> None:
+    """Remove what another command left in ``node``'s run folder, so the stage does not resume
+    a stale checkpoint (``run.resume: auto``) of different settings.
+
+    Kept: a folder outside the campaign's out_dir, and a folder shared with an input (GRPO's
+    later segments resume the checkpoint their first segment has just written).
+    """
+    run_dir, out = Path(node.run_dir).resolve(), Path(out_dir).resolve()
+    shared = any(Path(n.run_dir).resolve() == run_dir for n in nodes if n.id in node.inputs)
+    if shared or out not in run_dir.parents or not run_dir.exists():
+        return
+    shutil.rmtree(run_dir)
+    log(f"  removed the previous outputs in {run_dir}")
 
 
 def fingerprints(nodes: list[Node]) -> dict[str, str]:

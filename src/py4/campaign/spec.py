@@ -101,7 +101,9 @@ class EFTSpec(StrictModel):
     eft_split: str = "eft_pool"
     matrix_split: str = "eft_large"
     overrides: list[str] = []
-    """key=value overrides of every EFT run (smoke: a learning rate that memorises in a few steps)."""
+    """key=value overrides of every EFT dose run (smoke: settings that memorise the dose, the train_sanity check)."""
+    warmstart_overrides: list[str] | None = None
+    """key=value overrides of the GRPO warm-start EFT run (None: the same as ``overrides``)."""
 
 
 class GRPOSpec(StrictModel):

@@ -83,6 +83,10 @@ class EFTDoseConfig(StrictModel):
     """submit_call: episode prompt + tools, assistant = a submit call with the gold code; fenced: a plain answer."""
     system_prompt: str | None = None
     """submit_call only: the episode's system prompt (default: py4.episodes' SYSTEM_PROMPT; match the eval's)."""
+    gold_max_chars: int | None = pydantic.Field(None, ge=1)
+    """Only problems whose gold solution has at most this many characters (None: any). Smoke
+    scale: short targets a tiny model memorises in few steps and answers within a small
+    evaluation token budget (the train_sanity check); the table's doses set no limit."""
     seed: int = 424242
 
     @pydantic.model_validator(mode="after")
@@ -132,7 +136,7 @@ def gold_code(row: dict[str, Any]) -> str:
 
 def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: bool,
                 rng: random.Random, gold_format: str = "submit_call",
-                system_prompt: str | None = None) -> tuple[list[dict], dict[str, int]]:
+                system_prompt: str | None = None, max_chars: int | None = None) -> tuple[list[dict], dict[str, int]]:
     """Certified gold rows for ``count`` problems (shuffled with ``rng``); counts of what was skipped."""
     from py4.boa.certify import certify_many
     from py4.boa.executor import Executor
@@ -140,11 +144,14 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
 
     order = list(problems)
     rng.shuffle(order)
-    rows, skipped = [], {"held_out_rule": 0, "uncertified": 0, "no_gold": 0}
+    rows, skipped = [], {"held_out_rule": 0, "uncertified": 0, "no_gold": 0, "too_long": 0}
     candidates = []
     for problem in order:
         if not problem.gold:
             skipped["no_gold"] += 1
+            continue
+        if max_chars is not None and len(problem.gold) > max_chars:
+            skipped["too_long"] += 1
             continue
         rules = set(compile_py4(problem.gold).rules_exercised)
         if rules & held_out and not allow_held_out:
@@ -259,7 +266,7 @@ def build_dose(config: EFTDoseConfig) -> Path:
     else:
         problems = [p for p in load_bank(config.bank_version) if p.split == config.split]
         rows, skipped = select_gold(problems, config.gold, held_out, config.allow_held_out_rules, rng,
-                                    config.gold_format, config.system_prompt)
+                                    config.gold_format, config.system_prompt, config.gold_max_chars)
         manifest["gold_skipped"] = skipped
         if config.replay:
             rows += replay_rows(config.replay_settings, config.replay, rng)
