@@ -301,3 +301,17 @@ def test_result_channel_larger_than_its_pipe(ex):
     result = ex.run('throw ValueError("v" * 3000000)\n', timeout_s=5.0)
     assert result.status == "runtime_error" and result.exit_code == 1, result.stderr[-300:]
     assert result.stderr.endswith("v" * 100 + "\n") and "traceback truncated" in result.stderr
+
+
+def test_a_forked_copy_reaching_the_end_does_not_end_the_run(ex):
+    # Both copies of a forked program run the harness's end; only the run's own process
+    # may tell the supervisor the run is over.
+    source = ('use os\nuse sys\nuse time\n'
+              'let pid = os.fork()\n'
+              'if pid == 0:\n    print("child", flush=true)\n    sys.exit(3)\n'
+              'let status = os.waitpid(pid, 0)[1]\n'
+              'time.sleep(0.05)\n'
+              'print("parent saw", os.waitstatus_to_exitcode(status))\n')
+    result = ex.run(source)
+    assert (result.status, result.exit_code) == ("ok", 0), result
+    assert result.stdout == "child\nparent saw 3\n", result

@@ -20,8 +20,8 @@ import json
 import linecache
 import marshal
 import os
+import signal
 import sys
-import time
 import traceback
 from json.encoder import encode_basestring_ascii as _quote
 
@@ -37,13 +37,12 @@ _tuple_iter = tuple.__iter__
 _isinstance, _type, _len, _str, _iter, _list = isinstance, type, len, str, iter, list
 _bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(None)
 _exit = os._exit
-_sleep = time.sleep
+_getpid, _kill, _SIGSTOP = os.getpid, os.kill, signal.SIGSTOP
 _enumerate, _callable, _exec, _bytes = enumerate, callable, exec, bytes
 _INFINITIES = (float("inf"), float("-inf"))
 
 MAX_RESULT_CHARS = 1_000_000
 MAX_DEPTH = 200
-KILL_WAIT_S = 2.0  # after telling the supervisor the run is over
 HARNESS_FILES = (os.path.dirname(os.path.dirname(os.path.abspath(__file__))),)
 
 
@@ -134,6 +133,7 @@ class Channel:
 
     def __init__(self, fd: int, token: bytes, tick_fd: int | None = None):
         self._fd, self._token, self._tick_fd = fd, token, tick_fd
+        self._pid = _getpid()  # the run's own process; a fork of it never ends the run
 
     def frame(self, message: dict) -> bytes:
         data = _dumps(message).encode("utf-8", "backslashreplace")
@@ -147,14 +147,16 @@ class Channel:
             view = view[_write(self._fd, view):]
 
     def done(self, exit_code: int) -> None:
-        """Tell the supervisor the run is over (every frame is already written), then wait
-        to be killed: exiting here would tear the address space down on the CPU the
-        supervisor is woken on, delaying its reply (the caller exits if no kill comes).
-        A program can send this too: it then gets killed at once, as if it had called
-        ``os._exit`` (see docs/boa.md)."""
-        if self._tick_fd is not None:
+        """Tell the supervisor the run is over (every frame is already written) and stop
+        this process (SIGSTOP) until the supervisor kills it: exiting here would tear the
+        address space down on the CPU the supervisor is woken on, delaying its reply. A
+        process the program forked that reaches the end of the program returns at once
+        (the caller exits): only the run's own process ends the run. A program can write
+        the bytes itself: it is then stopped at once, as if it had called ``os._exit``
+        (see docs/boa.md)."""
+        if self._tick_fd is not None and _getpid() == self._pid:
             _write(self._tick_fd, b"!" + _bytes((exit_code & 0xFF,)))
-            _sleep(KILL_WAIT_S)
+            _kill(self._pid, _SIGSTOP)
 
 
 # ----------------------------------------------------------------------------- errors
