@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
 from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, JobHeader, WorkerGone,
-                              read_message, write_frame)
+                              read_message)
 
 log = logging.getLogger(__name__)
 
@@ -267,10 +267,14 @@ class _Worker:
 
 
 def _send_job(fd: int, job: dict, code: bytes) -> None:
-    """Write the job (marshalled: cheap to load in the child) to a prepared child."""
+    """Write the job (marshalled: cheap to load in the child) to a prepared child, both
+    frames in one write (so that the child, woken by the first, need not wait again)."""
+    job_bytes = marshal.dumps(job)
+    data = len(job_bytes).to_bytes(4, "big") + job_bytes + len(code).to_bytes(4, "big") + code
     try:
-        write_frame(fd, marshal.dumps(job))
-        write_frame(fd, code)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
     except OSError:
         pass  # the child is gone; the supervisor reports how it ended
     finally:
