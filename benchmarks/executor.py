@@ -51,7 +51,19 @@ for _ in range(int(sys.argv[1])):
         os._exit(0)
     os.waitpid(pid, 0)
     samples.append(time.perf_counter() - started)
-print(statistics.median(samples) * 1000)
+# cost of one copy-on-write page fault: a child writes one byte in each of 2,000 pages
+pages = bytearray(2000 * 4096)
+for i in range(0, len(pages), 4096):
+    pages[i] = 1
+read_end, write_end = os.pipe()
+if os.fork() == 0:
+    started = time.perf_counter()
+    for i in range(0, len(pages), 4096):
+        pages[i] = 2
+    os.write(write_end, str((time.perf_counter() - started) / 2000).encode())
+    os._exit(0)
+os.wait()
+print(statistics.median(samples) * 1000, float(os.read(read_end, 100)) * 1000)
 """
 
 
@@ -68,12 +80,13 @@ class BoaTimer:
     """Times trivial runs on one executor; wall times per run and CPU seconds in total."""
 
     def __init__(self, executor: Executor):
-        self.executor, self.walls, self.cpu_s, self.count = executor, [], 0.0, 0
+        self.executor, self.walls, self.cpu_s, self.faults, self.count = executor, [], 0.0, 0, 0
         for _ in range(20):  # warm-up: compile cache, every worker's first cycles
             executor.run("pass\n")
 
     def block(self, runs: int, gap_s: float) -> None:
         cpu_before = time.process_time() + self.executor.worker_cpu_seconds()
+        faults_before = self.executor.worker_page_faults()
         for _ in range(runs):
             if gap_s:
                 time.sleep(gap_s)
@@ -82,6 +95,7 @@ class BoaTimer:
             self.walls.append(time.perf_counter() - started)
             assert result.status == "ok", result
         self.cpu_s += time.process_time() + self.executor.worker_cpu_seconds() - cpu_before
+        self.faults += self.executor.worker_page_faults() - faults_before
         self.count += runs
 
 
@@ -103,11 +117,14 @@ class SpawnTimer:
         self.count += runs
 
 
-def fork_floor_ms(count: int) -> float:
+def fork_floor_ms(count: int) -> tuple[float, float]:
+    """Median fork + _exit + waitpid of a warm worker interpreter, and the cost of one
+    copy-on-write page fault, in ms."""
     env = dict(os.environ, PYTHONPATH=str(SRC))
     out = subprocess.run([sys.executable, "-c", FORK_FLOOR, str(count)], check=True,
                          capture_output=True, text=True, env=env)
-    return float(out.stdout)
+    fork_ms, fault_ms = out.stdout.split()
+    return float(fork_ms), float(fault_ms)
 
 
 def certification_rate(count: int) -> tuple[float, int, int]:
@@ -137,7 +154,8 @@ def measure(runs: int, rounds: int) -> dict:
     return {"spawn": spawn, "back": back, "spaced": spaced, "one": one, "workers": workers}
 
 
-def report(timings: dict, floor_ms: float, rate: float, cert_workers: int, tests: int) -> None:
+def report(timings: dict, floor: tuple[float, float], rate: float, cert_workers: int, tests: int) -> None:
+    floor_ms, fault_ms = floor
     spawn, workers = timings["spawn"], timings["workers"]
     spawn_ms = median_ms(spawn.walls)
     print(f"spawning python3 -I -S -c pass, median wall:              {spawn_ms:7.2f} ms")
@@ -156,11 +174,18 @@ def report(timings: dict, floor_ms: float, rate: float, cert_workers: int, tests
         print(f"goals, {label:16s}: median overhead <= {GOAL_OVERHEAD_MS:g} ms: "
               f"{'met' if ms <= GOAL_OVERHEAD_MS else 'NOT met'} ({ms:.2f} ms); >= {GOAL_SPEEDUP:g}x "
               f"faster than spawning: {'met' if spawn_ms / ms >= GOAL_SPEEDUP else 'NOT met'} "
-              f"({spawn_ms / ms:.1f}x)")
+              f"({spawn_ms / ms:.2f}x)")
     boa = timings["back"]
     boa_cpu, spawn_cpu = boa.cpu_s / boa.count, spawn.cpu_s / spawn.count
+    faults = boa.faults / boa.count
+    cores = os.cpu_count() or 1
     print(f"CPU per run (all processes, back to back): Boa {boa_cpu * 1000:.2f} ms, "
           f"spawning {spawn_cpu * 1000:.2f} ms ({spawn_cpu / boa_cpu:.1f}x)")
+    print(f"  Boa's per-run cycle: {faults:.0f} page faults (worker and run child; "
+          f"{fault_ms * 1000:.1f} us per copy-on-write fault here, ~{faults * fault_ms:.1f} ms) "
+          f"+ fork/exit ({floor_ms:.2f} ms); back to back on {cores} cores no run can take "
+          f"less than CPU/cores = {boa_cpu * 1000 / cores:.2f} ms "
+          f"({spawn_ms / (boa_cpu * 1000 / cores):.1f}x)")
     print(f"certifications/s on {cert_workers} worker(s), {tests} tests each: {rate:7.1f}")
 
 
@@ -173,9 +198,9 @@ def main() -> None:
 
     load_before = os.getloadavg()[0]
     timings = measure(args.runs, args.rounds)
-    floor_ms = fork_floor_ms(200)
+    floor = fork_floor_ms(200)
     rate, cert_workers, tests = certification_rate(args.certs)
-    report(timings, floor_ms, rate, cert_workers, tests)
+    report(timings, floor, rate, cert_workers, tests)
     print(f"load average (1 min) before / after: {load_before:.2f} / {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores (other work on the machine inflates wall times)")
 

@@ -117,7 +117,8 @@ class _Worker:
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its next child (= "clean")
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
-        self.cpu_s_lost = 0.0  # the same for the workers this one replaced
+        self.minflt = 0  # their minor page faults
+        self.cpu_s_lost, self.minflt_lost = 0.0, 0  # the same for the workers this one replaced
 
     def start(self) -> None:
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
@@ -189,6 +190,7 @@ class _Worker:
         self.verdict_pending = reply is not None
         if reply is not None:
             self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
+            self.minflt = int(reply.get("worker_minflt", self.minflt))
             reply["oom_killed"] = self.cgroup.oom_kills() > oom_before
             reply["messages"], reply["violation"] = channel.frames.messages, channel.frames.violation
         return reply
@@ -262,6 +264,7 @@ class _Worker:
         self.kill()
         self.verdict_pending = False
         self.cpu_s_lost, self.cpu_s = self.cpu_s_lost + self.cpu_s, 0.0
+        self.minflt_lost, self.minflt = self.minflt_lost + self.minflt, 0
         self.start()
         self.await_ready()
 
@@ -393,6 +396,10 @@ class Executor:
     def worker_cpu_seconds(self) -> float:
         """CPU seconds used so far by all workers' supervisors and runs (for benchmarks)."""
         return sum(w.cpu_s + w.cpu_s_lost for w in self._workers)
+
+    def worker_page_faults(self) -> int:
+        """Minor page faults so far of all workers' supervisors and runs (for benchmarks)."""
+        return sum(w.minflt + w.minflt_lost for w in self._workers)
 
     @property
     def workers(self) -> int:
