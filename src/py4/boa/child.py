@@ -197,7 +197,10 @@ def describe_error(exc: BaseException, filename: str, mode: str) -> str:
 # ----------------------------------------------------------------------------- jobs
 
 def _flush_streams() -> None:
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+    streams = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    for n, stream in _enumerate(streams):
+        if n >= 2 and stream is streams[n - 2]:
+            continue  # sys.__stdout__ is still sys.stdout (as usual): flushed already
         try:
             stream.flush()
         except BaseException:  # noqa: BLE001 - the program may have replaced or closed them

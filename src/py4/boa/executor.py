@@ -191,7 +191,8 @@ class _Worker:
         if reply is not None:
             self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
             self.minflt = int(reply.get("worker_minflt", self.minflt))
-            reply["oom_killed"] = self.cgroup.oom_kills() > oom_before
+            reply["oom_killed"] = (reply["signal"] == signal.SIGKILL  # all it can explain
+                                   and self.cgroup.oom_kills() > oom_before)
             reply["messages"], reply["violation"] = channel.frames.messages, channel.frames.violation
         return reply
 

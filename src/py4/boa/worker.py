@@ -243,11 +243,13 @@ class Supervisor:
                 isolation.kill_everything_else(self.run_uid)
             watch.finish()
         self.dying_pidfd = watch.pidfd if watch.early else None
+        self.last_watch = watch  # closed by clean_up, after the reply
         return watch.reply()
 
     def clean_up(self) -> bool:
         """Reap, check no process is left, wipe the scratch, prepare the next child and
         hand it over; False (nothing handed over) when the worker is not clean."""
+        self.last_watch.close()
         if self.kill_pending:
             isolation.kill_everything_else(self.run_uid)
             self.kill_pending = False
@@ -540,6 +542,10 @@ class RunWatch:
             while self.open_fds and time.monotonic() < drain_until:
                 for fd, _ in self.poller.poll(max((drain_until - time.monotonic()) * 1000, 0)):
                     self._read(fd)
+
+    def close(self) -> None:
+        """Close the run's pipes and zero what the run wrote into ``sink`` (before any
+        later child is forked)."""
         for fd in (self.out_fd, self.err_fd, self.tick_fd):
             os.close(fd)
         self.sink[:self.sink_used] = bytes(self.sink_used)
