@@ -27,7 +27,7 @@ MAX_SOURCE_CHARS = 1_000_000
 COMPILE_CACHE_SIZE = 4096  # programs; only those up to COMPILE_CACHE_MAX_CHARS are cached
 COMPILE_CACHE_MAX_CHARS = 20_000
 # ``_thread``, not ``threading``: workers import this module, and ``threading``'s after-fork
-# handler would cost every run's child ~130 copy-on-write page faults (see docs/boa.md).
+# handler would cost every run's child ~70 copy-on-write page faults (see docs/boa.md).
 _WARNINGS_LOCK = _thread.allocate_lock()
 
 # Modules a run's worker imports once, before isolation, so that programs find them

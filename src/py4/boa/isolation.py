@@ -13,10 +13,11 @@ Two layers, set up at two moments:
   ignored, the highest OOM score.
 * **Once per run** (``confine_child``, in the forked child before its job exists): new
   session, rlimits, scratch as working directory, a switch to an unprivileged uid/gid
-  private to the worker and a seccomp filter (no-new-privs is inherited from the
-  supervisor) (the caller has already
-  closed every descriptor the child must not keep). ``reset_scratch`` wipes the scratch
-  tmpfs between runs; ``kill_everything_else`` ends whatever a run left behind.
+  private to the worker and a seccomp filter; no-new-privs is inherited from the
+  supervisor, and the caller has already closed every descriptor the child must not
+  keep. ``reset_scratch`` wipes the scratch tmpfs between runs; ``stop_everything_else``
+  freezes a finished run's processes and ``kill_everything_else`` ends whatever a run
+  left behind.
 
 Every step is probed; a step that the kernel refuses is recorded in ``Capabilities`` with
 a warning and the worker carries on with what it has (``docs/boa.md`` lists what was

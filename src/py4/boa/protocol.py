@@ -2,9 +2,9 @@
 
 Executor <-> supervisor (trusted on both ends): a 4-byte big-endian length followed by
 that many bytes; messages are JSON objects, except a job's header (``JobHeader``: what
-the supervisor needs to watch a run, in a fixed-size struct, cheap on the run's path). Run child -> executor (the result channel,
-untrusted): a per-run token, a 4-byte length and a JSON object, parsed by
-``FrameReader``, which accepts nothing else.
+the supervisor needs to watch a run, in a fixed-size struct, cheap on the run's path).
+Run child -> executor (the result channel, untrusted): a per-run token, a 4-byte length
+and a JSON object, parsed by ``FrameReader``, which accepts nothing else.
 """
 
 from __future__ import annotations
