@@ -67,10 +67,16 @@ def test_smoke_counts_and_sanity(smoke):
     counts = Counter(n.stage for n in smoke)
     assert counts == {"assets": 1, "corpus": 1, "subset": 2, "pack": 1, "mix": 3, "midtrain": 3, "sft": 3,
                       "graft": 3, "eft_dose": 7, "eft": 7, "grpo": 2, "sanity_bank": 1,
-                      "eval": 3 + 3 + 6 + 1 + 1 + 1}
-    for n in smoke:
-        if n.stage == "eval":
-            assert "test_heldin,test_heldout,train_sanity" in n.argv and "sanity_bank" in n.inputs
+                      "eval": 2 * (3 + 3 + 6 + 1 + 1 + 1)}
+    evals = {n.id: n for n in smoke if n.stage == "eval"}
+    for node_id, n in evals.items():
+        if node_id.endswith(":train_sanity"):  # its own run: greedy, one sample, the sanity bank
+            assert n.argv[n.argv.index("--split") + 1] == "train_sanity" and "sanity_bank" in n.inputs
+            assert n.argv[-3:] == ["sampling.temperature=0", "sampling.samples=1", f"bank_dir={n.run_dir.split('/eval/')[0]}/sanity_bank"]
+            assert evals[node_id.removesuffix(":train_sanity")].meta["model_node"] == n.meta["model_node"]
+        else:
+            assert n.argv[n.argv.index("--split") + 1] == "test_heldin,test_heldout" and "sanity_bank" not in n.inputs
+            assert "sampling.samples=2" in n.argv and f"{node_id}:train_sanity" in evals
         assert n.gpus == 0
     assert all(n.run_dir.startswith("campaign-out/smoke") for n in smoke)
 

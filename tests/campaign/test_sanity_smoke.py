@@ -2,7 +2,9 @@
 the sanity dose, then evaluation of those problems as the campaign evaluates them.
 
 A broken loss mask, adapter path or data path shows here as 0 certified after EFT; the
-parent (dose 0, the same evaluation) scores 0, so the rise is the EFT's doing.
+parent (dose 0, the same evaluation) scores 0, so the rise is the EFT's doing. The parent is
+the smoke -it model (the campaign's chat parents need the whole corpus/midtrain/SFT chain;
+`tests/campaign/test_demo_slow.py` checks them in the full smoke campaign).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ def _eval(spec, model: str, bank_dir: Path, out: Path) -> dict:
     from py4.config import load_config
     from py4.evaluate.harness import EvalConfig, run
 
-    config = load_config(EvalConfig, None, [*spec.evaluation.overrides, f"splits=[{spec.evaluation.sanity_split}]",
+    ev = spec.evaluation  # as the campaign's eval:<model>:train_sanity runs evaluate
+    config = load_config(EvalConfig, None, [*ev.overrides, *ev.sanity_overrides, f"splits=[{ev.sanity_split}]",
                                             f"bank_dir={bank_dir}", "policy.name=local", f"policy.model={model}"])
     return run(config, out, progress=False)["splits"][spec.evaluation.sanity_split]
 

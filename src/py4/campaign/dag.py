@@ -271,21 +271,27 @@ def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
 
 
 def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str | None = None) -> None:
+    """The model's evaluation on the test splits; with a sanity split, a second run on it alone."""
     ev = b.spec.evaluation
-    splits = list(ev.splits)
-    inputs = [after or model_node]
-    extra: list[str] = []
-    if ev.sanity_split:
-        splits.append(ev.sanity_split)
-        inputs.append("sanity_bank")
-        extra.append(f"bank_dir={b.out}/sanity_bank")
-        _sanity_bank(b)
     run = f"{b.out}/eval/{model_node.replace('/', '__')}"
+    _eval_node(b, f"eval:{model_node}", run, model_path, list(ev.splits), [after or model_node],
+               list(ev.overrides), {**meta, "model_node": model_node})
+    if ev.sanity_split:
+        _sanity_bank(b)
+        _eval_node(b, f"eval:{model_node}:{ev.sanity_split}", f"{run}__{ev.sanity_split}", model_path,
+                   [ev.sanity_split], [after or model_node, "sanity_bank"],
+                   [*ev.overrides, *ev.sanity_overrides, f"bank_dir={b.out}/sanity_bank"],
+                   {**meta, "model_node": model_node})
+
+
+def _eval_node(b: _Builder, node_id: str, run: str, model_path: str, splits: list[str], inputs: list[str],
+               overrides: list[str], meta: dict) -> None:
+    ev = b.spec.evaluation
     args = ["eval", "--out", run, "--model", model_path, "--split", ",".join(splits), "--no-progress"]
     if ev.config:
         args += ["--config", ev.config]
-    b.add(Node(f"eval:{model_node}", "eval", [*args, *ev.overrides, *extra], run, inputs,
-               0 if b.smoke() else 1, ev.config, {**meta, "model_node": model_node, "splits": splits}))
+    b.add(Node(node_id, "eval", [*args, *overrides], run, inputs, 0 if b.smoke() else 1, ev.config,
+               {**meta, "splits": splits}))
 
 
 def _sanity_bank(b: _Builder) -> None:

@@ -117,7 +117,11 @@ class GRPOSpec(StrictModel):
 class EvalSpec(StrictModel):
     splits: list[str] = ["test_heldin", "test_heldout"]
     sanity_split: str | None = None
-    """Smoke scale: a split of EFT-trained problems whose rate must rise after EFT."""
+    """Smoke scale: a split of EFT-trained problems whose rate must rise after EFT (its own
+    evaluation run per model, ``eval:<model>:<split>``)."""
+    sanity_overrides: list[str] = []
+    """key=value overrides of the sanity split's evaluations, after ``overrides`` (smoke: greedy
+    decoding, one sample — it is a memorisation check)."""
     config: str | None = None
     overrides: list[str] = []
     grpo_steps: list[int] = []

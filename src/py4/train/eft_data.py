@@ -217,7 +217,11 @@ def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> lis
 
 
 def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random) -> tuple[list[dict], dict]:
-    """Draw ``gold`` + ``replay`` rows from an existing dose (the 256 from the 1,024)."""
+    """Draw ``gold`` + ``replay`` rows from an existing dose (the 256 from the 1,024).
+
+    The gold rows drawn depend only on the seed and the problem ids (not on the source's
+    row order); raises ValueError when the source holds too few rows.
+    """
     from py4.train.sft import read_chat_rows
 
     rows = read_chat_rows(source_dir)
@@ -226,7 +230,12 @@ def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random
         raise ValueError(f"{source_dir}: has {len(by_source['gold'])} gold + {len(by_source['replay'])} replay rows; "
                          f"{gold} + {replay} asked")
     source_manifest = json.loads((Path(source_dir) / "manifest.json").read_text(encoding="utf-8"))
-    return rng.sample(by_source["gold"], gold) + rng.sample(by_source["replay"], replay), source_manifest
+    # Gold rows are ranked by a seeded hash of their problem id, not sampled by position: the
+    # same problems are drawn from every arm's bigger dose even when those doses differ by a
+    # few problems (their replay rows always differ), so the arms' small doses line up.
+    salt = rng.randrange(2**32)
+    ranked = sorted(by_source["gold"], key=lambda r: hashlib.sha256(f"{salt}/{r.get('problem_id')}".encode()).digest())
+    return ranked[:gold] + rng.sample(by_source["replay"], replay), source_manifest
 
 
 def held_out_rules_in(rows: list[dict], held_out: set[str]) -> int:
