@@ -326,9 +326,9 @@ class ResultChannel:
                 data = os.read(self.fd, 1 << 16)
             except BlockingIOError:
                 return
-            if not data:
-                return
             self._take(data)
+            if len(data) < 1 << 16:
+                return  # the pipe is empty (or closed): nothing more was written before
 
     def close(self) -> None:
         os.close(self.fd)

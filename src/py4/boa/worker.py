@@ -529,8 +529,9 @@ class RunWatch:
         """
         if self.early:  # the status is the harness's; the pidfd stays open for the clean-up
             self._unwatch(self.pidfd)
+            ready = {fd for fd, _ in self.poller.poll(0)}  # one call, not a read per pipe
             for fd in (self.out_fd, self.err_fd):
-                while fd in self.open_fds and self._read(fd):
+                while fd in ready and fd in self.open_fds and self._read(fd):
                     pass
         else:
             if self.status is None:
