@@ -395,11 +395,13 @@ class Executor:
         return caps
 
     def worker_cpu_seconds(self) -> float:
-        """CPU seconds used so far by all workers' supervisors and runs (for benchmarks)."""
+        """CPU seconds used by all workers' supervisors and runs, as of each worker's last
+        clean-up (for benchmarks)."""
         return sum(w.cpu_s + w.cpu_s_lost for w in self._workers)
 
     def worker_page_faults(self) -> int:
-        """Minor page faults so far of all workers' supervisors and runs (for benchmarks)."""
+        """Minor page faults of all workers' supervisors and runs, as of each worker's
+        last clean-up (for benchmarks)."""
         return sum(w.minflt + w.minflt_lost for w in self._workers)
 
     @property

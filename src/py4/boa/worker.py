@@ -169,6 +169,7 @@ class Supervisor:
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
         self.prepared = self.prepare_child()
         self.hand_over(self.prepared)
+        self.usage = _usage()
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
@@ -176,7 +177,8 @@ class Supervisor:
             except (WorkerGone, OSError, ValueError):
                 os._exit(0)
             reply = self.run_job(job)
-            reply["worker_cpu_s"], reply["worker_minflt"] = _usage()
+            # As of the end of the last clean-up (measured there, off the run's path).
+            reply["worker_cpu_s"], reply["worker_minflt"] = self.usage
             # Cleaning up and preparing the next child after the reply overlaps both with
             # the caller's own work. The verdict is the hand-over itself: the executor
             # waits for the next child's descriptors before the next job, and takes the
@@ -268,6 +270,7 @@ class Supervisor:
             self.hand_over(self.prepared)
         except OSError:
             return False
+        self.usage = _usage()
         return True
 
     def _owner(self) -> tuple[int, int]:
