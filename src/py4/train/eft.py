@@ -68,6 +68,24 @@ class EFTConfig(StrictModel):
         optim="adamw_torch", seed=424242, micro_batch=1, grad_accum=32, epochs=2,
     )
     run: common.RunSettings
+    plain_loss: bool = False
+    """Take the loss from the model's full logits (transformers' causal-LM loss) instead of TRL's
+    chunked fused LM head: the same loss (tested), ~2.5x faster for the tiny CPU model, but the
+    full logits of a 262k vocabulary do not fit at campaign scale (keep False there)."""
+
+
+def use_plain_loss(trainer) -> None:
+    """Make ``trainer`` compute the loss through the model's own forward (full logits).
+
+    TRL's SFTTrainer always calls the fused LM head, which also computes entropy and top-1
+    metrics tile by tile: most of a step's time on a tiny model on CPU. The loss is the same
+    mean token NLL over the labelled tokens.
+    """
+    def compute_loss(model, inputs, return_outputs=False, num_items_in_batch=None):
+        outputs = model(**inputs, use_cache=False, num_items_in_batch=num_items_in_batch)
+        return (outputs.loss, outputs) if return_outputs else outputs.loss
+
+    trainer.compute_loss = compute_loss
 
 
 def read_dose_manifest(path: str | Path) -> dict:
@@ -110,6 +128,8 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, settings, device,
                                          max_steps if max_steps else -1, data.max_length, data.packing,
                                          peft_config=config.lora.peft_config(), callbacks=[lr_trace, *callbacks])
+        if config.plain_loss:
+            use_plain_loss(trainer)
         summary = common.trainable_summary(trainer.model)
         recorder.set(data_rows=len(rows), adapted_modules=summary["adapted_modules"],
                      held_out_rules_in_targets=int(dose.get("held_out_rules_in_targets", 0) or 0),
