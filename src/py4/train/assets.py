@@ -44,6 +44,8 @@ class ItTraining(StrictModel):
     max_length: int = 512
     packing: bool = False
     """Off: padding-free packing builds one long block-diagonal attention, slower at this size."""
+    plain_loss: bool = True
+    """The model's own loss instead of TRL's fused LM head (same loss; ~2x faster here)."""
     seed: int = 0
 
 
@@ -85,6 +87,10 @@ def _train_it(base_dir: Path, out_dir: Path, rows: list[dict], settings: ItTrain
     trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, run, device,
                                      settings.steps, settings.max_length, packing=settings.packing)
     trainer.args.save_strategy = "no"
+    if settings.plain_loss:
+        from py4.train.eft import use_plain_loss
+
+        use_plain_loss(trainer)
     output = trainer.train()
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)
