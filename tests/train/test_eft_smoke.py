@@ -148,3 +148,28 @@ def test_glm_attention_only_targets():
 
     spec = LoraSpec(target_modules=["q_proj", "k_proj", "v_proj", "o_proj"])
     assert set(spec.peft_config().target_modules) == {"q_proj", "k_proj", "v_proj", "o_proj"}
+
+
+def test_killed_eft_resumes_from_its_checkpoint_to_the_same_step(smoke_assets, dose, tmp_path):
+    # LoRA runs resume too: the checkpoint holds the adapter, optimizer, scheduler and RNG,
+    # and the resumed run continues the same cosine schedule to the planned step count.
+    from train_helpers import KillAt
+
+    from py4.train import eft
+
+    config = eft.EFTConfig.model_validate({
+        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(dose), "max_length": 512},
+        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.0,
+                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
+                         "grad_accum": 1, "epochs": 1},
+        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2}})
+    with pytest.raises(KeyboardInterrupt):
+        eft.run(config, callbacks=[KillAt(3)])
+    assert json.loads((tmp_path / "run" / "run_manifest.json").read_text())["status"] == "interrupted"
+    result = eft.run(config)
+    assert result.resumed_from.endswith("checkpoint-2")
+    assert result.global_step == 5  # ceil(10 rows / 2) for one epoch, as an uninterrupted run
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["attempt"] == 2
+    assert manifest["lr_trace"]["steps"][0] == 3
+    assert (Path(result.model_dir) / "adapter_model.safetensors").exists()
