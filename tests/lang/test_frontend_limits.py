@@ -1,24 +1,13 @@
 """i-string interiors, the diagnostics cap, positions of "too deep", and the rules
 exercised by counting from the end (P4-14 slice bounds, P4-17's own fix)."""
 
-import contextlib
-import io
-
 import pytest
 
 from py4.lang import compile_py4
 from py4.lang.compile import MAX_DIAGNOSTICS
 from py4.lang.istrings import field_regions
-from py4.lang.runtime import new_globals
 
-
-def run(source):
-    res = compile_py4(source)
-    assert res.ok, [d.render() for d in res.diagnostics]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(res.code, new_globals())
-    return out.getvalue()
+from lang_helpers import run_py4 as run
 
 
 # -- i-strings -------------------------------------------------------------------------

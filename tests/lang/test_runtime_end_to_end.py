@@ -4,18 +4,13 @@ Random programs built from the spec's slice and arithmetic forms are compared wi
 brute-force references of test_runtime_properties, so a translator that passes the wrong
 bound, step or receiver to the runtime fails here even when the runtime is right.
 """
-import contextlib
-import io
 import math
 from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from py4.lang.runtime import new_globals
-
-compile_py4 = pytest.importorskip("py4.lang.compile").compile_py4
-
+from lang_helpers import run_py4
 
 
 def reference_positions(n, a, b, s):
@@ -33,15 +28,6 @@ def reference_positions(n, a, b, s):
 lists = st.lists(st.integers(0, 99), max_size=8)
 bounds = st.none() | st.integers(-10, 10)
 steps = st.none() | st.integers(-3, 3).filter(bool)
-
-
-def run_py4(source: str) -> str:
-    result = compile_py4(source)
-    assert result.ok, [d.render("verbatim") for d in result.diagnostics]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(result.code, new_globals())
-    return out.getvalue()
 
 
 def slice_text(a, b, s) -> str:

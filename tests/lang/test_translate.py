@@ -1,22 +1,12 @@
 """Token rewrite, column map and the AST transform (checked by running the code)."""
 
-import contextlib
-import io
-
 import pytest
 
 from py4.lang import compile_py4
 from py4.lang.runtime import new_globals
 from py4.lang.tokens import rewrite_tokens
 
-
-def run(source):
-    res = compile_py4(source)
-    assert res.ok, [d.render() for d in res.diagnostics]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(res.code, new_globals())
-    return out.getvalue()
+from lang_helpers import run_py4 as run
 
 
 # -- token pass ----------------------------------------------------------------------
