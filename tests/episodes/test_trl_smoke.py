@@ -6,19 +6,12 @@ import pytest
 
 from py4.data.smoke_instructions import PROBLEM_TEMPLATES
 from py4.episodes import EpisodeConfig, Episode, dataset_rows, environment_factory, note_completion_lengths
-from py4.problems.schema import Problem, TestCase
+from py4.problems.schema import Problem
 
 
 def smoke_problems() -> list[Problem]:
-    problems = []
-    for i, template in enumerate(PROBLEM_TEMPLATES[:2]):
-        k, name = 4 + i, template.names[1]
-        args = template.call_args(k)
-        problems.append(Problem(id=f"smoke/{i}", family=template.family, title=template.family,
-                                prompt=template.prompt.format(name=name, k=k), entry_point=name,
-                                tests=[TestCase(args=list(args), expected=template.evaluate(k, args))],
-                                rules=["P4-12"], split="grpo", gold=template.gold.format(name=name, k=k)))
-    return problems
+    return [template.problem(f"smoke/{i}", 4 + i, template.names[1], "grpo", ["P4-12"])
+            for i, template in enumerate(PROBLEM_TEMPLATES[:2])]
 
 
 @pytest.mark.smoke

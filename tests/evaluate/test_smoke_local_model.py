@@ -9,21 +9,13 @@ import pytest
 from py4.data.smoke_instructions import PROBLEM_TEMPLATES
 from py4.episodes import EpisodeConfig, OUTCOMES
 from py4.evaluate.harness import EvalConfig, run
-from py4.problems.schema import Problem, TestCase
+from py4.problems.schema import Problem
 
 
 def smoke_problems() -> list[Problem]:
     """Problems in the shape the tiny -it model was taught (its SFT episodes' templates)."""
-    problems = []
-    for i, template in enumerate(PROBLEM_TEMPLATES[:3]):
-        k, name = 3 + i, template.names[0]
-        args = template.call_args(k)
-        problems.append(Problem(
-            id=f"smoke/{i}", family=template.family, title=template.family,
-            prompt=template.prompt.format(name=name, k=k), entry_point=name,
-            tests=[TestCase(args=list(args), expected=template.evaluate(k, args))],
-            rules=["P4-12"], split="test_heldin", gold=template.gold.format(name=name, k=k)))
-    return problems
+    return [template.problem(f"smoke/{i}", 3 + i, template.names[0], "test_heldin", ["P4-12"])
+            for i, template in enumerate(PROBLEM_TEMPLATES[:3])]
 
 
 @pytest.mark.smoke

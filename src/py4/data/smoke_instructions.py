@@ -31,6 +31,7 @@ from typing import Any
 
 from py4.episodes.config import SYSTEM_PROMPT
 from py4.episodes.environment import TOOL_SCHEMAS as EPISODE_TOOL_SCHEMAS
+from py4.problems.schema import Problem, TestCase
 
 __all__ = [
     "EPISODE_SYSTEM_PROMPT",
@@ -64,6 +65,15 @@ class ProblemTemplate:
     call_args: Callable[[int], tuple]
     evaluate: Callable[[int, tuple], Any]
     names: tuple[str, ...]
+
+    def problem(self, problem_id: str, k: int, name: str, split: str, rules: list[str]) -> Problem:
+        """A bank problem in the shape the smoke -it model was taught: the prompt and gold for
+        ``k`` and ``name``, the example call as its one test (what the tiny-model tests run)."""
+        args = self.call_args(k)
+        return Problem(id=problem_id, family=self.family, title=self.family,
+                       prompt=self.prompt.format(name=name, k=k), entry_point=name,
+                       tests=[TestCase(args=list(args), expected=self.evaluate(k, args))],
+                       rules=rules, split=split, gold=self.gold.format(name=name, k=k))
 
 
 def _p4_repr(value: Any) -> str:
