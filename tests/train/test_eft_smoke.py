@@ -15,6 +15,18 @@ pytestmark = pytest.mark.smoke
 TINY_RUN = {"logging_steps": 1, "save_steps": 1000, "report_to": [], "progress_bar": False}
 
 
+def _eft_config(model: Path, data: Path, out: Path, max_length: int = 512, save_steps: int = 1000, **optimisation):
+    """An EFT config on the tiny model; ``optimisation`` overrides the tests' common settings."""
+    from py4.train import eft
+
+    settings = {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.0,
+                "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
+                "grad_accum": 1, "epochs": 1, **optimisation}
+    return eft.EFTConfig.model_validate({
+        "model": {"path": str(model)}, "data": {"path": str(data), "max_length": max_length},
+        "optimisation": settings, "run": {"output_dir": str(out), **TINY_RUN, "save_steps": save_steps}})
+
+
 @pytest.fixture(scope="module")
 def dose(smoke_assets, tmp_path_factory) -> Path:
     from py4.train.eft_data import EFTDoseConfig, build_dose
@@ -66,12 +78,7 @@ def test_eft_trains_only_the_lora_adapters(smoke_assets, dose, tmp_path):
     from py4.train import eft
 
     snapshot, first = ParamSnapshot(), FirstBatch()
-    config = eft.EFTConfig.model_validate({
-        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(dose), "max_length": 512},
-        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.05,
-                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
-                         "grad_accum": 2, "epochs": 1},
-        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN}})
+    config = _eft_config(smoke_assets / "it", dose, tmp_path / "run", warmup=0.05, grad_accum=2)
     result = eft.run(config, callbacks=[snapshot, first])
 
     assert result.global_step == 3  # ceil(10 rows / (2 × 2)) for one epoch
@@ -102,12 +109,8 @@ def test_gold_rows_supervise_exactly_the_submit_call(smoke_assets, dose, tmp_pat
 
     gold_only = build_dose(EFTDoseConfig(out=str(tmp_path / "gold2"), gold=2, replay=0, draw_from=str(dose)))
     first = FirstBatch()
-    config = eft.EFTConfig.model_validate({
-        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(gold_only), "max_length": 1024},
-        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "constant", "min_lr_rate": None, "warmup": 0,
-                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 1, "micro_batch": 2,
-                         "grad_accum": 1, "max_steps": 1},
-        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN}})
+    config = _eft_config(smoke_assets / "it", gold_only, tmp_path / "run", max_length=1024,
+                         lr_scheduler="constant", seed=1, max_steps=1)
     eft.run(config, callbacks=[first])
 
     tokenizer = AutoTokenizer.from_pretrained(smoke_assets / "tokenizer")
@@ -157,12 +160,7 @@ def test_killed_eft_resumes_from_its_checkpoint_to_the_same_step(smoke_assets, d
 
     from py4.train import eft
 
-    config = eft.EFTConfig.model_validate({
-        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(dose), "max_length": 512},
-        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.0,
-                         "weight_decay": 0.0, "optim": "adamw_torch", "seed": 424242, "micro_batch": 2,
-                         "grad_accum": 1, "epochs": 1},
-        "run": {"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2}})
+    config = _eft_config(smoke_assets / "it", dose, tmp_path / "run", save_steps=2)
     with pytest.raises(KeyboardInterrupt):
         eft.run(config, callbacks=[KillAt(3)])
     assert json.loads((tmp_path / "run" / "run_manifest.json").read_text())["status"] == "interrupted"
