@@ -1,4 +1,4 @@
-"""EFT's plain_loss (the model's own causal-LM loss) equals TRL's fused LM-head loss."""
+"""plain_loss (the model's own causal-LM loss, EFT and the -it SFT) equals TRL's fused LM-head loss."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ def test_plain_loss_equals_the_fused_loss_on_a_batch(smoke_assets, tmp_path):
         torch.manual_seed(0)
         trainer = sft.build_chat_trainer(loading.load_model(source, device), loading.load_tokenizer(source),
                                          sft.chat_dataset(rows), opt, run, device, 1, 1024, False,
-                                         peft_config=eft.LoraSpec(modules_to_save=["embed_tokens"]).peft_config())
-        if plain:
-            eft.use_plain_loss(trainer)
+                                         peft_config=eft.LoraSpec(modules_to_save=["embed_tokens"]).peft_config(),
+                                         plain_loss=plain)
+        assert (trainer.compute_loss is sft._plain_loss) is plain  # the option takes effect
         batch = next(iter(trainer.get_train_dataloader()))
         trainer.model.train()
         with torch.no_grad():

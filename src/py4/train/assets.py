@@ -85,12 +85,9 @@ def _train_it(base_dir: Path, out_dir: Path, rows: list[dict], settings: ItTrain
     run = common.RunSettings(output_dir=str(work), logging_steps=max(1, settings.steps // 10),
                              save_steps=10**9, save_total_limit=None, report_to=[], resume="never", progress_bar=False)
     trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, run, device,
-                                     settings.steps, settings.max_length, packing=settings.packing)
+                                     settings.steps, settings.max_length, packing=settings.packing,
+                                     plain_loss=settings.plain_loss)
     trainer.args.save_strategy = "no"
-    if settings.plain_loss:
-        from py4.train.eft import use_plain_loss
-
-        use_plain_loss(trainer)
     output = trainer.train()
     model.save_pretrained(out_dir, safe_serialization=True)
     tokenizer.save_pretrained(out_dir)

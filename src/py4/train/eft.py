@@ -74,20 +74,6 @@ class EFTConfig(StrictModel):
     full logits of a 262k vocabulary do not fit at campaign scale (keep False there)."""
 
 
-def use_plain_loss(trainer) -> None:
-    """Make ``trainer`` compute the loss through the model's own forward (full logits).
-
-    TRL's SFTTrainer always calls the fused LM head, which also computes entropy and top-1
-    metrics tile by tile: most of a step's time on a tiny model on CPU. The loss is the same
-    mean token NLL over the labelled tokens.
-    """
-    def compute_loss(model, inputs, return_outputs=False, num_items_in_batch=None):
-        outputs = model(**inputs, use_cache=False, num_items_in_batch=num_items_in_batch)
-        return (outputs.loss, outputs) if return_outputs else outputs.loss
-
-    trainer.compute_loss = compute_loss
-
-
 def read_dose_manifest(path: str | Path) -> dict:
     """The dose's manifest.json ({} when the folder has none, e.g. hand-made test data)."""
     manifest = Path(path) / "manifest.json" if Path(path).is_dir() else Path(path).parent / "manifest.json"
@@ -127,9 +113,8 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         lr_trace = common.LRTrace()
         trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, settings, device,
                                          max_steps if max_steps else -1, data.max_length, data.packing,
-                                         peft_config=config.lora.peft_config(), callbacks=[lr_trace, *callbacks])
-        if config.plain_loss:
-            use_plain_loss(trainer)
+                                         peft_config=config.lora.peft_config(), callbacks=[lr_trace, *callbacks],
+                                         plain_loss=config.plain_loss)
         summary = common.trainable_summary(trainer.model)
         recorder.set(data_rows=len(rows), adapted_modules=summary["adapted_modules"],
                      held_out_rules_in_targets=int(dose.get("held_out_rules_in_targets", 0) or 0),

@@ -100,8 +100,14 @@ def chat_dataset(rows: list[dict[str, Any]]):
 
 def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, settings: common.RunSettings,
                        device: loading.DeviceSettings, max_steps: int, max_length: int, packing: bool,
-                       peft_config=None, callbacks=()):
-    """TRL SFTTrainer with assistant-only loss over ``dataset``, guarded and LR-traced."""
+                       peft_config=None, callbacks=(), plain_loss: bool = False):
+    """TRL SFTTrainer with assistant-only loss over ``dataset``, guarded and LR-traced.
+
+    ``plain_loss``: take the loss from the model's own forward (full logits) instead of TRL's
+    fused LM head, which also computes entropy and top-1 metrics tile by tile — most of a
+    step's time for a tiny model on CPU. The same mean token NLL over the labelled tokens
+    (tested), but a 262k vocabulary's full logits do not fit at campaign scale.
+    """
     from trl import SFTConfig, SFTTrainer
 
     kwargs = common.trainer_kwargs(opt, settings, device, max_steps)
@@ -110,7 +116,14 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=peft_config, callbacks=[common.GuardCallback(), *callbacks])
     trainer.data_collator = common.guarded_collator(trainer.data_collator)
+    if plain_loss:
+        trainer.compute_loss = _plain_loss
     return trainer
+
+
+def _plain_loss(model, inputs, return_outputs=False, num_items_in_batch=None):
+    outputs = model(**inputs, use_cache=False, num_items_in_batch=num_items_in_batch)
+    return (outputs.loss, outputs) if return_outputs else outputs.loss
 
 
 def run(config: SFTStageConfig, callbacks=()) -> StageResult:
