@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from py4.boa.executor import STATUSES, TRUNCATION_MARKER, Executor, RunRequest
+from py4.boa.executor import STATUSES, TRUNCATION_MARKER, VERDICT_TIMEOUT_S, Executor, RunRequest
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +178,18 @@ def test_plain_recursion_error_is_a_runtime_error(ex):
     assert "Previous line repeated" in result.stderr
 
 
+def test_many_runs_leave_no_reply_behind():
+    # The executor answers a run when its harness reports the end; the supervisor's own
+    # reply for it comes later and is dropped by the next run. 1,000 runs on one worker
+    # (more replies than its pipe holds) must not fill the pipe: the worker would hang
+    # and be replaced.
+    with Executor(workers=1) as executor:
+        pid = executor._workers[0].proc.pid
+        for _ in range(1000):
+            assert executor.run("pass\n").status == "ok"
+        assert executor._workers[0].proc.pid == pid
+
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
 def test_hung_worker_hits_the_parent_backstop():
     with Executor(workers=1, timeout_s=0.2) as executor:
@@ -185,10 +197,24 @@ def test_hung_worker_hits_the_parent_backstop():
         supervisor = _supervisor_pid(worker)
         os.kill(supervisor, signal.SIGSTOP)  # the worker can no longer enforce anything
         started = time.monotonic()
-        result = executor.run("pass\n")
+        result = executor.run("use os\nos._exit(0)\n")  # only the supervisor can report this end
         assert result.status == "killed"
         assert time.monotonic() - started < 0.2 + 3.0 + 2.0
         assert executor.run('print("fresh")\n').stdout == "fresh\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="needs /proc")
+def test_hung_worker_is_replaced_before_its_next_run():
+    with Executor(workers=1, timeout_s=0.2) as executor:
+        supervisor = _supervisor_pid(executor._workers[0])
+        os.kill(supervisor, signal.SIGSTOP)
+        # The child prepared before the hang runs and reports its own end: an honest result.
+        assert executor.run('print("prepared")\n').stdout == "prepared\n"
+        started = time.monotonic()
+        # The worker never hands its next child over: it is replaced, and the run goes to
+        # the fresh worker.
+        assert executor.run('print("fresh")\n').stdout == "fresh\n"
+        assert VERDICT_TIMEOUT_S <= time.monotonic() - started < VERDICT_TIMEOUT_S + 5.0
 
 
 def test_python3_dialect_and_closed_executor():

@@ -16,7 +16,6 @@ where the program cannot reach them.
 from __future__ import annotations
 
 import json
-import marshal
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -78,7 +77,7 @@ def certify(problem: Problem, solution: str | bytes, *, executor: Executor | Non
               "diagnostics": "verbatim", "timeout_s": whole, "per_test_timeout_s": per_test,
               "output_cap": executor.output_cap, "entry_point": problem.entry_point,
               "tests": [json.dumps({"args": t.args, "kwargs": t.kwargs}) for t in problem.tests]}
-    reply = executor.dispatch(header, marshal.dumps(compiled.code), whole)
+    reply = executor.dispatch(header, compiled.marshalled, whole)
     outcomes = _test_outcomes(reply, total)
     failures, passed = [], 0
     for i, (test, outcome) in enumerate(zip(problem.tests, outcomes)):

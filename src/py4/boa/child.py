@@ -1,7 +1,7 @@
 """What runs inside a run's child process, after it has been confined.
 
 The child executes the program's code object and reports on a private channel (a pipe
-to its supervisor, framed with a per-run token): for ``run`` jobs the outcome (exit code,
+to the executor, framed with a per-run token): for ``run`` jobs the outcome (exit code,
 uncaught exception type and line); for ``certify`` jobs one frame per test with the
 entry point's return value as strict JSON. The child never sees expected outputs, so
 the most a hostile program can do to this channel is claim return values it could have
@@ -125,14 +125,14 @@ def _key_text(key) -> str:
 class Channel:
     """Frames to the executor: token (16 bytes) + 4-byte length + JSON payload.
 
-    A test's start is also signalled to the supervisor as one byte (``.``) on
-    ``tick_fd``, so that it can time each test without ever reading result values, and
-    the end of the run as ``!`` and the exit status byte (``done``), so that it can
-    answer without waiting for the kernel to tear the process down.
+    A test's start is also signalled as one byte (``.``) on ``tick_fd``, so that the
+    executor can time each test without parsing result frames, and the end of the run as
+    ``!`` and the exit status byte there and one byte on ``end_fd`` (to the supervisor),
+    so that both act without waiting for the kernel to tear the process down (``done``).
     """
 
-    def __init__(self, fd: int, token: bytes, tick_fd: int | None = None):
-        self._fd, self._token, self._tick_fd = fd, token, tick_fd
+    def __init__(self, fd: int, token: bytes, tick_fd: int | None = None, end_fd: int | None = None):
+        self._fd, self._token, self._tick_fd, self._end_fd = fd, token, tick_fd, end_fd
         self._pid = _getpid()  # the run's own process; a fork of it never ends the run
 
     def frame(self, message: dict) -> bytes:
@@ -147,15 +147,18 @@ class Channel:
             view = view[_write(self._fd, view):]
 
     def done(self, exit_code: int) -> None:
-        """Tell the supervisor the run is over (every frame is already written) and stop
-        this process (SIGSTOP) until the supervisor kills it: exiting here would tear the
-        address space down on the CPU the supervisor is woken on, delaying its reply. A
-        process the program forked that reaches the end of the program returns at once
-        (the caller exits): only the run's own process ends the run. A program can write
-        the bytes itself: it is then stopped at once, as if it had called ``os._exit``
-        (see docs/boa.md)."""
+        """Report the end of the run (every frame is already written): to the executor,
+        which answers its caller at once, then to the supervisor, which kills the run;
+        and stop this process (SIGSTOP) until then: exiting here would tear the address
+        space down on a CPU the executor may be woken on, delaying its answer. A process
+        the program forked that reaches the end of the program returns at once (the
+        caller exits): only the run's own process ends the run. A program can write the
+        bytes itself: the run then ends there with the status it wrote, as if it had
+        called ``os._exit`` (see docs/boa.md)."""
         if self._tick_fd is not None and _getpid() == self._pid:
             _write(self._tick_fd, b"!" + _bytes((exit_code & 0xFF,)))
+            if self._end_fd is not None:
+                _write(self._end_fd, b"!")
             _kill(self._pid, _SIGSTOP)
 
 

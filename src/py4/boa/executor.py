@@ -12,7 +12,7 @@ Statuses: ``ok`` (exit code 0), ``compile_error``, ``runtime_error`` (uncaught e
 non-zero exit, or a crash such as a segfault), ``timeout`` (wall clock or CPU), ``memory``
 (MemoryError under the memory limit), ``output_limit`` (stdout or stderr over the cap;
 the run is stopped), ``killed`` (the process died of a signal the sandbox did not send,
-or the sandbox could not be set up).
+the program flooded the harness's own pipes, or the sandbox could not be set up).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from typing import Any, Iterable
 
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
-from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, JobHeader, WorkerGone,
-                              read_message)
+from py4.boa.protocol import HandOver, WorkerGone, read_message
+from py4.boa.run_watch import ResultChannel, RunWatch
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +63,10 @@ def _run_uid_block() -> int:
     return RUN_UID_BASE + block * RUN_UID_BLOCK
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
+# How long a worker may take to clean up after a run and hand over its next child (its
+# own reaping waits up to 2 s) before the parent replaces it.
+VERDICT_TIMEOUT_S = 2.0 + BACKSTOP_GRACE_S
 TOKEN_BYTES = 16  # per-run random token framing the child's result channel
-CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see _read_reply)
 CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
                  signal.SIGABRT: "Aborted"}
@@ -113,17 +115,18 @@ class _Worker:
         self.proc: subprocess.Popen | None = None
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
         self.handoff_poll: select.poll | None = None  # is the next child handed over?
-        self.child_fds: tuple[int, int] | None = None  # prepared child's job pipe, channel
+        self.child_fds: dict[str, int] | None = None  # the prepared child's pipes (HandOver.FDS)
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its next child (= "clean")
+        self.seq = 0  # runs sent to this worker (the supervisor's replies carry it)
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
         self.minflt = 0  # their minor page faults
         self.cpu_s_lost, self.minflt_lost = 0.0, 0  # the same for the workers this one replaced
 
     def start(self) -> None:
+        self.seq = 0
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
         self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.handoff.settimeout(WORKER_START_TIMEOUT_S)
         config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno())
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         try:
@@ -134,32 +137,40 @@ class _Worker:
                 env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
         finally:
             theirs.close()
-        self.handoff_poll = select.poll()  # kept: child_ready asks it before every dispatch
+        self.handoff.setblocking(False)  # polled first (and a hand-over is one message)
+        self.handoff_poll = select.poll()  # kept: asked before every dispatch
         self.handoff_poll.register(self.handoff.fileno(), select.POLLIN)
 
     def await_ready(self) -> None:
-        ready = self._read_reply(WORKER_START_TIMEOUT_S)
-        if ready is None or not ready.get("ready") or not self._receive_child():
+        ready = self._read_message(WORKER_START_TIMEOUT_S)
+        if ready is None or not ready.get("ready") or not self._receive_child(WORKER_START_TIMEOUT_S):
             self.kill()
             raise WorkerError(f"Boa worker {self.index} did not start (see stderr with debug=True)")
         self.caps = ready["caps"]
 
-    def _receive_child(self) -> bool:
-        """Take the job pipe and result channel of the worker's next prepared child
-        (sent just before the worker's ready message, and after each run's clean-up)."""
+    def _receive_child(self, timeout_s: float) -> bool:
+        """Take the pipes of the worker's next prepared child (sent just before the
+        worker's ready message, and after each run's clean-up) and its usage so far."""
+        if not self.handoff_poll.poll(timeout_s * 1000):
+            return False
         try:  # close-on-exec: they must not leak into the caller's own children
-            _, fds, _, _ = socket.recv_fds(self.handoff, 1, 2, socket.MSG_CMSG_CLOEXEC)
+            data, fds, _, _ = socket.recv_fds(self.handoff, HandOver.USAGE.size, len(HandOver.FDS),
+                                              socket.MSG_CMSG_CLOEXEC)
         except OSError:
             return False
-        if len(fds) != 2:
+        try:
+            if len(fds) != len(HandOver.FDS):
+                raise ValueError(f"{len(fds)} descriptors handed over")
+            self.cpu_s, self.minflt = HandOver.unpack_usage(data)
+        except ValueError:
             for fd in fds:
                 os.close(fd)
             return False
-        self.child_fds = (fds[0], fds[1])
+        self.child_fds = dict(zip(HandOver.FDS, fds))
         return True
 
     def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
-        """Send a job and wait for the reply; None when the worker died or hung.
+        """Send a job and follow the run to its end; None when the worker died or hung.
 
         First collects the verdict on the previous run's clean-up, and replaces the
         worker when it was not clean.
@@ -168,32 +179,27 @@ class _Worker:
             self.restart()
         if self.verdict_pending:  # the next child's descriptors are the "clean" verdict
             self.verdict_pending = False
-            if not self._receive_child():
+            if not self._receive_child(VERDICT_TIMEOUT_S):
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
         oom_before = self.cgroup.oom_kills()
         token = os.urandom(TOKEN_BYTES)
-        (job_fd, chan_fd), self.child_fds = self.child_fds, None
-        # The job straight to the child first (it does the work), then what the supervisor
-        # needs; its clock starts when that arrives, and the backstop covers the gap.
-        _send_job(job_fd, dict(header, token=token), code)
-        channel = ResultChannel(chan_fd, token)
+        fds, self.child_fds = self.child_fds, None
+        self.seq += 1  # the supervisor numbers its prepared children the same way
+        started = time.monotonic()
+        _send_job(fds["job"], dict(header, token=token), code)
+        watch = RunWatch((fds["stdout"], fds["stderr"], fds["ticks"]), ResultChannel(fds["channel"], token),
+                         header, self.seq, self.proc.stdout.fileno(), self.proc.stdin.fileno())
         try:
-            os.write(self.proc.stdin.fileno(), JobHeader.pack(header))  # all the supervisor needs
-        except OSError:
-            channel.close()
-            return None
-        try:
-            reply = self._read_reply(backstop_s, channel)
+            reply = watch.wait(started, backstop_s)
+        except (WorkerGone, OSError, ValueError):
+            reply = None
         finally:
-            channel.close()
+            watch.close()
         self.verdict_pending = reply is not None
         if reply is not None:
-            self.cpu_s = float(reply.get("worker_cpu_s", self.cpu_s))
-            self.minflt = int(reply.get("worker_minflt", self.minflt))
             reply["oom_killed"] = (reply["signal"] == signal.SIGKILL  # all it can explain
                                    and self.cgroup.oom_kills() > oom_before)
-            reply["messages"], reply["violation"] = channel.frames.messages, channel.frames.violation
         return reply
 
     def child_ready(self) -> bool:
@@ -202,45 +208,16 @@ class _Worker:
             return self.proc is not None
         return bool(self.handoff_poll.poll(0))
 
-    def _read_reply(self, timeout_s: float, channel: "ResultChannel | None" = None) -> dict | None:
-        """The worker's next message within ``timeout_s`` (None: lost or hung), reading the
-        run's result channel meanwhile so that the child never blocks on it.
-
-        The channel is watched only after ``CHANNEL_GRACE_S``: a run's frames usually fit
-        in the channel's pipe (enlarged by the worker) and are read after the reply, which
-        saves this process a wake-up in the middle of most runs; a run that writes more
-        waits at most that long for the first read.
-        """
-        fd = self.proc.stdout.fileno()
-        poller = select.poll()  # not select(): the parent may hold more than 1024 fds
-        poller.register(fd, select.POLLIN)
-        started = time.monotonic()
-        deadline = started + timeout_s
-        watching_channel = False
-        while True:
-            now = time.monotonic()
-            left = deadline - now
-            if channel is not None and not watching_channel:
-                if now - started >= CHANNEL_GRACE_S:
-                    poller.register(channel.fd, select.POLLIN)
-                    watching_channel = True
-                else:
-                    left = min(left, started + CHANNEL_GRACE_S - now)
-            events = poller.poll(max(left, 0) * 1000) if left > 0 else []
-            if not events and time.monotonic() >= deadline:
-                return None
-            if channel is not None and any(e_fd == channel.fd for e_fd, _ in events):
-                if not channel.read():
-                    poller.unregister(channel.fd)
-            if any(e_fd == fd for e_fd, _ in events):
-                break
+    def _read_message(self, timeout_s: float) -> dict | None:
+        """The worker's next message within ``timeout_s`` (None: lost or hung)."""
+        poller = select.poll()
+        poller.register(self.proc.stdout.fileno(), select.POLLIN)
+        if not poller.poll(timeout_s * 1000):
+            return None
         try:
-            reply = read_message(fd)
+            return read_message(self.proc.stdout.fileno())
         except (WorkerGone, OSError, ValueError):
             return None
-        if channel is not None:  # the run is over: what it wrote is already in the pipe
-            channel.drain_ready() if reply.get("early") else channel.drain()
-        return reply
 
     def kill(self) -> None:
         if self.proc is None:
@@ -253,7 +230,7 @@ class _Worker:
         for stream in (self.proc.stdin, self.proc.stdout, self.handoff):
             if stream is not None:
                 stream.close()
-        for fd in self.child_fds or ():
+        for fd in (self.child_fds or {}).values():
             os.close(fd)
         self.proc, self.handoff, self.child_fds = None, None, None
 
@@ -283,55 +260,6 @@ def _send_job(fd: int, job: dict, code: bytes) -> None:
         pass  # the child is gone; the supervisor reports how it ended
     finally:
         os.close(fd)
-
-
-class ResultChannel:
-    """The parent's end of one run's result channel: bytes up to a cap, then frames."""
-
-    def __init__(self, fd: int, token: bytes):
-        self.fd, self.buffer = fd, bytearray()
-        self.frames = FrameReader(token)
-        os.set_blocking(fd, False)
-
-    def read(self) -> bool:
-        """Read what is there; False at end of file."""
-        try:
-            data = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return True
-        self._take(data)
-        return bool(data)
-
-    def _take(self, data: bytes) -> None:
-        if len(self.buffer) + len(data) > MAX_CHANNEL_BYTES:
-            self.frames.violation = self.frames.violation or "result channel overflow"
-        elif data:
-            self.buffer += data
-            self.frames.feed(self.buffer)
-
-    def drain(self, limit_s: float = 0.5) -> None:
-        until = time.monotonic() + limit_s
-        while time.monotonic() < until:
-            poller = select.poll()
-            poller.register(self.fd, select.POLLIN)
-            if poller.poll(max(until - time.monotonic(), 0) * 1000) and not self.read():
-                return
-
-    def drain_ready(self) -> None:
-        """Read what is in the pipe now, without waiting for its end: the run's harness
-        wrote its last frame before telling the supervisor it was done (the child may
-        still be dying, holding the pipe open)."""
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            self._take(data)
-            if len(data) < 1 << 16:
-                return  # the pipe is empty (or closed): nothing more was written before
-
-    def close(self) -> None:
-        os.close(self.fd)
 
 
 class Executor:
@@ -438,7 +366,7 @@ class Executor:
         timeout = float(timeout_s or self.timeout_s)
         header = {"mode": "run", "filename": filename, "source": _text(source),
                   "diagnostics": diagnostics, "timeout_s": timeout, "output_cap": self.output_cap}
-        reply = self.dispatch(header, marshal.dumps(compiled.code), timeout)
+        reply = self.dispatch(header, compiled.marshalled, timeout)
         return _run_result(reply, diags, self.output_cap, timeout)
 
     def run_many(self, requests: Iterable[str | bytes | RunRequest]) -> list[RunResult]:
@@ -515,6 +443,8 @@ def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float)
         stderr += f"{CRASH_SIGNALS[reply['signal']]} (signal {reply['signal']})\n"
     if status == "timeout":
         stderr += f"boa: timed out after {timeout:g} s\n"
+    if reply["reason"] == "protocol":
+        stderr += "boa: stopped: the program flooded the harness's own pipes\n"
     return RunResult(status, exit_code, stdout, stderr, diags, reply["duration_s"])
 
 
@@ -524,6 +454,8 @@ def _status_of(reply: dict) -> tuple[str, int | None]:
         return "timeout", None
     if reason == "output_limit":
         return "output_limit", None
+    if reason == "protocol":
+        return "killed", None
     if sig is not None:
         if sig == signal.SIGXCPU:
             return "timeout", None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import _thread
 import functools
+import marshal
 import warnings
 from dataclasses import dataclass, field
 from types import CodeType
@@ -48,6 +49,7 @@ class Compiled:
     code: CodeType | None
     diagnostics: list[Any] = field(default_factory=list)  # Diagnostic-like objects
     rules_exercised: list[str] = field(default_factory=list)
+    marshalled: bytes | None = None  # ``code`` as a worker receives it (cached with it)
 
     @property
     def warnings(self) -> list[Any]:
@@ -74,14 +76,22 @@ def compile_source(source: str | bytes, filename: str = "<py4>", dialect: Dialec
     if dialect not in ("py4", "python3"):
         raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
     if len(source) > COMPILE_CACHE_MAX_CHARS:
-        return _compile(source, filename, dialect)
+        return _compile_and_marshal(source, filename, dialect)
     cached = _compile_cached(source, filename, dialect)
-    return Compiled(cached.ok, cached.code, list(cached.diagnostics), list(cached.rules_exercised))
+    return Compiled(cached.ok, cached.code, list(cached.diagnostics), list(cached.rules_exercised),
+                    cached.marshalled)
 
 
 @functools.lru_cache(maxsize=COMPILE_CACHE_SIZE)
 def _compile_cached(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
-    return _compile(source, filename, dialect)
+    return _compile_and_marshal(source, filename, dialect)
+
+
+def _compile_and_marshal(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
+    compiled = _compile(source, filename, dialect)
+    if compiled.code is not None:
+        compiled.marshalled = marshal.dumps(compiled.code)
+    return compiled
 
 
 def _compile(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:

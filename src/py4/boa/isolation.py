@@ -15,9 +15,8 @@ Two layers, set up at two moments:
   session, rlimits, scratch as working directory, a switch to an unprivileged uid/gid
   private to the worker and a seccomp filter; no-new-privs is inherited from the
   supervisor, and the caller has already closed every descriptor the child must not
-  keep. ``reset_scratch`` wipes the scratch tmpfs between runs; ``stop_everything_else``
-  freezes a finished run's processes and ``kill_everything_else`` ends whatever a run
-  left behind.
+  keep. ``reset_scratch`` wipes the scratch tmpfs between runs and
+  ``kill_everything_else`` ends whatever a run left behind.
 
 Every step is probed; a step that the kernel refuses is recorded in ``Capabilities`` with
 a warning and the worker carries on with what it has (``docs/boa.md`` lists what was
@@ -365,18 +364,6 @@ def _set_limits(limits: Limits) -> None:
     setrlimit(resource.RLIMIT_CORE, (0, 0))
     setrlimit(resource.RLIMIT_MEMLOCK, (0, 0))
     setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
-
-
-def stop_everything_else() -> bool:
-    """As PID 1 of a PID namespace, stop every other process in it with SIGSTOP (which
-    cannot be caught, blocked or ignored); False (nothing sent) otherwise."""
-    if os.getpid() != 1:
-        return False
-    try:
-        os.kill(-1, signal.SIGSTOP)
-    except ProcessLookupError:
-        pass
-    return True
 
 
 def kill_everything_else(run_uid: int | None) -> None:

@@ -1,8 +1,8 @@
 """Frames between Boa's processes.
 
 Executor <-> supervisor (trusted on both ends): a 4-byte big-endian length followed by
-that many bytes; messages are JSON objects, except a job's header (``JobHeader``: what
-the supervisor needs to watch a run, in a fixed-size struct, cheap on the run's path).
+that many bytes; messages are JSON objects, except the executor's control during a run
+(``Kill``: fixed-size) and the hand-over of a prepared child (``HandOver``).
 Run child -> executor (the result channel, untrusted): a per-run token, a 4-byte length
 and a JSON object, parsed by ``FrameReader``, which accepts nothing else.
 """
@@ -52,27 +52,50 @@ def read_message(fd: int) -> dict:
     return json.loads(read_frame(fd))
 
 
-class JobHeader:
-    """A job as the supervisor sees it: mode, wall-clock and per-test deadlines (s), output
-    cap (characters). ``pack`` takes the executor's job dict; ``read`` returns one."""
+class Kill:
+    """The executor's one control during a run: stop run ``seq`` now and report how it
+    ended (sent for a deadline or the output cap). Tagged with the run's sequence number
+    (the worker's count of prepared children, from 1): a control that arrives after the
+    supervisor ended that run on its own is stale, and ignored."""
 
-    FORMAT = struct.Struct("!Bddq")
-    MODES = ("run", "certify")
+    TAG = b"K"
+    FORMAT = struct.Struct("!cI")
     size = FORMAT.size
 
     @classmethod
-    def pack(cls, job: dict) -> bytes:
-        return cls.FORMAT.pack(cls.MODES.index(job["mode"]), float(job["timeout_s"]),
-                               float(job.get("per_test_timeout_s") or 0.0), int(job["output_cap"]))
+    def pack(cls, seq: int) -> bytes:
+        return cls.FORMAT.pack(cls.TAG, seq & 0xFFFFFFFF)
 
     @classmethod
-    def read(cls, fd: int) -> dict:
-        """Raises WorkerGone when the pipe closes, ValueError for an unknown mode."""
-        mode, timeout_s, per_test_timeout_s, output_cap = cls.FORMAT.unpack(read_exact(fd, cls.size))
-        if mode >= len(cls.MODES):
-            raise ValueError(f"unknown job mode {mode}")
-        return {"mode": cls.MODES[mode], "timeout_s": timeout_s,
-                "per_test_timeout_s": per_test_timeout_s, "output_cap": output_cap}
+    def read(cls, fd: int) -> int:
+        """The run sequence number of the next control. Raises WorkerGone when the pipe
+        closes, ValueError for bytes that are no control."""
+        tag, seq = cls.FORMAT.unpack(read_exact(fd, cls.size))
+        if tag != cls.TAG:
+            raise ValueError(f"unexpected control {tag!r}")
+        return seq
+
+
+class HandOver:
+    """A prepared child, passed from the supervisor to the executor over a unix socket:
+    its descriptors (``FDS``, in that order; the read ends are non-blocking already) and,
+    as the message's bytes, the supervisor's
+    usage so far (CPU seconds and minor page faults of itself and its reaped children,
+    for benchmarks). Receiving it is also the verdict that the last run left nothing."""
+
+    FDS = ("job", "channel", "stdout", "stderr", "ticks")
+    USAGE = struct.Struct("!dq")
+
+    @classmethod
+    def pack_usage(cls, cpu_s: float, minflt: int) -> bytes:
+        return cls.USAGE.pack(cpu_s, minflt)
+
+    @classmethod
+    def unpack_usage(cls, data: bytes) -> tuple[float, int]:
+        """Raises ValueError for a message of the wrong size."""
+        if len(data) != cls.USAGE.size:
+            raise ValueError(f"hand-over of {len(data)} bytes, expected {cls.USAGE.size}")
+        return cls.USAGE.unpack(data)
 
 
 MAX_CHANNEL_BYTES = 32 * 2**20  # all of one run's result frames

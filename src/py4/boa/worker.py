@@ -10,19 +10,21 @@ The supervisor keeps one child *prepared*: forked and confined (``isolation.
 confine_child``; no-new-privs, environment and pipes are set up once in the supervisor)
 before its job exists, then *warmed up* (``child.warm_up``: the run's path on a throwaway
 no-op job, so that its copy-on-write faults are taken while the worker is idle), then
-blocked reading its job from a pipe. The supervisor passes that pipe and the child's
-result channel to the executor, which writes the job and reads the results directly (so
-the supervisor never holds code, inputs or result values).
+blocked reading its job from a pipe. The supervisor hands every pipe of that child to the
+executor (``HandOver``: job, result channel, stdout, stderr, ticks) and keeps none: the
+executor writes the job, reads the output and the results and watches the per-test
+deadlines and the output cap itself (``run_watch``), so the supervisor never holds code,
+inputs, output or result values, and is not on the path of a run that ends normally.
 
-For each job it enforces the wall-clock and per-test deadlines and the output cap. When
-the harness reports the end of the run (``!`` and the exit status on the tick pipe) the
-supervisor stops every process of the run (SIGSTOP to all, as PID 1), collects what is in
-the output pipes and replies at once; only then does it kill them all, wait for their
-teardown and reap them, check that none remain, wipe the scratch tmpfs and prepare the
-next child, and hand it over (the hand-over is the "clean" verdict; a worker that is
-not clean exits instead). Runs that end otherwise (crash, timeout,
-output cap, ``os._exit``) are killed and reaped before the reply, as the exit status then
-comes from the kernel.
+What the supervisor keeps is the child's pidfd and its *end* pipe. A run ends when the
+harness reports the end (``!`` and the exit status on the tick pipe, read by the
+executor, which answers its caller at once; then one byte on the end pipe) and stops
+itself, when the child exits (crash, ``os._exit``) or when the executor sends ``Kill``
+(a deadline, the output cap). The supervisor then kills every process of the run and
+replies with the kernel's exit status (the executor drops the reply when it has answered
+already), waits for their teardown, reaps them, checks that none remain, wipes the
+scratch tmpfs, prepares the next child and hands it over (the hand-over is the "clean"
+verdict; a worker that is not clean exits instead).
 """
 
 from __future__ import annotations
@@ -45,11 +47,11 @@ from dataclasses import dataclass
 
 from py4.boa import cgroups, child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
-from py4.boa.protocol import JobHeader, WorkerGone, read_frame, write_message
+from py4.boa.protocol import HandOver, Kill, WorkerGone, read_frame, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
-READ_CHUNK = 65536
 JOB_FD_CHILD = 3  # where a prepared child reads its job
+NULL_FD_CHILD = 4  # /dev/null for writing: a certification's stdout and stderr
 CHANNEL_PIPE_BYTES = 2**20  # pipe size asked for a run's result channel
 REAP_TIMEOUT_S = 2.0  # a run's processes must all be gone this long after the kill
 IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
@@ -57,12 +59,14 @@ IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per jo
 
 @dataclass
 class PreparedChild:
-    """A confined child waiting for its job: its watch, and the ends of its pipes."""
+    """A confined child waiting for its job: its pidfd, and the pipe ends the executor
+    takes (in ``HandOver.FDS`` order: job, result channel, stdout, stderr, ticks)."""
 
     pid: int
-    watch: "RunWatch"  # its stdout, stderr, tick pipe and pidfd, read by the supervisor
-    job_fd: int  # handed to the executor, which writes the job
-    chan_fd: int  # handed to the executor, which reads the results
+    pidfd: int
+    end_fd: int  # the harness reports the end of the run here (kept by the supervisor)
+    fds: list[int]
+    reaped: bool = False
 
 
 def main(argv: list[str]) -> None:
@@ -154,10 +158,10 @@ class Supervisor:
         self.limits = isolation.Limits(**config["limits"])
         self.idle_limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
         self.warm_up_job = _warm_up_job()
-        self.sink = bytearray(READ_CHUNK)  # shared by every run's watch
         self.devnull = _above_child_range(os.open("/dev/null", os.O_RDONLY))  # a child's stdin
-        self.dying_pidfd: int | None = None  # of a child killed after an early reply
-        self.kill_pending = False  # the last run's processes are stopped, not yet killed
+        self.devnull_w = _above_child_range(os.open("/dev/null", os.O_WRONLY))
+        self.last: PreparedChild | None = None  # the last run's child, until clean_up
+        self.seq = 0  # prepared children so far: the run number of the executor's controls
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
                                                config.get("host_scratch"))
         isolation.prepare_supervisor(self.scratch)
@@ -169,24 +173,16 @@ class Supervisor:
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
         self.prepared = self.prepare_child()
         self.hand_over(self.prepared)
-        self.usage = _usage()
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
-                job = JobHeader.read(JOB_FD_IN)
-            except (WorkerGone, OSError, ValueError):
-                os._exit(0)
-            reply = self.run_job(job)
-            # As of the end of the last clean-up (measured there, off the run's path).
-            reply["worker_cpu_s"], reply["worker_minflt"] = self.usage
-            # Cleaning up and preparing the next child after the reply overlaps both with
-            # the caller's own work. The verdict is the hand-over itself: the executor
-            # waits for the next child's descriptors before the next job, and takes the
-            # end of the hand-over socket (this process exiting) as "not clean".
-            try:
-                write_message(JOB_FD_OUT, reply)
+                write_message(JOB_FD_OUT, self.run_job())
+                # Cleaning up and preparing the next child after the run overlaps both with
+                # the caller's own work. The verdict is the hand-over itself: the executor
+                # waits for the next child's descriptors before the next job, and takes the
+                # end of the hand-over socket (this process exiting) as "not clean".
                 clean = self.clean_up()
-            except OSError:  # the executor is gone
+            except (WorkerGone, OSError, ValueError):  # the executor is gone (or confused)
                 os._exit(0)
             if not clean:
                 os._exit(3)  # the executor starts a fresh worker in our place
@@ -196,71 +192,84 @@ class Supervisor:
 
         Called only when no process of an earlier run is left and the scratch is fresh.
         """
-        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w) = (
-            os.pipe() for _ in range(5))
+        (out_r, out_w), (err_r, err_w), (chan_r, chan_w), (job_r, job_w), (tick_r, tick_w), (end_r, end_w) = (
+            os.pipe() for _ in range(6))
         # Prepared here, not in the child: every line of Python the child runs before its
         # job costs copy-on-write faults. The child's ends go above the range it fills
         # (so that no dup2 there overwrites one before it has been moved); its result
         # channel's number is no secret from the supervisor, which never reads it.
-        theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w)]
+        theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w, end_w)]
         _enlarge_pipe(chan_r)
-        chan_fd = random.randrange(JOB_FD_CHILD + 1, self.limits.nofile - 2)
+        chan_fd = random.randrange(NULL_FD_CHILD + 1, self.limits.nofile - 3)
         pid = os.fork()
         if pid == 0:
             self._child(theirs, chan_fd)
         for fd in theirs:
             os.close(fd)
-        return PreparedChild(pid, RunWatch(pid, [out_r, err_r, tick_r], self.sink), job_w, chan_r)
+        for fd in (chan_r, out_r, err_r, tick_r):  # the executor reads without blocking
+            os.set_blocking(fd, False)
+        self.seq += 1
+        return PreparedChild(pid, os.pidfd_open(pid), _above_child_range(end_r),
+                             [job_w, chan_r, out_r, err_r, tick_r])
 
     def hand_over(self, prepared: PreparedChild) -> None:
-        """Give the executor the prepared child's job pipe (it writes the job straight to
-        the child) and result channel (it reads the results itself), keeping no copy: this
-        process never holds a job's code, source, test inputs or result values, so no
-        later run's child, forked from it, can find them in its memory."""
-        socket.send_fds(self.handoff, [b"c"], [prepared.job_fd, prepared.chan_fd])
-        os.close(prepared.job_fd)
-        os.close(prepared.chan_fd)
+        """Give the executor every pipe of the prepared child, keeping no copy: this
+        process never holds a job's code, source, test inputs, output or result values,
+        so no later run's child, forked from it, can find them in its memory. The
+        message carries this worker's usage so far (for benchmarks)."""
+        usage = HandOver.pack_usage(*_usage())
+        try:
+            socket.send_fds(self.handoff, [usage], prepared.fds)
+        finally:
+            for fd in prepared.fds:
+                os.close(fd)
+            prepared.fds = []
 
-    def run_job(self, job: dict) -> dict:
-        """Watch the prepared child run the job the executor is writing to it.
-
-        ``job`` holds only what supervision needs (mode, deadlines, output cap).
-        When this returns, every process of the run is dead, or (after an early end, as
-        PID 1 of the namespace) stopped by SIGSTOP: none runs another instruction of the
-        program, and ``clean_up`` kills them after the reply, so that their teardown
-        does not delay it.
+    def run_job(self) -> dict:
+        """Watch the prepared child, from its hand-over, until the harness reports the end
+        of its run, it exits, or the executor sends ``Kill`` (deadlines and the output cap
+        are the executor's: it reads the run's pipes). Then kill every process of the run
+        (their teardown and reaping are left to ``clean_up``) and return the reply: how
+        the run ended, with the kernel's exit status, and when (``CLOCK_MONOTONIC``,
+        which this process shares with the executor). The executor has usually answered
+        its caller already (the harness reported the end to it too) and drops the reply.
         """
         prepared, self.prepared = self.prepared, None
-        watch = prepared.watch
-        watch.start(job, time.monotonic())
-        self.kill_pending = False
-        try:
-            watch.loop()
-        finally:
-            if watch.early and isolation.stop_everything_else():
-                self.kill_pending = True
-            else:
-                if watch.early:
-                    signal.pidfd_send_signal(watch.pidfd, signal.SIGKILL)
-                isolation.kill_everything_else(self.run_uid)
-            watch.finish()
-        self.dying_pidfd = watch.pidfd if watch.early else None
-        self.last_watch = watch  # closed by clean_up, after the reply
-        return watch.reply()
+        self.last = prepared
+        poller = select.poll()
+        for fd in (prepared.pidfd, prepared.end_fd, JOB_FD_IN):
+            poller.register(fd, select.POLLIN)
+        status, end, killed = None, False, False  # end: the harness (or a forger) said so
+        while status is None and not end and not killed:
+            for fd, events in poller.poll():
+                if fd == prepared.pidfd:
+                    status = self._reap_run_child(prepared)
+                elif fd == prepared.end_fd:
+                    end = bool(events & select.POLLIN)
+                    if not end:  # closed by the program without a report: the exit decides
+                        poller.unregister(fd)
+                else:  # a control for an earlier run is stale
+                    killed = Kill.read(JOB_FD_IN) == self.seq
+        ended = time.monotonic()
+        _kill_run(prepared, self.run_uid)
+        if status is None:  # killed just now: waits only for its exit
+            status = self._reap_run_child(prepared)
+        return {"seq": self.seq, "ended_at": ended,
+                "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+
+    @staticmethod
+    def _reap_run_child(prepared: PreparedChild) -> int:
+        _, status = os.waitpid(prepared.pid, 0)
+        prepared.reaped = True
+        return status
 
     def clean_up(self) -> bool:
         """Reap, check no process is left, wipe the scratch, prepare the next child and
         hand it over; False (nothing handed over) when the worker is not clean."""
-        self.last_watch.close()
-        if self.kill_pending:
-            isolation.kill_everything_else(self.run_uid)
-            self.kill_pending = False
-        dying, self.dying_pidfd = self.dying_pidfd, None
-        if dying is not None:  # an early reply: wait for the killed child's teardown
-            ready = select.poll()
-            ready.register(dying, select.POLLIN)
-            ready.poll(REAP_TIMEOUT_S * 1000)
-            os.close(dying)
+        last, self.last = self.last, None
+        os.close(last.pidfd)
+        os.close(last.end_fd)
         if not self._reap_and_check():
             return False
         try:
@@ -270,7 +279,6 @@ class Supervisor:
             self.hand_over(self.prepared)
         except OSError:
             return False
-        self.usage = _usage()
         return True
 
     def _owner(self) -> tuple[int, int]:
@@ -284,15 +292,17 @@ class Supervisor:
         after confinement, so nothing of it exists before the child is locked down.
         """
         try:
-            out_w, err_w, chan_w, job_r, tick_w = fds  # all above the range filled here
+            out_w, err_w, chan_w, job_r, tick_w, end_w = fds  # all above the range filled here
             os.dup2(self.devnull, 0)
             os.dup2(out_w, 1)
             os.dup2(err_w, 2)
             os.dup2(job_r, JOB_FD_CHILD, inheritable=False)
+            os.dup2(self.devnull_w, NULL_FD_CHILD, inheritable=False)
             os.dup2(chan_w, chan_fd, inheritable=False)
             os.dup2(tick_w, chan_fd + 1, inheritable=False)
-            os.closerange(JOB_FD_CHILD + 1, chan_fd)
-            os.closerange(chan_fd + 2, 1 << 16)
+            os.dup2(end_w, chan_fd + 2, inheritable=False)
+            os.closerange(NULL_FD_CHILD + 1, chan_fd)
+            os.closerange(chan_fd + 3, 1 << 16)
             isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
@@ -304,7 +314,11 @@ class Supervisor:
             cpu = int(job["timeout_s"]) + 1  # lowering a limit needs no privilege
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             child.register_source(job["filename"], job["source"])
-            chan = child.Channel(chan_fd, job["token"], tick_fd=chan_fd + 1)
+            chan = child.Channel(chan_fd, job["token"], tick_fd=chan_fd + 1, end_fd=chan_fd + 2)
+            if job["mode"] == "certify":  # its prints are dropped: they need not go anywhere
+                os.dup2(NULL_FD_CHILD, 1)
+                os.dup2(NULL_FD_CHILD, 2)
+            os.close(NULL_FD_CHILD)
         except BaseException as exc:  # noqa: BLE001 - refuse to run unconfined
             os.write(2, f"boa: sandbox setup failed: {type(exc).__name__}: {exc}\n".encode())
             os._exit(125)
@@ -331,6 +345,17 @@ class Supervisor:
         if os.getpid() != 1 or not self.caps.proc_hidepid:
             return True  # without a private /proc the absence of children is the check
         return [p for p in os.listdir("/proc") if p.isdigit() and p != "1"] == []
+
+
+def _kill_run(prepared: PreparedChild, run_uid: int | None) -> None:
+    """SIGKILL the run's child (through its pidfd: also without a PID namespace) and every
+    other process of the run (``isolation.kill_everything_else``)."""
+    if not prepared.reaped:
+        try:
+            signal.pidfd_send_signal(prepared.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    isolation.kill_everything_else(run_uid)
 
 
 def _enlarge_pipe(fd: int) -> None:
@@ -385,194 +410,6 @@ def _prepared_std_streams() -> tuple:
                                 errors="backslashreplace", line_buffering=True)
 
     return stream(0, "r"), stream(1, "w"), stream(2, "w")
-
-
-class RunWatch:
-    """Supervises one child: deadlines, output caps, exit status.
-
-    Built when the child is prepared (its descriptors and pidfd are registered before the
-    job exists, off the run's critical path); ``start`` arms it with the job.
-
-    Reads the child's stdout and stderr (kept up to the cap for ``run`` jobs; for
-    ``certify`` jobs read into a scratch buffer and dropped) and its tick pipe (``.`` per
-    test started; ``!`` and the exit status byte when the harness has finished the run).
-    Result frames never pass through here: the executor reads them.
-
-    On ``!`` the run is over (``early``): the supervisor stops every process of the run
-    at once (the child was waiting to be killed; a program that forges the bytes is
-    stopped as if it had called ``os._exit``), reads what is already in the output
-    pipes and replies; the kill and the kernel's teardown come after the reply.
-    """
-
-    def __init__(self, pid: int, fds: list[int], sink: bytearray):
-        self.pid = pid
-        self.out_fd, self.err_fd, self.tick_fd = fds
-        self.sink = sink  # what is read only to be dropped lands here; zeroed after use
-        self.sink_used = 0
-        self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
-        self.overflow = {self.out_fd: False, self.err_fd: False}
-        self.test_deadline: float | None = None
-        self.reason: str | None = None
-        self.status: int | None = None
-        self.early = False  # the harness said the run was over; the child was killed then
-        self.tick_bang = False  # a "!" was read; its status byte was not yet
-        self.poller = select.poll()
-        self.open_fds: set[int] = set()
-        for fd in fds:
-            os.set_blocking(fd, False)
-            self._watch(fd)
-        self.pidfd = os.pidfd_open(pid)
-        self._watch(self.pidfd)
-
-    def start(self, job: dict, started: float) -> None:
-        self.job, self.started, self.ended = job, started, started
-        self.keep_output = job["mode"] == "run"
-        self.byte_cap = job["output_cap"] * 4 + 4
-        self.deadline = started + job["timeout_s"]
-
-    def _watch(self, fd: int) -> None:
-        self.poller.register(fd, select.POLLIN)
-        self.open_fds.add(fd)
-
-    def _unwatch(self, fd: int) -> None:
-        self.poller.unregister(fd)
-        self.open_fds.discard(fd)
-
-    def loop(self) -> None:
-        while self.status is None:
-            now = time.monotonic()
-            limit = self.deadline if self.test_deadline is None else min(self.deadline, self.test_deadline)
-            if now >= limit:
-                self.reason = "timeout"
-                return
-            for fd, _ in self.poller.poll(max((limit - now) * 1000, 0)):
-                if fd == self.pidfd:
-                    self._collect_exit()
-                else:
-                    self._read(fd)
-                if self.reason or self.early:
-                    return
-
-    def _collect_exit(self) -> None:
-        _, status = os.waitpid(self.pid, 0)
-        self.status = status
-        self.ended = time.monotonic()
-        self._unwatch(self.pidfd)
-        os.close(self.pidfd)
-
-    def _read(self, fd: int) -> bool:
-        """Read what ``fd`` has; False when nothing was there (or at end of file)."""
-        if fd == self.tick_fd:
-            return self._read_ticks()
-        if not self.keep_output:
-            return self._read_into_sink(fd) > 0
-        try:
-            data = os.read(fd, READ_CHUNK)
-        except BlockingIOError:
-            return False
-        if not data:
-            self._unwatch(fd)
-            return False
-        buf = self.buffers[fd]
-        room = self.byte_cap - len(buf)
-        if len(data) > room:
-            self.overflow[fd] = True
-            data = data[:max(room, 0)]
-        buf += data
-        if self._over_cap(fd):
-            self.reason = "output_limit"
-        return True
-
-    def _read_into_sink(self, fd: int) -> int:
-        try:
-            count = os.readv(fd, [self.sink])
-        except BlockingIOError:
-            return 0
-        if not count:
-            self._unwatch(fd)
-        self.sink_used = max(self.sink_used, count)
-        return count
-
-    def _read_ticks(self) -> bool:
-        """Parse the tick pipe in ``sink`` (a program may write anything here, and nothing
-        it wrote may stay in the memory that later children inherit)."""
-        count = self._read_into_sink(self.tick_fd)
-        if not count:
-            return False
-        if self.tick_bang:  # the status byte of a "!" that ended the previous read
-            self.tick_bang = False
-            self._done(self.sink[0])
-            return True
-        end = self.sink.find(b"!", 0, count)
-        if self.job["mode"] == "certify" and self.sink.find(b".", 0, count if end < 0 else end) >= 0:
-            self.test_deadline = time.monotonic() + self.job["per_test_timeout_s"]
-        if end == count - 1:
-            self.tick_bang = True
-        elif end >= 0:
-            self._done(self.sink[end + 1])
-        return True
-
-    def _done(self, exit_code: int) -> None:
-        if self.status is not None:
-            return  # the kernel's status came first
-        self.status = exit_code << 8  # as waitpid reports an exit with that code
-        self.ended = time.monotonic()
-        self.early = True
-
-    def _over_cap(self, fd: int) -> bool:
-        buf, cap = self.buffers[fd], self.job["output_cap"]
-        return len(buf) > cap and len(buf.decode("utf-8", "replace")) > cap
-
-    def finish(self) -> None:
-        """After every process was killed: collect the exit status and drain the pipes.
-
-        An ``early`` run's output is complete once what is in the pipes is read (the
-        harness flushed it before saying the run was over); otherwise the status is
-        the kernel's and the pipes are read to their end (every writer is dead).
-        """
-        if self.early:  # the status is the harness's; the pidfd stays open for the clean-up
-            self._unwatch(self.pidfd)
-            ready = {fd for fd, _ in self.poller.poll(0)}  # one call, not a read per pipe
-            for fd in (self.out_fd, self.err_fd):
-                while fd in ready and fd in self.open_fds and self._read(fd):
-                    pass
-        else:
-            if self.status is None:
-                try:
-                    self._collect_exit()
-                except ChildProcessError:
-                    self.status = -1
-            drain_until = time.monotonic() + 0.5
-            while self.open_fds and time.monotonic() < drain_until:
-                for fd, _ in self.poller.poll(max((drain_until - time.monotonic()) * 1000, 0)):
-                    self._read(fd)
-
-    def close(self) -> None:
-        """Close the run's pipes and zero what the run wrote into ``sink`` (before any
-        later child is forked)."""
-        for fd in (self.out_fd, self.err_fd, self.tick_fd):
-            os.close(fd)
-        self.sink[:self.sink_used] = bytes(self.sink_used)
-
-    def reply(self) -> dict:
-        cap = self.job["output_cap"]
-        out, out_cut = _decode_capped(self.buffers[self.out_fd], cap, self.overflow[self.out_fd])
-        err, err_cut = _decode_capped(self.buffers[self.err_fd], cap, self.overflow[self.err_fd])
-        status = self.status if self.status is not None and self.status >= 0 else None
-        return {
-            "reason": self.reason,
-            "exit_code": os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None,
-            "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
-            "duration_s": round(self.ended - self.started, 6), "early": self.early,
-        }
-
-
-def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bool]:
-    text = data.decode("utf-8", "replace")
-    if len(text) > cap or overflowed:
-        return text[:cap], True
-    return text, False
 
 
 if __name__ == "__main__":  # pragma: no cover - started by the executor

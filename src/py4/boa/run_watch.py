@@ -1,0 +1,272 @@
+"""The executor's side of one run: everything the run's child writes, read in the parent.
+
+The worker's supervisor hands over each prepared child's pipes (``protocol.HandOver``):
+the executor writes the job to the child and, while the run goes on, reads its stdout
+and stderr (up to the output cap), its tick pipe (``.`` when a test starts, ``!`` and the
+exit status byte when the harness has finished the run) and its result channel. It
+enforces the wall-clock and per-test deadlines and the output cap, by sending the
+supervisor ``Kill``.
+
+When the harness reports the end, the run's own process has flushed its output, written
+its last result frame and stopped itself (SIGSTOP): what is in the pipes is the whole
+run, and the executor answers at once. The harness reported the end to the supervisor
+too, which kills the run's processes and cleans up meanwhile; its reply for that run
+comes later and is dropped. Any other end (crash, ``os._exit``, deadline, output cap)
+comes from the supervisor with the kernel's exit status, after it killed every process
+of the run; the pipes are then read to their end.
+
+A program can write the tick pipe too: a forged ``!`` ends the run there with the status
+it wrote (as an ``os._exit`` would; the supervisor kills what it left running), and a
+forged ``.`` restarts the per-test deadline, never the wall-clock one.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, read_message
+
+READ_CHUNK = 65536
+CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see RunWatch.wait)
+DRAIN_LIMIT_S = 0.5  # how long the pipes of a killed run are read, waiting for their end
+
+
+class ResultChannel:
+    """The parent's end of one run's result channel: bytes up to a cap, then frames."""
+
+    def __init__(self, fd: int, token: bytes):
+        self.fd, self.buffer = fd, bytearray()  # ``fd`` is non-blocking (see HandOver)
+        self.frames = FrameReader(token)
+        self.overflowed = False  # more than MAX_CHANNEL_BYTES came
+
+    def read(self) -> bool | None:
+        """Read what is there: True when something was, None when nothing was, False at
+        end of file."""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return None
+        self._take(data)
+        return bool(data)
+
+    def _take(self, data: bytes) -> None:
+        if len(self.buffer) + len(data) > MAX_CHANNEL_BYTES:
+            self.overflowed = True
+            self.frames.violation = self.frames.violation or "result channel overflow"
+        elif data:
+            self.buffer += data
+            self.frames.feed(self.buffer)
+
+    def drain_ready(self) -> None:
+        """Read what is in the pipe now, without waiting for its end: the run's harness
+        wrote its last frame before it reported the end (the run's processes may still
+        hold the pipe open)."""
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return
+            self._take(data)
+            if len(data) < 1 << 16:
+                return  # the pipe is empty (or closed): nothing more was written before
+
+
+class RunWatch:
+    """Watches one run from the executor: output, ticks, result frames, the supervisor.
+
+    ``fds``: the run's stdout, stderr and tick pipe (non-blocking read ends, as handed
+    over; this object closes them, and the channel's). ``job``: the executor's job dict
+    (mode, deadlines, output cap).
+    ``seq``: the run's number on its worker; ``reply_fd``/``control_fd``: the supervisor's
+    reply pipe and control pipe.
+    """
+
+    def __init__(self, fds: tuple[int, int, int], channel: ResultChannel, job: dict, seq: int,
+                 reply_fd: int, control_fd: int):
+        self.out_fd, self.err_fd, self.tick_fd = fds
+        self.channel, self.job, self.seq = channel, job, seq
+        self.reply_fd, self.control_fd = reply_fd, control_fd
+        self.keep_output = job["mode"] == "run"
+        self.cap = job["output_cap"]
+        self.byte_cap = self.cap * 4 + 4  # a character is at most 4 bytes of UTF-8
+        self.per_test_s = job.get("per_test_timeout_s") or 0.0
+        self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
+        self.overflow = {self.out_fd: False, self.err_fd: False}
+        # A certification's stdout and stderr are /dev/null (the child swaps them after
+        # reading its job): their pipes only ever report their end, and are not watched.
+        self.open_fds = {self.out_fd, self.err_fd, self.tick_fd} if self.keep_output else {self.tick_fd}
+        # The harness writes "." per test started (and one for loading the solution) and
+        # "!" + status at the end: more than that on the tick pipe is a program's doing.
+        self.tick_budget = (len(job.get("tests", ())) + 1 if job["mode"] == "certify" else 0) + 2
+        self.reason: str | None = None  # why the executor stopped the run, if it did
+        self.end_code: int | None = None  # the status byte of the harness's "!"
+        self.tick_bang = False  # a "!" was read; its status byte was not yet
+        self.test_deadline: float | None = None
+
+    # ------------------------------------------------------------------ the run
+    def wait(self, started: float, backstop_s: float) -> dict | None:
+        """Follow the run to its end; the reply (see ``_early_reply``/``_killed_reply``),
+        or None when the supervisor did not answer within ``backstop_s`` (lost or hung).
+
+        The result channel is watched only after ``CHANNEL_GRACE_S``: a run's frames
+        usually fit in the channel's pipe (enlarged by the worker) and are read at the
+        end, which saves this process a wake-up in the middle of most runs; a run that
+        writes more waits at most that long for the first read.
+        """
+        poller = select.poll()  # not select(): the parent may hold more than 1024 fds
+        for fd in (*self.open_fds, self.reply_fd):
+            poller.register(fd, select.POLLIN)
+        self.started = started
+        backstop = started + backstop_s
+        deadline = started + self.job["timeout_s"]
+        watching_channel = False
+        while True:
+            now = time.monotonic()
+            test_over = self.test_deadline is not None and now >= self.test_deadline
+            if self.reason is None and (now >= deadline or test_over):
+                self._stop("timeout")
+            if now >= backstop:
+                return None
+            wake = [backstop] if self.reason else [backstop, deadline, self.test_deadline or backstop]
+            if not watching_channel:
+                if now - started >= CHANNEL_GRACE_S:
+                    poller.register(self.channel.fd, select.POLLIN)
+                    watching_channel = True
+                else:
+                    wake.append(started + CHANNEL_GRACE_S)
+            events = dict(poller.poll(max(min(wake) - now, 0) * 1000))
+            for fd in (self.tick_fd, self.out_fd, self.err_fd, self.channel.fd):
+                if fd in events and self._read(fd) is False:
+                    poller.unregister(fd)  # end of file: every writer is gone (or the
+                    self.open_fds.discard(fd)  # program closed its end): nothing more
+            reported = self.end_code is not None and self.reason is None
+            if self.reply_fd in events:  # read even now: a stale reply must not pile up
+                reply = self._supervisor_reply()
+                if reply is not None and not reported:
+                    return self._killed_reply(reply)
+            if reported:
+                return self._early_reply(events)
+
+    def _supervisor_reply(self) -> dict | None:
+        """The supervisor's reply for this run; None for a stale one (of an earlier run,
+        answered when its harness reported the end). Raises WorkerGone when the worker
+        died."""
+        reply = read_message(self.reply_fd)
+        return reply if reply.get("seq") == self.seq else None
+
+    def _stop(self, reason: str) -> None:
+        """Ask the supervisor to kill the run now; it replies with the exit status."""
+        self.reason = reason
+        try:
+            os.write(self.control_fd, Kill.pack(self.seq))
+        except OSError:
+            pass  # the worker is gone: the wait for its reply finds out
+
+    # ------------------------------------------------------------------ reading
+    def _read(self, fd: int) -> bool | None:
+        """Read what ``fd`` has: True when something was, None when nothing was, False at
+        end of file (every writer is gone)."""
+        if fd == self.channel.fd:
+            got = self.channel.read()
+            if self.channel.overflowed and self.reason is None:
+                self._stop("protocol")  # over MAX_CHANNEL_BYTES: no honest run writes that
+            return got
+        try:
+            data = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return None
+        if not data:
+            return False
+        if fd == self.tick_fd:
+            self._take_ticks(data)
+        else:
+            self._take_output(fd, data)
+        return True
+
+    def _take_output(self, fd: int, data: bytes) -> None:
+        buf = self.buffers[fd]
+        room = self.byte_cap - len(buf)
+        if len(data) > room:
+            self.overflow[fd] = True
+            data = data[:max(room, 0)]
+        buf += data
+        if self.reason is None and len(buf) > self.cap and len(buf.decode("utf-8", "replace")) > self.cap:
+            self._stop("output_limit")
+
+    def _take_ticks(self, data: bytes) -> None:
+        self.tick_budget -= len(data)
+        if self.tick_budget < 0:  # flooding the pipe: stop the run rather than read on
+            if self.reason is None:
+                self._stop("protocol")
+            return
+        if self.tick_bang:  # the status byte of a "!" that ended the previous read
+            self.tick_bang = False
+            self._ended(data[0])
+            return
+        end = data.find(b"!")
+        if self.per_test_s and data.find(b".", 0, len(data) if end < 0 else end) >= 0:
+            self.test_deadline = time.monotonic() + self.per_test_s
+        if end == len(data) - 1:
+            self.tick_bang = True
+        elif end >= 0:
+            self._ended(data[end + 1])
+
+    def _ended(self, exit_code: int) -> None:
+        if self.end_code is None:
+            self.end_code = exit_code
+            self.ended = time.monotonic()
+
+    # ------------------------------------------------------------------ the end
+    def _early_reply(self, events: dict) -> dict:
+        """The harness reported the end: what is in the pipes is all the run wrote.
+
+        ``events`` is the poll that found the report: the harness flushed its output
+        before reporting, so an output pipe with more to read was ready in that poll
+        too (one not in it is empty, and is not read again).
+        """
+        for fd in (self.out_fd, self.err_fd):
+            while fd in events and fd in self.open_fds and self._read(fd):
+                pass
+        self.channel.drain_ready()
+        # The reason is the output cap's, if what was left in the pipes went over it.
+        return self._reply(self.reason, self.end_code, None, self.ended - self.started, early=True)
+
+    def _killed_reply(self, supervisor: dict) -> dict:
+        """The supervisor ended the run (every process of it is killed): read the pipes
+        to their end. A run whose harness reported the end just before is answered as
+        such (the supervisor saw it first)."""
+        until = time.monotonic() + DRAIN_LIMIT_S
+        fds = self.open_fds | {self.channel.fd}
+        while fds and time.monotonic() < until:
+            poller = select.poll()
+            for fd in fds:
+                poller.register(fd, select.POLLIN)
+            for fd, _ in poller.poll(max(until - time.monotonic(), 0) * 1000):
+                if self._read(fd) is False:
+                    fds.discard(fd)
+        if self.end_code is not None and self.reason is None:
+            return self._reply(None, self.end_code, None, self.ended - self.started, early=True)
+        duration = max(supervisor["ended_at"] - self.started, 0.0)
+        return self._reply(self.reason, supervisor["exit_code"], supervisor["signal"], duration, early=False)
+
+    def _reply(self, reason, exit_code, signal_number, duration_s: float, early: bool) -> dict:
+        out, out_cut = _decode_capped(self.buffers[self.out_fd], self.cap, self.overflow[self.out_fd])
+        err, err_cut = _decode_capped(self.buffers[self.err_fd], self.cap, self.overflow[self.err_fd])
+        return {"reason": reason, "exit_code": exit_code, "signal": signal_number,
+                "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
+                "duration_s": round(duration_s, 6), "early": early,
+                "messages": self.channel.frames.messages, "violation": self.channel.frames.violation}
+
+    def close(self) -> None:
+        for fd in (self.out_fd, self.err_fd, self.tick_fd, self.channel.fd):
+            os.close(fd)
+
+
+def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bool]:
+    text = data.decode("utf-8", "replace")
+    if len(text) > cap or overflowed:
+        return text[:cap], True
+    return text, False
+
