@@ -40,7 +40,7 @@ from typing import Any, Iterable
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
 from py4.boa.protocol import HandOver, WorkerGone, read_message
-from py4.boa.run_watch import ResultChannel, RunWatch
+from py4.boa.run_watch import RunWatch, write_all as _write_all
 
 log = logging.getLogger(__name__)
 
@@ -118,13 +118,15 @@ class _Worker:
         self.child_fds: dict[str, int] | None = None  # the prepared child's pipes (HandOver.FDS)
         self.caps: dict = {}
         self.verdict_pending = False  # the worker owes us its next child (= "clean")
+        self.handover_seen = False  # child_ready saw it arrive: receive without polling again
+        self.tokens = b""  # random bytes, TOKEN_BYTES per run (one getrandom per 256 runs)
         self.seq = 0  # runs sent to this worker (the supervisor's replies carry it)
         self.cpu_s = 0.0  # CPU time of this worker's supervisor and reaped runs (so far)
         self.minflt = 0  # their minor page faults
         self.cpu_s_lost, self.minflt_lost = 0.0, 0  # the same for the workers this one replaced
 
     def start(self) -> None:
-        self.seq = 0
+        self.seq, self.handover_seen = 0, False
         boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
         self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno())
@@ -151,8 +153,9 @@ class _Worker:
     def _receive_child(self, timeout_s: float) -> bool:
         """Take the pipes of the worker's next prepared child (sent just before the
         worker's ready message, and after each run's clean-up) and its usage so far."""
-        if not self.handoff_poll.poll(timeout_s * 1000):
+        if not self.handover_seen and not self.handoff_poll.poll(timeout_s * 1000):
             return False
+        self.handover_seen = False
         try:  # close-on-exec: they must not leak into the caller's own children
             data, fds, _, _ = socket.recv_fds(self.handoff, HandOver.USAGE.size, len(HandOver.FDS),
                                               socket.MSG_CMSG_CLOEXEC)
@@ -182,14 +185,17 @@ class _Worker:
             if not self._receive_child(VERDICT_TIMEOUT_S):
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
-        oom_before = self.cgroup.oom_kills()
-        token = os.urandom(TOKEN_BYTES)
+        if len(self.tokens) < TOKEN_BYTES:
+            self.tokens = os.urandom(TOKEN_BYTES * 256)
+        token, self.tokens = self.tokens[:TOKEN_BYTES], self.tokens[TOKEN_BYTES:]
         fds, self.child_fds = self.child_fds, None
         self.seq += 1  # the supervisor numbers its prepared children the same way
+        job = _job_bytes(dict(header, token=token), code)
         started = time.monotonic()
-        _send_job(fds["job"], dict(header, token=token), code)
-        watch = RunWatch((fds["stdout"], fds["stderr"], fds["ticks"]), ResultChannel(fds["channel"], token),
-                         header, self.seq, self.proc.stdout.fileno(), self.proc.stdin.fileno())
+        # The job first: everything else overlaps with the child's wake-up.
+        _write_all(fds["job"], job)
+        oom_before = self.cgroup.oom_kills()
+        watch = RunWatch(fds, token, header, self.seq, self.proc.stdout.fileno(), self.proc.stdin.fileno())
         try:
             reply = watch.wait(started, backstop_s)
         except (WorkerGone, OSError, ValueError):
@@ -206,7 +212,8 @@ class _Worker:
         """Whether the next job can go out at once (the next child was handed over)."""
         if not self.verdict_pending or self.proc is None:
             return self.proc is not None
-        return bool(self.handoff_poll.poll(0))
+        self.handover_seen = bool(self.handoff_poll.poll(0))
+        return self.handover_seen
 
     def _read_message(self, timeout_s: float) -> dict | None:
         """The worker's next message within ``timeout_s`` (None: lost or hung)."""
@@ -247,19 +254,12 @@ class _Worker:
         self.await_ready()
 
 
-def _send_job(fd: int, job: dict, code: bytes) -> None:
-    """Write the job (marshalled: cheap to load in the child) to a prepared child, both
-    frames in one write (so that the child, woken by the first, need not wait again)."""
+def _job_bytes(job: dict, code: bytes) -> bytes:
+    """The job as a prepared child reads it: two frames (the job dict and the code object,
+    both marshalled: cheap to load in the child), written at once (so that the child,
+    woken by the first, need not wait again)."""
     job_bytes = marshal.dumps(job)
-    data = len(job_bytes).to_bytes(4, "big") + job_bytes + len(code).to_bytes(4, "big") + code
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError:
-        pass  # the child is gone; the supervisor reports how it ended
-    finally:
-        os.close(fd)
+    return len(job_bytes).to_bytes(4, "big") + job_bytes + len(code).to_bytes(4, "big") + code
 
 
 class Executor:

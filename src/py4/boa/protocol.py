@@ -1,8 +1,9 @@
 """Frames between Boa's processes.
 
 Executor <-> supervisor (trusted on both ends): a 4-byte big-endian length followed by
-that many bytes; messages are JSON objects, except the executor's control during a run
-(``Kill``: fixed-size) and the hand-over of a prepared child (``HandOver``).
+that many bytes; messages are JSON objects, except what goes back and forth for each run
+(fixed-size: the executor's ``Kill``, the supervisor's ``Reply``, the hand-over of a
+prepared child, ``HandOver``).
 Run child -> executor (the result channel, untrusted): a per-run token, a 4-byte length
 and a JSON object, parsed by ``FrameReader``, which accepts nothing else.
 """
@@ -74,6 +75,30 @@ class Kill:
         if tag != cls.TAG:
             raise ValueError(f"unexpected control {tag!r}")
         return seq
+
+
+class Reply:
+    """How a run ended, from the supervisor (after its ready message, the only thing it
+    writes to the executor): the run's sequence number, when it saw the end
+    (``CLOCK_MONOTONIC``, shared by both processes), and the kernel's exit code or
+    signal. Fixed-size and written in one piece, so that the executor reads it in one
+    call (it reads one per run, usually to drop it)."""
+
+    FORMAT = struct.Struct("!Idii")
+    size = FORMAT.size
+
+    @classmethod
+    def pack(cls, seq: int, ended_at: float, exit_code: int | None, signal: int | None) -> bytes:
+        return cls.FORMAT.pack(seq & 0xFFFFFFFF, ended_at, -1 if exit_code is None else exit_code,
+                               -1 if signal is None else signal)
+
+    @classmethod
+    def read(cls, fd: int) -> dict:
+        """``{"seq", "ended_at", "exit_code", "signal"}`` (None where not applicable).
+        Raises WorkerGone when the pipe closes."""
+        seq, ended_at, exit_code, signal = cls.FORMAT.unpack(read_exact(fd, cls.size))
+        return {"seq": seq, "ended_at": ended_at, "exit_code": None if exit_code < 0 else exit_code,
+                "signal": None if signal < 0 else signal}
 
 
 class HandOver:

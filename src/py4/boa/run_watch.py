@@ -26,7 +26,7 @@ import os
 import select
 import time
 
-from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, read_message
+from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, Reply
 
 READ_CHUNK = 65536
 CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see RunWatch.wait)
@@ -76,17 +76,18 @@ class ResultChannel:
 class RunWatch:
     """Watches one run from the executor: output, ticks, result frames, the supervisor.
 
-    ``fds``: the run's stdout, stderr and tick pipe (non-blocking read ends, as handed
-    over; this object closes them, and the channel's). ``job``: the executor's job dict
-    (mode, deadlines, output cap).
+    ``fds``: the prepared child's pipes as handed over (``HandOver.FDS``; the read ends are
+    non-blocking; this object closes them all). ``token`` frames the result channel.
+    ``job``: the executor's job dict (mode, deadlines, output cap).
     ``seq``: the run's number on its worker; ``reply_fd``/``control_fd``: the supervisor's
     reply pipe and control pipe.
     """
 
-    def __init__(self, fds: tuple[int, int, int], channel: ResultChannel, job: dict, seq: int,
-                 reply_fd: int, control_fd: int):
-        self.out_fd, self.err_fd, self.tick_fd = fds
-        self.channel, self.job, self.seq = channel, job, seq
+    def __init__(self, fds: dict[str, int], token: bytes, job: dict, seq: int, reply_fd: int,
+                 control_fd: int):
+        self.job_fd, self.out_fd, self.err_fd, self.tick_fd = fds["job"], fds["stdout"], fds["stderr"], fds["ticks"]
+        self.channel = ResultChannel(fds["channel"], token)
+        self.job, self.seq = job, seq
         self.reply_fd, self.control_fd = reply_fd, control_fd
         self.keep_output = job["mode"] == "run"
         self.cap = job["output_cap"]
@@ -107,8 +108,9 @@ class RunWatch:
 
     # ------------------------------------------------------------------ the run
     def wait(self, started: float, backstop_s: float) -> dict | None:
-        """Follow the run to its end; the reply (see ``_early_reply``/``_killed_reply``),
-        or None when the supervisor did not answer within ``backstop_s`` (lost or hung).
+        """Follow the run whose job was written at ``started`` to its end; the reply (see
+        ``_early_reply`` and ``_killed_reply``), or None when the supervisor did not
+        answer within ``backstop_s`` (lost or hung).
 
         The result channel is watched only after ``CHANNEL_GRACE_S``: a run's frames
         usually fit in the channel's pipe (enlarged by the worker) and are read at the
@@ -121,6 +123,9 @@ class RunWatch:
         self.started = started
         backstop = started + backstop_s
         deadline = started + self.job["timeout_s"]
+        early_reply = self._take_waiting_replies()
+        if early_reply is not None:  # the prepared child had died before its job
+            return self._killed_reply(early_reply)
         watching_channel = False
         while True:
             now = time.monotonic()
@@ -142,18 +147,28 @@ class RunWatch:
                     poller.unregister(fd)  # end of file: every writer is gone (or the
                     self.open_fds.discard(fd)  # program closed its end): nothing more
             reported = self.end_code is not None and self.reason is None
-            if self.reply_fd in events:  # read even now: a stale reply must not pile up
+            if self.reply_fd in events:  # read even now (it would wait for the next run)
                 reply = self._supervisor_reply()
                 if reply is not None and not reported:
                     return self._killed_reply(reply)
             if reported:
                 return self._early_reply(events)
 
+    def _take_waiting_replies(self) -> dict | None:
+        """Read the replies already waiting (the supervisor's for runs that the executor
+        answered at the harness's report: all are written before the next child is
+        handed over); this run's, when its child died before it got the job."""
+        waiting, mine = select.poll(), None
+        waiting.register(self.reply_fd, select.POLLIN)
+        while waiting.poll(0):
+            mine = self._supervisor_reply() or mine
+        return mine
+
     def _supervisor_reply(self) -> dict | None:
         """The supervisor's reply for this run; None for a stale one (of an earlier run,
         answered when its harness reported the end). Raises WorkerGone when the worker
         died."""
-        reply = read_message(self.reply_fd)
+        reply = Reply.read(self.reply_fd)
         return reply if reply.get("seq") == self.seq else None
 
     def _stop(self, reason: str) -> None:
@@ -260,8 +275,18 @@ class RunWatch:
                 "messages": self.channel.frames.messages, "violation": self.channel.frames.violation}
 
     def close(self) -> None:
-        for fd in (self.out_fd, self.err_fd, self.tick_fd, self.channel.fd):
+        for fd in (self.job_fd, self.out_fd, self.err_fd, self.tick_fd, self.channel.fd):
             os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write a job to a prepared child (whose death is reported by its supervisor)."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # the child is gone; the supervisor reports how it ended
 
 
 def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bool]:

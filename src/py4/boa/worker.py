@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from py4.boa import cgroups, child, isolation, seccomp
 from py4.boa.frontend import PRELOAD_MODULES, new_globals_factory
-from py4.boa.protocol import HandOver, Kill, WorkerGone, read_frame, write_message
+from py4.boa.protocol import HandOver, Kill, Reply, WorkerGone, read_frame, write_message
 
 JOB_FD_IN, JOB_FD_OUT = 0, 1
 JOB_FD_CHILD = 3  # where a prepared child reads its job
@@ -55,6 +55,13 @@ NULL_FD_CHILD = 4  # /dev/null for writing: a certification's stdout and stderr
 CHANNEL_PIPE_BYTES = 2**20  # pipe size asked for a run's result channel
 REAP_TIMEOUT_S = 2.0  # a run's processes must all be gone this long after the kill
 IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per job)
+# After the harness reports the end of a run, its processes are killed this much later:
+# the executor answers its caller meanwhile, and the kill and the kernel's teardown of
+# the run (~1 ms of CPU) would otherwise compete with that answer. Measured on the
+# 2-core VM here (600 runs 20 ms apart, two workers): p90 latency 1.7-1.9 -> 0.85-0.9 ms,
+# median 0.83-0.91 -> 0.67-0.79 ms; back-to-back runs unchanged. The run's own process
+# is stopped meanwhile; what a program left running runs on until the kill.
+END_GRACE_S = 0.0003
 
 
 @dataclass
@@ -176,7 +183,7 @@ class Supervisor:
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
         while True:
             try:
-                write_message(JOB_FD_OUT, self.run_job())
+                os.write(JOB_FD_OUT, self.run_job())  # < PIPE_BUF: written in one piece
                 # Cleaning up and preparing the next child after the run overlaps both with
                 # the caller's own work. The verdict is the hand-over itself: the executor
                 # waits for the next child's descriptors before the next job, and takes the
@@ -225,13 +232,12 @@ class Supervisor:
                 os.close(fd)
             prepared.fds = []
 
-    def run_job(self) -> dict:
+    def run_job(self) -> bytes:
         """Watch the prepared child, from its hand-over, until the harness reports the end
         of its run, it exits, or the executor sends ``Kill`` (deadlines and the output cap
         are the executor's: it reads the run's pipes). Then kill every process of the run
-        (their teardown and reaping are left to ``clean_up``) and return the reply: how
-        the run ended, with the kernel's exit status, and when (``CLOCK_MONOTONIC``,
-        which this process shares with the executor). The executor has usually answered
+        (their teardown and reaping are left to ``clean_up``) and return the reply
+        (``Reply``: how the run ended, with the kernel's exit status, and when). The executor has usually answered
         its caller already (the harness reported the end to it too) and drops the reply.
         """
         prepared, self.prepared = self.prepared, None
@@ -251,12 +257,13 @@ class Supervisor:
                 else:  # a control for an earlier run is stale
                     killed = Kill.read(JOB_FD_IN) == self.seq
         ended = time.monotonic()
+        if end and status is None:  # see END_GRACE_S
+            time.sleep(END_GRACE_S)
         _kill_run(prepared, self.run_uid)
         if status is None:  # killed just now: waits only for its exit
             status = self._reap_run_child(prepared)
-        return {"seq": self.seq, "ended_at": ended,
-                "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+        return Reply.pack(self.seq, ended, os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                          os.WTERMSIG(status) if os.WIFSIGNALED(status) else None)
 
     @staticmethod
     def _reap_run_child(prepared: PreparedChild) -> int:
