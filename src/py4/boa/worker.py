@@ -12,16 +12,16 @@ before its job exists, then *warmed up* (``child.warm_up``: the run's path on a 
 no-op job, so that its copy-on-write faults are taken while the worker is idle), then
 blocked reading its job from a pipe. The supervisor hands every pipe of that child to the
 executor (``HandOver``: job, result channel, stdout, stderr, ticks) and keeps none: the
-executor writes the job, reads the output and the results and watches the per-test
-deadlines and the output cap itself (``run_watch``), so the supervisor never holds code,
+executor writes the job, reads the output and the results and enforces the deadlines
+and the output cap itself (``run_watch``), so the supervisor never holds code,
 inputs, output or result values, and is not on the path of a run that ends normally.
 
 What the supervisor keeps is the child's pidfd and its *end* pipe. A run ends when the
 harness reports the end (``!`` and the exit status on the tick pipe, read by the
 executor, which answers its caller at once; then one byte on the end pipe) and stops
 itself, when the child exits (crash, ``os._exit``) or when the executor sends ``Kill``
-(a deadline, the output cap). The supervisor then kills every process of the run and
-replies with the kernel's exit status (the executor drops the reply when it has answered
+(a deadline, the output cap). The supervisor then kills every process of the run (after
+an end report, ``END_GRACE_S`` later) and replies with the kernel's exit status (the executor drops the reply when it has answered
 already), waits for their teardown, reaps them, checks that none remain, wipes the
 scratch tmpfs, prepares the next child and hands it over (the hand-over is the "clean"
 verdict; a worker that is not clean exits instead).
@@ -235,10 +235,11 @@ class Supervisor:
     def run_job(self) -> bytes:
         """Watch the prepared child, from its hand-over, until the harness reports the end
         of its run, it exits, or the executor sends ``Kill`` (deadlines and the output cap
-        are the executor's: it reads the run's pipes). Then kill every process of the run
-        (their teardown and reaping are left to ``clean_up``) and return the reply
-        (``Reply``: how the run ended, with the kernel's exit status, and when). The executor has usually answered
-        its caller already (the harness reported the end to it too) and drops the reply.
+        are the executor's: it reads the run's pipes). Then kill every process of the run,
+        wait for the child's exit (the other processes are reaped by ``clean_up``) and
+        return the reply (``Reply``: how the run ended, with the kernel's exit status,
+        and when). After an end report the executor has usually answered its caller
+        already and drops the reply.
         """
         prepared, self.prepared = self.prepared, None
         self.last = prepared

@@ -1,0 +1,54 @@
+"""The fixed-size messages between the executor and a worker's supervisor."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from py4.boa.protocol import HandOver, Kill, Reply, WorkerGone
+
+
+def _through_a_pipe(data: bytes) -> int:
+    read_end, write_end = os.pipe()
+    os.write(write_end, data)
+    os.close(write_end)
+    return read_end
+
+
+def test_kill_carries_the_run_number():
+    fd = _through_a_pipe(Kill.pack(7) + Kill.pack(2**32 + 3))
+    try:
+        assert Kill.read(fd) == 7
+        assert Kill.read(fd) == 3  # numbers wrap at 32 bits, as both sides count
+        with pytest.raises(WorkerGone):
+            Kill.read(fd)
+    finally:
+        os.close(fd)
+
+
+def test_a_control_with_another_tag_is_refused():
+    fd = _through_a_pipe(b"E" + Kill.pack(1)[1:])
+    try:
+        with pytest.raises(ValueError, match="unexpected control"):
+            Kill.read(fd)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("exit_code, signal", [(0, None), (3, None), (None, 9), (255, None)])
+def test_reply_round_trip(exit_code, signal):
+    data = Reply.pack(41, 1234.5, exit_code, signal)
+    assert len(data) == Reply.size < 512  # one write, never split (PIPE_BUF)
+    fd = _through_a_pipe(data)
+    try:
+        assert Reply.read(fd) == {"seq": 41, "ended_at": 1234.5, "exit_code": exit_code, "signal": signal}
+    finally:
+        os.close(fd)
+
+
+def test_hand_over_usage_round_trip_and_size_check():
+    assert HandOver.unpack_usage(HandOver.pack_usage(1.25, 740)) == (1.25, 740)
+    with pytest.raises(ValueError, match="hand-over of 3 bytes"):
+        HandOver.unpack_usage(b"abc")
+    assert HandOver.FDS == ("job", "channel", "stdout", "stderr", "ticks")
