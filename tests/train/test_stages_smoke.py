@@ -138,6 +138,26 @@ def test_sft_packed_supervises_only_assistant_tokens(smoke_assets, sft_data, tmp
     assert "position_ids" in first.batch  # packed conversations kept apart
 
 
+def test_killed_packed_sft_resumes_from_its_checkpoint_to_the_same_step(smoke_assets, sft_data, tmp_path):
+    from py4.train import sft
+
+    config = _config("sft", model={"path": str(smoke_assets / "it")},
+                     data={"path": str(sft_data), "schedule": str(sft_data / "step_schedule.json")},
+                     optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2, "warmup": 1},
+                     run={"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2})
+    max_steps = json.loads((sft_data / "step_schedule.json").read_text())["max_steps"]
+    assert max_steps >= 3  # else the kill below would not land after the checkpoint
+    with pytest.raises(KeyboardInterrupt):
+        sft.run(config, callbacks=[KillAt(3)])
+    assert json.loads((tmp_path / "run" / "run_manifest.json").read_text())["status"] == "interrupted"
+    result = sft.run(config)
+    assert result.resumed_from.endswith("checkpoint-2")
+    assert result.global_step == max_steps
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["attempt"] == 2
+    assert manifest["lr_trace"]["steps"][0] == 3  # the same schedule, continued after step 2
+
+
 def test_sft_chat_rows_trl_path_masks_prompts(smoke_assets, tmp_path):
     from transformers import AutoTokenizer
 
