@@ -6,14 +6,16 @@ Measured in one run, on this machine, in interleaved rounds (each round times a 
 every kind, so that a change in the machine's load hits all kinds alike):
 1. median wall time of one sandboxed run of a trivial program (``pass``), as seen by the
    caller of ``Executor.run`` on a default executor (one worker per core): compile +
-   dispatch + isolated child + reply; all of it is overhead, since the program does
+   dispatch + isolated child + answer; all of it is overhead, since the program does
    nothing. Measured back to back (a run may wait for a worker to finish its previous
    run's clean-up and the fork of its next child) and spaced by 20 ms (untimed), where
    that work happens between runs — the latency a caller sees. Back to back on a single
    worker (every run waits for that worker's whole cycle) is shown for reference;
 2. the same for ``subprocess.run([python3, "-I", "-S", "-c", "pass"])`` (no sandbox at all);
-3. the floor of any design with a fresh process per run: a bare ``fork`` + ``_exit`` +
-   ``waitpid`` of an interpreter with the worker's modules loaded;
+3. what a fresh process per run costs at the least: a bare ``fork`` + ``_exit`` +
+   ``waitpid`` of an interpreter with the worker's modules loaded (Boa pays it in CPU
+   for every run, but forks before the run and tears down after its answer, so it is
+   not a floor for the latency);
 4. certifications per second on all cores for a typical problem (10 tests, gold solution),
    with ``certify_many`` over one executor with one worker per core.
 Goals (issue 3): overhead <= 5 ms median, >= 10x faster than spawning.
@@ -167,8 +169,9 @@ def report(timings: dict, floor: tuple[float, float], rate: float, cert_workers:
         p90 = sorted(timer.walls)[int(0.9 * len(timer.walls))] * 1000
         print(f"Boa trivial run, {label}: {ms:7.2f} ms (p90 {p90:5.2f} ms) "
               f"{spawn_ms / ms:5.1f}x faster than spawning")
-    print(f"  (default pool: {workers} workers; floor of a fresh process per run, fork + _exit + "
-          f"waitpid of a warm worker interpreter: {floor_ms:.2f} ms, {spawn_ms / floor_ms:.1f}x)")
+    print(f"  (default pool: {workers} workers; a bare fork + _exit + waitpid of a warm worker "
+          f"interpreter: {floor_ms:.2f} ms, {spawn_ms / floor_ms:.1f}x; Boa forks before a run and "
+          f"tears down after its answer)")
     for label, timer in (("latency (spaced)", timings["spaced"]), ("back to back", timings["back"])):
         ms = median_ms(timer.walls)
         print(f"goals, {label:16s}: median overhead <= {GOAL_OVERHEAD_MS:g} ms: "
