@@ -178,6 +178,24 @@ def test_plain_recursion_error_is_a_runtime_error(ex):
     assert "Previous line repeated" in result.stderr
 
 
+def test_a_run_interrupted_in_the_caller_leaves_a_working_executor(monkeypatch):
+    # Ctrl-C while waiting for a run: the worker is mid-run with nobody watching; the next
+    # run replaces it instead of failing.
+    from py4.boa import run_watch
+
+    with Executor(workers=1) as executor:
+        real_wait = run_watch.RunWatch.wait
+
+        def interrupted(self, *args):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(run_watch.RunWatch, "wait", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            executor.run("use time\ntime.sleep(10)\n")
+        monkeypatch.setattr(run_watch.RunWatch, "wait", real_wait)
+        assert executor.run('print("after")\n').stdout == "after\n"
+
+
 def test_many_runs_leave_no_reply_behind():
     # The executor answers a run when its harness reports the end; the supervisor's own
     # reply for it comes later and is dropped by the next run. 1,000 runs on one worker

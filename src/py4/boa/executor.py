@@ -185,6 +185,9 @@ class _Worker:
             if not self._receive_child(VERDICT_TIMEOUT_S):
                 log.warning("Boa worker %d was not clean after a run; replacing it", self.index)
                 self.restart()
+        if self.child_fds is None:  # an interrupted call (e.g. Ctrl-C) left the worker mid-run
+            log.warning("Boa worker %d was left in the middle of a run; replacing it", self.index)
+            self.restart()
         if len(self.tokens) < TOKEN_BYTES:
             self.tokens = os.urandom(TOKEN_BYTES * 256)
         token, self.tokens = self.tokens[:TOKEN_BYTES], self.tokens[TOKEN_BYTES:]
