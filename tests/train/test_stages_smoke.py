@@ -94,25 +94,31 @@ def test_midtrain_refuses_max_steps_that_differ_from_the_schedule(smoke_assets, 
         midtrain.run(config)
 
 
-def test_killed_midtrain_resumes_from_its_checkpoint_to_the_same_step(smoke_assets, mid_data, tmp_path):
-    from py4.train import midtrain
+@pytest.mark.parametrize("kind, model, data_fixture, warmup",
+                         [("midtrain", "base", "mid_data", 0.25), ("sft", "it", "sft_data", 1)])
+def test_killed_run_resumes_from_its_checkpoint_to_the_same_step(kind, model, data_fixture, warmup,
+                                                                 smoke_assets, request, tmp_path):
+    # Killed at step 3 with a checkpoint every 2 steps, then run again: it resumes from
+    # checkpoint-2, reaches the planned steps and continues the same LR schedule.
+    import importlib
 
-    fields = dict(model={"path": str(smoke_assets / "base")},
-                  data={"path": str(mid_data), "schedule": str(mid_data / "step_schedule.json")},
-                  optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2, "warmup": 0.25},
-                  run={"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2})
-    config = _config("midtrain", **fields)
-    max_steps = json.loads((mid_data / "step_schedule.json").read_text())["max_steps"]
+    stage = importlib.import_module(f"py4.train.{kind}")
+    data = request.getfixturevalue(data_fixture)
+    config = _config(kind, model={"path": str(smoke_assets / model)},
+                     data={"path": str(data), "schedule": str(data / "step_schedule.json")},
+                     optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2, "warmup": warmup},
+                     run={"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2})
+    max_steps = json.loads((data / "step_schedule.json").read_text())["max_steps"]
+    assert max_steps >= 3  # else the kill would not land after the checkpoint
     with pytest.raises(KeyboardInterrupt):
-        midtrain.run(config, callbacks=[KillAt(3)])
+        stage.run(config, callbacks=[KillAt(3)])
     assert json.loads((tmp_path / "run" / "run_manifest.json").read_text())["status"] == "interrupted"
-    result = midtrain.run(config)
+    result = stage.run(config)
     assert result.resumed_from.endswith("checkpoint-2")
     assert result.global_step == max_steps
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["attempt"] == 2
-    # the resumed run continued the same schedule: its trace starts after step 2
-    assert manifest["lr_trace"]["steps"][0] == 3
+    assert manifest["lr_trace"]["steps"][0] == 3  # the trace starts after step 2
 
 
 def test_sft_packed_supervises_only_assistant_tokens(smoke_assets, sft_data, tmp_path):
@@ -136,26 +142,6 @@ def test_sft_packed_supervises_only_assistant_tokens(smoke_assets, sft_data, tmp
     assert "<end_of_turn>" in supervised and "<start_of_turn>" not in supervised
     assert "<start_of_turn>user" in unsupervised
     assert "position_ids" in first.batch  # packed conversations kept apart
-
-
-def test_killed_packed_sft_resumes_from_its_checkpoint_to_the_same_step(smoke_assets, sft_data, tmp_path):
-    from py4.train import sft
-
-    config = _config("sft", model={"path": str(smoke_assets / "it")},
-                     data={"path": str(sft_data), "schedule": str(sft_data / "step_schedule.json")},
-                     optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2, "warmup": 1},
-                     run={"output_dir": str(tmp_path / "run"), **TINY_RUN, "save_steps": 2})
-    max_steps = json.loads((sft_data / "step_schedule.json").read_text())["max_steps"]
-    assert max_steps >= 3  # else the kill below would not land after the checkpoint
-    with pytest.raises(KeyboardInterrupt):
-        sft.run(config, callbacks=[KillAt(3)])
-    assert json.loads((tmp_path / "run" / "run_manifest.json").read_text())["status"] == "interrupted"
-    result = sft.run(config)
-    assert result.resumed_from.endswith("checkpoint-2")
-    assert result.global_step == max_steps
-    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
-    assert manifest["status"] == "done" and manifest["attempt"] == 2
-    assert manifest["lr_trace"]["steps"][0] == 3  # the same schedule, continued after step 2
 
 
 def test_sft_chat_rows_trl_path_masks_prompts(smoke_assets, tmp_path):
