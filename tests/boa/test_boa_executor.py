@@ -349,7 +349,7 @@ def test_result_channel_larger_than_its_pipe(ex):
 
 def test_a_forked_copy_reaching_the_end_does_not_end_the_run(ex):
     # Both copies of a forked program run the harness's end; only the run's own process
-    # may tell the supervisor the run is over.
+    # may report that the run is over.
     source = ('use os\nuse sys\nuse time\n'
               'let pid = os.fork()\n'
               'if pid == 0:\n    print("child", flush=true)\n    sys.exit(3)\n'

@@ -250,8 +250,8 @@ def test_reading_earlier_runs_results_from_inherited_memory(sandbox, marker_prob
 
 
 def test_forged_end_of_run_cannot_certify(sandbox, marker_problem):
-    # "!" and status 0 on every descriptor (one of them tells the supervisor the run is
-    # over): the run stops there, and no test has a passing result.
+    # "!" and status 0 on every descriptor (among them the pipes on which the harness
+    # reports the end of the run): the run stops there, and no test has a passing result.
     source = ("use os\n"
               "fn solve(x: int) -> int:\n"
               "    for fd in range(3, 64):\n"

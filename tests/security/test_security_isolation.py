@@ -225,9 +225,10 @@ def test_nothing_of_a_run_survives_in_scratch(sandbox, leave):
 
 
 def test_forged_end_of_run_stops_the_program_at_once(sandbox):
-    # The harness tells the supervisor that a run is over with "!" and the exit status on
-    # a pipe the program can find; forging it must end the run as an os._exit would:
-    # every process of the run stopped and killed, nothing left for the next run.
+    # The harness reports the end of a run with "!" and the exit status on a pipe the
+    # program can find (read by the executor; one byte to the supervisor on another);
+    # forging it must end the run as an os._exit would: every process of the run
+    # killed, nothing left for the next run.
     program = ("use os\nuse time\nprint('before', flush=true)\n"
                "if os.fork() == 0:\n    time.sleep(30)\n"
                "for fd in range(3, 64):\n"

@@ -39,8 +39,8 @@ from typing import Any, Iterable
 
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
-from py4.boa.protocol import HandOver, WorkerGone, read_message
-from py4.boa.run_watch import RunWatch, write_all as _write_all
+from py4.boa.protocol import HandOver, WorkerGone, frame, read_message, write_all
+from py4.boa.run_watch import RunWatch
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +196,10 @@ class _Worker:
         job = _job_bytes(dict(header, token=token), code)
         started = time.monotonic()
         # The job first: everything else overlaps with the child's wake-up.
-        _write_all(fds["job"], job)
+        try:
+            write_all(fds["job"], job)
+        except OSError:
+            pass  # the child is gone; its supervisor reports how it ended
         oom_before = self.cgroup.oom_kills()
         watch = RunWatch(fds, token, header, self.seq, self.proc.stdout.fileno(), self.proc.stdin.fileno())
         try:
@@ -261,8 +264,7 @@ def _job_bytes(job: dict, code: bytes) -> bytes:
     """The job as a prepared child reads it: two frames (the job dict and the code object,
     both marshalled: cheap to load in the child), written at once (so that the child,
     woken by the first, need not wait again)."""
-    job_bytes = marshal.dumps(job)
-    return len(job_bytes).to_bytes(4, "big") + job_bytes + len(code).to_bytes(4, "big") + code
+    return frame(marshal.dumps(job)) + frame(code)
 
 
 class Executor:

@@ -21,10 +21,19 @@ class WorkerGone(EOFError):
     """The other end closed the pipe (the worker died or was killed)."""
 
 
-def write_frame(fd: int, payload: bytes) -> None:
-    view = memoryview(len(payload).to_bytes(4, "big") + payload)
+def frame(payload: bytes) -> bytes:
+    """``payload`` behind its 4-byte length, as ``read_frame`` takes it."""
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def write_frame(fd: int, payload: bytes) -> None:
+    write_all(fd, frame(payload))
 
 
 def read_exact(fd: int, size: int) -> bytes:

@@ -246,7 +246,7 @@ class RunWatch:
                 pass
         self.channel.drain_ready()
         # The reason is the output cap's, if what was left in the pipes went over it.
-        return self._reply(self.reason, self.end_code, None, self.ended - self.started, early=True)
+        return self._reply(self.reason, self.end_code, None, self.ended - self.started)
 
     def _killed_reply(self, supervisor: dict) -> dict:
         """The supervisor ended the run (every process of it is killed): read the pipes
@@ -262,31 +262,21 @@ class RunWatch:
                 if self._read(fd) is False:
                     fds.discard(fd)
         if self.end_code is not None and self.reason is None:
-            return self._reply(None, self.end_code, None, self.ended - self.started, early=True)
+            return self._reply(None, self.end_code, None, self.ended - self.started)
         duration = max(supervisor["ended_at"] - self.started, 0.0)
-        return self._reply(self.reason, supervisor["exit_code"], supervisor["signal"], duration, early=False)
+        return self._reply(self.reason, supervisor["exit_code"], supervisor["signal"], duration)
 
-    def _reply(self, reason, exit_code, signal_number, duration_s: float, early: bool) -> dict:
+    def _reply(self, reason, exit_code, signal_number, duration_s: float) -> dict:
         out, out_cut = _decode_capped(self.buffers[self.out_fd], self.cap, self.overflow[self.out_fd])
         err, err_cut = _decode_capped(self.buffers[self.err_fd], self.cap, self.overflow[self.err_fd])
         return {"reason": reason, "exit_code": exit_code, "signal": signal_number,
                 "stdout": out, "stderr": err, "stdout_truncated": out_cut, "stderr_truncated": err_cut,
-                "duration_s": round(duration_s, 6), "early": early,
+                "duration_s": round(duration_s, 6),
                 "messages": self.channel.frames.messages, "violation": self.channel.frames.violation}
 
     def close(self) -> None:
         for fd in (self.job_fd, self.out_fd, self.err_fd, self.tick_fd, self.channel.fd):
             os.close(fd)
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write a job to a prepared child (whose death is reported by its supervisor)."""
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    except OSError:
-        pass  # the child is gone; the supervisor reports how it ended
 
 
 def _decode_capped(data: bytearray, cap: int, overflowed: bool) -> tuple[str, bool]:
