@@ -12,7 +12,7 @@ Statuses: ``ok`` (exit code 0), ``compile_error``, ``runtime_error`` (uncaught e
 non-zero exit, or a crash such as a segfault), ``timeout`` (wall clock or CPU), ``memory``
 (MemoryError under the memory limit), ``output_limit`` (stdout or stderr over the cap;
 the run is stopped), ``killed`` (the process died of a signal the sandbox did not send,
-the program flooded the harness's own pipes, or the sandbox could not be set up).
+the program flooded or forged the harness's own pipes, or the sandbox could not be set up).
 """
 
 from __future__ import annotations
@@ -205,6 +205,9 @@ class _Worker:
         try:
             reply = watch.wait(started, backstop_s)
         except (WorkerGone, OSError, ValueError):
+            reply = None
+        except Exception:  # noqa: BLE001 - a bug in reading one run is that run's outcome
+            log.exception("Boa worker %d: reading run %d failed; replacing the worker", self.index, self.seq)
             reply = None
         finally:
             watch.close()
@@ -449,7 +452,9 @@ def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float)
     if status == "timeout":
         stderr += f"boa: timed out after {timeout:g} s\n"
     if reply["reason"] == "protocol":
-        stderr += "boa: stopped: the program flooded the harness's own pipes\n"
+        forged = reply.get("violation")
+        stderr += (f"boa: stopped: the program wrote to the harness's result channel: {forged}\n" if forged
+                   else "boa: stopped: the program flooded the harness's own pipes\n")
     return RunResult(status, exit_code, stdout, stderr, diags, reply["duration_s"])
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 
 MAX_FRAME_BYTES = 256 * 2**20
@@ -135,44 +136,149 @@ class HandOver:
 MAX_CHANNEL_BYTES = 32 * 2**20  # all of one run's result frames
 MAX_CHANNEL_FRAME = 8 * 2**20
 
+# The result channel is written by the run's child, which a hostile program controls
+# (it can find its channel and token): the parent parses only the frames the harness
+# writes, each checked for shape before and after decoding. Before: a frame must be a
+# JSON object whose values are scalars or one level of flat object (``exc``), checked by
+# a linear-time pattern, so that decoding cannot recurse or build more than a few objects
+# whatever the bytes (a deeply nested frame once raised RecursionError in the parent,
+# and frames of many empty objects took it from ~18 to ~640 MiB). After: the kind must be
+# known, the keys exactly the kind's, every value of its type and size.
+_STRING = rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"'  # possessive: a failed match never backtracks
+_SCALAR = rb'(?:' + _STRING + rb'|-?[0-9]{1,20}(?:\.[0-9]{1,20})?(?:[eE][-+]?[0-9]{1,4})?|true|false|null)'
+
+
+def _object_of(value: bytes) -> bytes:
+    pair = _STRING + rb'\s*+:\s*+' + value
+    return rb'\{\s*+(?:' + pair + rb'(?:\s*+,\s*+' + pair + rb'){0,7})?\s*+\}'  # at most 8 keys
+
+
+_FRAME_SHAPE = re.compile(_object_of(rb'(?:' + _SCALAR + rb'|' + _object_of(_SCALAR) + rb')'))
+
+# Texts that the harness copies from the program (an exception's type name, an error's
+# detail, the traceback: a message of several MiB is honest) are bounded by the frame's
+# size; the parent's memory by the channel's cap (see FrameReader).
+_NAME_CHARS = 4096
+
+
+def _int(value) -> bool:
+    return type(value) is int and -2**31 <= value < 2**31
+
+
+def _line(value) -> bool:
+    return value is None or _int(value)
+
+
+def _text(limit: int):
+    return lambda value: type(value) is str and len(value) <= limit
+
+
+def _optional_text(limit: int):
+    return lambda value: value is None or (type(value) is str and len(value) <= limit)
+
+
+def _exception(value) -> bool:
+    return value is None or (type(value) is dict and value.keys() == {"type", "line"}
+                             and _text(_NAME_CHARS)(value["type"]) and _line(value["line"]))
+
+
+# kind -> {field: check}; "detail" of an error frame is optional (Unserialisable only).
+FRAME_FIELDS = {
+    "start": {"i": _int},
+    "result": {"i": _int, "v": _text(MAX_CHANNEL_FRAME)},
+    "error": {"i": _int, "type": _text(_NAME_CHARS), "line": _line, "detail": _optional_text(MAX_CHANNEL_FRAME)},
+    "load_error": {"type": _text(_NAME_CHARS), "line": _line},
+    "done": {},
+    "exit": {"code": _int, "exc": _exception, "report": _text(MAX_CHANNEL_FRAME)},
+}
+_OPTIONAL_FIELDS = {"error": {"detail"}}
+
+
+def frame_problem(message: object) -> str | None:
+    """Why a decoded frame is not one the harness writes; None when it is."""
+    if type(message) is not dict:
+        return "a frame that is not an object"
+    kind = message.get("k")
+    fields = FRAME_FIELDS.get(kind) if type(kind) is str else None
+    if fields is None:
+        return "a frame of unknown kind"
+    keys = message.keys() - {"k"}
+    if not keys <= fields.keys() or fields.keys() - keys - _OPTIONAL_FIELDS.get(kind, set()):
+        return f"a {kind!r} frame with the wrong fields"
+    for name in keys:
+        if not fields[name](message[name]):
+            return f"a {kind!r} frame whose {name!r} has the wrong type or size"
+    return None
+
+
+FORKED_REPORTS = 1024  # exit reports of copies the program forked (a fork bomb writes hundreds)
+
+
+def message_budget(job: dict) -> int:
+    """How many frames the harness writes for ``job``, at most: a run's exit report; a
+    certification's load start, start and outcome per test, ``done``; plus those that
+    copies of the run's process write when they reach the end of the program."""
+    tests = len(job.get("tests", ())) if job.get("mode") == "certify" else 0
+    return 2 * tests + 4 + FORKED_REPORTS
+
 
 class FrameReader:
     """Parses token-framed JSON messages from a run's channel; tolerates nothing.
 
-    The first wrong token, oversized or malformed frame sets ``violation`` and stops
-    parsing: everything after it is ignored.
+    The first wrong token, oversized, malformed or unexpected frame, or one frame more
+    than ``max_messages``, sets ``violation`` and stops parsing: everything after it is
+    ignored. Bytes already parsed are dropped from the buffer, so that the parent holds at
+    most one unparsed frame besides the decoded messages (whose text is bounded by
+    ``MAX_CHANNEL_BYTES`` in all).
     """
 
-    MAX_MESSAGES = 100_000
-
-    def __init__(self, token: bytes):
-        self.token, self.offset = token, 0
+    def __init__(self, token: bytes, max_messages: int = 100_000):
+        self.token, self.max_messages = token, max_messages
+        self.buffer = bytearray()
         self.messages: list[dict] = []
         self.violation: str | None = None
 
-    def feed(self, buf: bytearray) -> list[dict]:
+    def feed(self, data: bytes) -> list[dict]:
+        """Take ``data`` (the next bytes of the channel); the messages it completed."""
+        if self.violation:
+            return []
+        self.buffer += data
         new: list[dict] = []
-        head = len(self.token) + 4
-        while not self.violation and len(buf) - self.offset >= head:
-            start = self.offset
-            if bytes(buf[start:start + len(self.token)]) != self.token:
+        head, offset = len(self.token) + 4, 0
+        while len(self.buffer) - offset >= head:
+            if bytes(self.buffer[offset:offset + len(self.token)]) != self.token:
                 self.violation = "frame with a wrong token"
                 break
-            size = int.from_bytes(buf[start + len(self.token):start + head], "big")
+            size = int.from_bytes(self.buffer[offset + len(self.token):offset + head], "big")
             if size > MAX_CHANNEL_FRAME:
                 self.violation = "oversized frame"
                 break
-            if len(buf) - start - head < size:
+            if len(self.buffer) - offset - head < size:
                 break
-            try:
-                message = json.loads(bytes(buf[start + head:start + head + size]))
-            except ValueError:
-                self.violation = "malformed frame"
+            body = bytes(self.buffer[offset + head:offset + head + size])
+            offset += head + size
+            problem = self._problem(body)
+            if problem:
+                self.violation = problem
                 break
-            if not isinstance(message, dict) or len(self.messages) >= self.MAX_MESSAGES:
-                self.violation = "malformed frame"
+            message = json.loads(body)
+            problem = frame_problem(message)
+            if problem is None and len(self.messages) >= self.max_messages:
+                problem = "more frames than the harness writes"
+            if problem:
+                self.violation = problem
                 break
-            self.offset = start + head + size
             self.messages.append(message)
             new.append(message)
+        if self.violation:
+            self.buffer = bytearray()
+        else:
+            del self.buffer[:offset]
         return new
+
+    @staticmethod
+    def _problem(body: bytes) -> str | None:
+        try:
+            return None if _FRAME_SHAPE.fullmatch(body) else "malformed frame"
+        except (RecursionError, MemoryError):  # never expected of a linear pattern: refuse
+            return "malformed frame"

@@ -26,7 +26,7 @@ import os
 import select
 import time
 
-from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, Reply
+from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, Reply, message_budget
 
 READ_CHUNK = 65536
 CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see RunWatch.wait)
@@ -36,40 +36,48 @@ DRAIN_LIMIT_S = 0.5  # how long the pipes of a killed run are read, waiting for 
 class ResultChannel:
     """The parent's end of one run's result channel: bytes up to a cap, then frames."""
 
-    def __init__(self, fd: int, token: bytes):
-        self.fd, self.buffer = fd, bytearray()  # ``fd`` is non-blocking (see HandOver)
-        self.frames = FrameReader(token)
+    def __init__(self, fd: int, token: bytes, max_messages: int):
+        self.fd = fd  # non-blocking (see HandOver)
+        self.frames = FrameReader(token, max_messages)
+        self.received = 0  # bytes read so far
         self.overflowed = False  # more than MAX_CHANNEL_BYTES came
+
+    @property
+    def refused(self) -> bool:
+        """The run sent more than the cap or a frame the harness never writes."""
+        return self.overflowed or self.frames.violation is not None
 
     def read(self) -> bool | None:
         """Read what is there: True when something was, None when nothing was, False at
         end of file."""
         try:
-            data = os.read(self.fd, 1 << 16)
+            data = os.read(self.fd, READ_CHUNK)
         except BlockingIOError:
             return None
         self._take(data)
         return bool(data)
 
     def _take(self, data: bytes) -> None:
-        if len(self.buffer) + len(data) > MAX_CHANNEL_BYTES:
+        self.received += len(data)
+        if self.received > MAX_CHANNEL_BYTES:
             self.overflowed = True
             self.frames.violation = self.frames.violation or "result channel overflow"
         elif data:
-            self.buffer += data
-            self.frames.feed(self.buffer)
+            self.frames.feed(data)
 
     def drain_ready(self) -> None:
         """Read what is in the pipe now, without waiting for its end: the run's harness
         wrote its last frame before it reported the end (the run's processes may still
-        hold the pipe open)."""
-        while True:
+        hold the pipe open, and a process the program forked may still be writing: the
+        loop stops at the cap and after ``DRAIN_LIMIT_S``)."""
+        until = time.monotonic() + DRAIN_LIMIT_S
+        while not self.overflowed and time.monotonic() < until:
             try:
-                data = os.read(self.fd, 1 << 16)
+                data = os.read(self.fd, READ_CHUNK)
             except BlockingIOError:
                 return
             self._take(data)
-            if len(data) < 1 << 16:
+            if len(data) < READ_CHUNK:
                 return  # the pipe is empty (or closed): nothing more was written before
 
 
@@ -86,7 +94,7 @@ class RunWatch:
     def __init__(self, fds: dict[str, int], token: bytes, job: dict, seq: int, reply_fd: int,
                  control_fd: int):
         self.job_fd, self.out_fd, self.err_fd, self.tick_fd = fds["job"], fds["stdout"], fds["stderr"], fds["ticks"]
-        self.channel = ResultChannel(fds["channel"], token)
+        self.channel = ResultChannel(fds["channel"], token, message_budget(job))
         self.job, self.seq = job, seq
         self.reply_fd, self.control_fd = reply_fd, control_fd
         self.keep_output = job["mode"] == "run"
@@ -185,8 +193,8 @@ class RunWatch:
         end of file (every writer is gone)."""
         if fd == self.channel.fd:
             got = self.channel.read()
-            if self.channel.overflowed and self.reason is None:
-                self._stop("protocol")  # over MAX_CHANNEL_BYTES: no honest run writes that
+            if self.channel.refused and self.reason is None:
+                self._stop("protocol")  # over the cap, or a forged frame: no honest run writes that
             return got
         try:
             data = os.read(fd, READ_CHUNK)
@@ -245,6 +253,8 @@ class RunWatch:
             while fd in events and fd in self.open_fds and self._read(fd):
                 pass
         self.channel.drain_ready()
+        if self.channel.refused and self.reason is None:
+            self.reason = "protocol"  # the run has ended: the supervisor is killing it already
         # The reason is the output cap's, if what was left in the pipes went over it.
         return self._reply(self.reason, self.end_code, None, self.ended - self.started)
 
