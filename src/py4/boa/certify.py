@@ -86,7 +86,8 @@ def certify(problem: Problem, solution: str | bytes, *, executor: Executor | Non
         elif len(failures) < MAX_FAILURES_SHOWN:
             failures.append(_failure(i, outcome))
     status = _run_status(reply)
-    return Certificate(passed == total and not warnings, True, passed, total, warnings, diagnostics,
+    forged = reply is not None and reply.get("reason") == "protocol"  # wrote frames the harness never writes
+    return Certificate(passed == total and not warnings and not forged, True, passed, total, warnings, diagnostics,
                        compiled.rules_exercised, round(time.monotonic() - started, 6), status, failures)
 
 
@@ -143,7 +144,7 @@ def _run_status(reply: dict | None) -> str:
         return "killed"
     if reply.get("reason") == "timeout":
         return "timeout"
-    if reply.get("signal") is not None:
+    if reply.get("reason") == "protocol" or reply.get("signal") is not None:
         return "killed"
     return "ok" if reply.get("exit_code") == 0 else "runtime_error"
 
