@@ -47,7 +47,9 @@ def test_factory_makes_fresh_instances_sharing_one_executor(problem, executor):
     assert a is not b
     a.reset(problem_id=problem.id)
     b.reset(problem_id=problem.id)
-    assert a.episode.executor is b.episode.executor is executor
+    # each episode's PrefetchedRuns (results batched per tool round) wraps the one shared executor
+    assert a.episode.executor is not b.episode.executor
+    assert a.episode.executor.executor is b.episode.executor.executor is executor
 
 
 def test_reset_accepts_id_problem_dict_and_fields(problem):

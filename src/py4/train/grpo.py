@@ -62,6 +62,9 @@ class GRPOSettings(StrictModel):
     vllm_mode: Literal["colocate", "server"] = "colocate"
     vllm_server_base_url: str | None = None
     vllm_tensor_parallel_size: int = 1
+    batch_tool_calls: bool = True
+    """Run each round's Boa calls at once (``batched_tools_trainer``); false: TRL's plain loop,
+    one call after another (same rewards and transcripts, slower)."""
     stop_at_step: int | None = None
     """Stop (after checkpointing) at this step: 32 for the first half of the 32 + 32 schedule."""
 
@@ -205,6 +208,29 @@ def load_policy(config: GRPOStageConfig, device: loading.DeviceSettings):
     return model, frozen_vision
 
 
+@functools.cache
+def batched_tools_trainer():
+    """``GRPOTrainer`` whose tool loop runs each round's Boa work at once.
+
+    TRL 1.16's ``_tool_call_loop`` calls the tools of a round one sample at a time (128
+    rollouts × up to 16 calls × up to 5 s of timeout each, in series). This subclass opens
+    :class:`~py4.episodes.environment.ToolRounds` around TRL's own loop: the first tool call
+    of a round runs every call's Boa work of that round together (``Executor.run_many``),
+    and each environment then answers TRL's calls in TRL's order from those results.
+    Rewards and transcripts are those of the plain loop (tests/episodes/test_tool_batching.py).
+    """
+    from trl import GRPOTrainer
+
+    from py4.episodes.environment import ToolRounds
+
+    class BatchedToolsGRPOTrainer(GRPOTrainer):
+        def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
+            with ToolRounds(self.environments or [], completions):
+                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+
+    return BatchedToolsGRPOTrainer
+
+
 class StopAtStep(common._trainer_callback_base()):
     """Stops training after ``step`` (the checkpoint at that step is saved first)."""
 
@@ -259,10 +285,11 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         model, frozen_vision = load_policy(config, device)
         lr_trace = common.LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
-        trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=grpo_args(config, device, weights),
-                              train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
-                              environment_factory=factory,
-                              callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
+        trainer_class = batched_tools_trainer() if g.batch_tool_calls else GRPOTrainer
+        trainer = trainer_class(model=model, reward_funcs=rewards, args=grpo_args(config, device, weights),
+                                train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                                environment_factory=factory,
+                                callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
