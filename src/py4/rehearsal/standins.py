@@ -1,0 +1,310 @@
+"""Tiny, randomly initialised stand-ins for the campaign's models, with their real classes.
+
+``build_standin(family, kind, out_dir, seed)`` writes a normal model folder (config.json,
+bf16 safetensors shards + index, tokenizer files, chat_template.jinja,
+generation_config.json) that loads with ``AutoModelForCausalLM`` / ``AutoTokenizer``:
+
+- ``gemma4``: ``Gemma4ForConditionalGeneration`` (what ``google/gemma-4-*`` resolves to),
+  vision tower included, audio tower absent; sizes from ../shared/design/REHEARSAL.md.
+- ``glm45``: ``Glm4MoeForCausalLM`` with a few small routed experts and one shared expert,
+  plus the extra multi-token-prediction layer ``model.layers.<N>.*`` that the Hub checkpoints
+  carry and transformers drops on load (so a model saved by transformers lacks it).
+
+``kind`` is ``base`` or ``it``. Both share the base weights drawn from ``seed``; the -it
+stand-in adds a small seeded delta so that ``it - base`` (the chat vector a graft adds) is
+a real, non-zero difference. Tokenizers are byte-level BPE trained offline on standard
+library text (as ``py4.train.smoke_tokenizer`` does), carrying the family's special tokens
+and its real chat template as TRL ships it (``trl/chat_templates``).
+
+Everything is deterministic for a given seed: the same seed writes the same tensors.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Family = Literal["gemma4", "glm45"]
+Kind = Literal["base", "it"]
+FAMILIES: tuple[str, ...] = ("gemma4", "glm45")
+KINDS: tuple[str, ...] = ("base", "it")
+
+BPE_VOCAB_SIZE = 1024  # learned merges + alphabet; special and format tokens come on top
+TOKENIZER_TEXT_BYTES = 600_000  # of stdlib text: trains in about a second, deterministic
+MAX_SHARD_SIZE = "400KB"  # several shards per stand-in, so the graft streams over shards
+IT_DELTA_SCALE = 0.02  # std of the seeded difference between -it and base weights
+
+# Gemma-4: the -it revision pinned by the campaign (google/gemma-4-{12B,31B}-it @ 707f0a3b /
+# 842da379) is not among those trl/chat_templates/README.md names (all E2B-it commits); we use
+# the current revision, gemma4_v5.jinja, the one issue 17 reproduced its failures with.
+GEMMA4_TEMPLATE = "gemma4_v5.jinja"
+GLM45_TEMPLATE = "glm4moe.jinja"
+
+
+@dataclass(frozen=True)
+class FamilyTokens:
+    """A family's tokenizer vocabulary beyond BPE: special tokens first, then format tokens."""
+
+    special: tuple[str, ...]
+    """Structural tokens (turns, media, bos/eos/pad): ``skip_special_tokens`` drops them."""
+    format: tuple[str, ...]
+    """Tool-call / reasoning markup: single tokens, kept when decoding (parsers read them)."""
+    pad: str
+    eos: str
+    bos: str | None
+    unk: str | None
+    it_stop: tuple[str, ...]
+    """Extra end-of-turn tokens an -it generation_config stops on."""
+    add_bos: bool
+    """Whether encoding plain text prepends ``bos`` (Gemma does, GLM does not)."""
+
+
+GEMMA4_TOKENS = FamilyTokens(
+    special=("<pad>", "<eos>", "<bos>", "<unk>", "<mask>", "<|turn>", "<turn|>",
+             "<|image>", "<image|>", "<|image|>", "<|audio>", "<audio|>", "<|audio|>", "<|video|>",
+             "<|think|>"),
+    format=("<|channel>", "<channel|>", "<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>",
+            "<|tool_response>", "<tool_response|>", '<|"|>'),
+    pad="<pad>", eos="<eos>", bos="<bos>", unk="<unk>", it_stop=("<turn|>",), add_bos=True,
+)
+GLM45_TOKENS = FamilyTokens(
+    special=("<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>", "<|user|>",
+             "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>",
+             "<|begin_of_video|>", "<|end_of_video|>"),
+    format=("<think>", "</think>", "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+            "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<tools>", "</tools>", "/nothink"),
+    pad="<|endoftext|>", eos="<|endoftext|>", bos=None, unk=None,
+    it_stop=("<|user|>", "<|observation|>"), add_bos=False,
+)
+FAMILY_TOKENS = {"gemma4": GEMMA4_TOKENS, "glm45": GLM45_TOKENS}
+FAMILY_TEMPLATES = {"gemma4": GEMMA4_TEMPLATE, "glm45": GLM45_TEMPLATE}
+FAMILY_CLASSES = {"gemma4": "Gemma4ForConditionalGeneration", "glm45": "Glm4MoeForCausalLM"}
+
+# The GLM stand-in's sizes; the MTP layer is layer index GLM45_LAYERS (46 on GLM-4.5-Air).
+GLM45_LAYERS = 2
+
+
+def chat_template_text(family: str) -> str:
+    """The family's real chat template, as TRL's package ships it (no network)."""
+    import trl
+
+    path = Path(trl.__file__).parent / "chat_templates" / FAMILY_TEMPLATES[_check_family(family)]
+    return path.read_text(encoding="utf-8")
+
+
+def _check_family(family: str) -> str:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown stand-in family {family!r}: expected one of {', '.join(FAMILIES)}")
+    return family
+
+
+def build_tokenizer(family: str):
+    """A fast byte-level BPE tokenizer with ``family``'s special tokens and chat template."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from py4.train.smoke_tokenizer import stdlib_texts
+
+    tokens = FAMILY_TOKENS[_check_family(family)]
+    core = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=BPE_VOCAB_SIZE + len(tokens.special),
+        min_frequency=2,
+        special_tokens=list(tokens.special),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    core.train_from_iterator(stdlib_texts(TOKENIZER_TEXT_BYTES), trainer=trainer)
+    if tokens.add_bos and tokens.bos is not None:
+        bos_id = core.token_to_id(tokens.bos)
+        core.post_processor = processors.TemplateProcessing(
+            single=f"{tokens.bos} $A", pair=f"{tokens.bos} $A $B", special_tokens=[(tokens.bos, bos_id)])
+    core.add_tokens([AddedToken(t, special=False, normalized=False) for t in tokens.format])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        bos_token=tokens.bos,
+        eos_token=tokens.eos,
+        pad_token=tokens.pad,
+        unk_token=tokens.unk,
+        model_max_length=131072,
+        padding_side="left",
+    )
+    tokenizer.chat_template = chat_template_text(family)
+    return tokenizer
+
+
+def _token_id(tokenizer, token: str) -> int:
+    token_id = tokenizer.convert_tokens_to_ids(token)
+    if token_id is None or (token_id == tokenizer.unk_token_id and token != tokenizer.unk_token):
+        raise ValueError(f"stand-in tokenizer lacks {token!r}")
+    return token_id
+
+
+def gemma4_config(tokenizer, num_hidden_layers: int = 6):
+    """A tiny ``Gemma4Config``: 6 text layers (five sliding, one full), a 2-layer vision tower."""
+    from transformers import Gemma4Config
+
+    vocab = len(tokenizer)
+    ids = {t: _token_id(tokenizer, t) for t in GEMMA4_TOKENS.special}
+    text = dict(
+        vocab_size=vocab, vocab_size_per_layer_input=vocab, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=num_hidden_layers, num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=32,
+        hidden_size_per_layer_input=0, attention_k_eq_v=True, sliding_window=16, max_position_embeddings=131072,
+        pad_token_id=ids["<pad>"], eos_token_id=ids["<eos>"], bos_token_id=ids["<bos>"],
+    )
+    vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                  num_key_value_heads=2, head_dim=16)
+    config = Gemma4Config(
+        text_config=text, vision_config=vision, audio_config=None,
+        boi_token_id=ids["<|image>"], eoi_token_id=ids["<image|>"], image_token_id=ids["<|image|>"],
+        video_token_id=ids["<|video|>"], boa_token_id=ids["<|audio>"], eoa_token_index=ids["<audio|>"],
+        audio_token_id=ids["<|audio|>"],
+    )
+    # The pad/eos/bos ids also live at the top level, where generate() and the trainers look.
+    config.pad_token_id, config.eos_token_id, config.bos_token_id = ids["<pad>"], ids["<eos>"], ids["<bos>"]
+    return config
+
+
+def glm45_config(tokenizer, num_hidden_layers: int = GLM45_LAYERS):
+    """A tiny ``Glm4MoeConfig``: layer 0 dense, the rest MoE with 4 routed experts (top 2) + 1 shared."""
+    from transformers import Glm4MoeConfig
+
+    pad = _token_id(tokenizer, GLM45_TOKENS.pad)
+    return Glm4MoeConfig(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+        num_hidden_layers=num_hidden_layers, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False, n_routed_experts=4,
+        num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1,
+        norm_topk_prob=True, routed_scaling_factor=1.0, num_nextn_predict_layers=1,
+        max_position_embeddings=131072, tie_word_embeddings=False,
+        pad_token_id=pad, eos_token_id=pad, bos_token_id=None,
+    )
+
+
+def _random_model(config, seed: int):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config)
+    return model.to(torch.bfloat16)  # the Hub checkpoints are bf16
+
+
+def _add_it_delta(model, seed: int) -> None:
+    """Move every weight by a small seeded amount (-it = base + chat vector)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed + 1_000_003)
+    with torch.no_grad():
+        for _, param in sorted(model.named_parameters()):
+            noise = torch.randn(param.shape, generator=generator, dtype=torch.float32) * IT_DELTA_SCALE
+            param.add_(noise.to(param.dtype))
+
+
+def _generation_config(tokenizer, family: str, kind: str) -> dict:
+    tokens = FAMILY_TOKENS[family]
+    eos = [_token_id(tokenizer, tokens.eos)]
+    if kind == "it":
+        eos += [_token_id(tokenizer, t) for t in tokens.it_stop]
+    config = {"eos_token_id": eos if len(eos) > 1 else eos[0], "pad_token_id": _token_id(tokenizer, tokens.pad)}
+    if tokens.bos is not None:
+        config["bos_token_id"] = _token_id(tokenizer, tokens.bos)
+    if kind == "it":
+        config.update(do_sample=True, temperature=1.0, top_p=0.95)
+    return config
+
+
+def mtp_tensors(config, seed: int, it_delta: bool = False) -> dict:
+    """GLM-4.5's multi-token-prediction layer as the Hub checkpoints store it.
+
+    ``model.layers.<N>.*`` with N = num_hidden_layers: one more MoE decoder layer plus the
+    MTP projections (``eh_proj``, ``enorm``, ``hnorm``, ``shared_head.norm``). Drawn from a
+    model one layer deeper so its tensors have the real layer's names and shapes.
+    """
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    depth = config.num_hidden_layers
+    deeper = type(config)(**{**config.to_dict(), "num_hidden_layers": depth + 1})
+    torch.manual_seed(seed + 7)
+    model = AutoModelForCausalLM.from_config(deeper).to(torch.bfloat16)
+    if it_delta:  # the -it checkpoint's MTP layer moved with the rest of the model
+        _add_it_delta(model, seed)
+    prefix = f"model.layers.{depth}."
+    tensors = {name: t.detach().clone().contiguous() for name, t in _saved_state(model).items()
+               if name.startswith(prefix)}
+    hidden = config.hidden_size
+    generator = torch.Generator().manual_seed(seed + (13 if it_delta else 11))
+    tensors[prefix + "eh_proj.weight"] = (torch.randn(hidden, 2 * hidden, generator=generator) * 0.02).to(torch.bfloat16)
+    for norm in ("enorm", "hnorm", "shared_head.norm"):
+        tensors[f"{prefix}{norm}.weight"] = (1 + torch.randn(hidden, generator=generator) * 0.02).to(torch.bfloat16)
+    return tensors
+
+
+def _saved_state(model) -> dict:
+    """The tensors as save_pretrained writes them (Hub names, e.g. per-expert weights)."""
+    import tempfile
+
+    from safetensors.torch import load_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        model.save_pretrained(tmp)
+        state = {}
+        for shard in sorted(Path(tmp).glob("*.safetensors")):
+            state.update(load_file(shard))
+    return state
+
+
+def _append_to_last_shard(out_dir: Path, tensors: dict) -> None:
+    """Write ``tensors`` into the folder's last shard and its index, as the Hub files have them."""
+    from safetensors.torch import load_file, save_file
+
+    index_path = out_dir / "model.safetensors.index.json"
+    if index_path.exists():
+        index = json.loads(index_path.read_text())
+        last = sorted(set(index["weight_map"].values()))[-1]
+    else:  # a single shard: give it an index so the weight map lists the MTP tensors too
+        last = "model.safetensors"
+        index = {"metadata": {}, "weight_map": {k: last for k in load_file(out_dir / last)}}
+    merged = load_file(out_dir / last)
+    merged.update(tensors)
+    save_file(merged, out_dir / last, metadata={"format": "pt"})
+    for name in tensors:
+        index["weight_map"][name] = last
+    total = 0
+    for shard in sorted(set(index["weight_map"].values())):
+        total += sum(t.numel() * t.element_size() for t in load_file(out_dir / shard).values())
+    index.setdefault("metadata", {})["total_size"] = total
+    index["weight_map"] = dict(sorted(index["weight_map"].items()))
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+
+
+def build_standin(family: str, kind: str, out_dir: str | Path, seed: int = 0) -> Path:
+    """Write a tiny ``family`` (gemma4 | glm45) ``kind`` (base | it) stand-in to ``out_dir``.
+
+    Returns ``out_dir``. The same (family, seed) gives the same base weights for both kinds,
+    so ``it - base`` is the seeded chat vector only.
+    """
+    _check_family(family)
+    if kind not in KINDS:
+        raise ValueError(f"unknown stand-in kind {kind!r}: expected one of {', '.join(KINDS)}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(family)
+    config = gemma4_config(tokenizer) if family == "gemma4" else glm45_config(tokenizer)
+    model = _random_model(config, seed)
+    if kind == "it":
+        _add_it_delta(model, seed)
+    model.generation_config.update(**_generation_config(tokenizer, family, kind))
+    model.save_pretrained(out, max_shard_size=MAX_SHARD_SIZE)
+    tokenizer.save_pretrained(out)
+    if family == "glm45":
+        _append_to_last_shard(out, mtp_tensors(config, seed, it_delta=kind == "it"))
+    (out / "standin.json").write_text(json.dumps(
+        {"family": family, "kind": kind, "seed": seed, "class": FAMILY_CLASSES[family],
+         "chat_template": f"trl/chat_templates/{FAMILY_TEMPLATES[family]}"}, indent=2) + "\n")
+    return out
