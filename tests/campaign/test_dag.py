@@ -1,5 +1,6 @@
 """DAG expansion of the two campaign configs: run counts per stage, dependencies, commands."""
 
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -51,8 +52,10 @@ def test_python4_dependencies_and_commands(python4):
     assert "optimisation.epochs=4" in eft2048.argv and "data.allow_held_out_rules=true" in eft2048.argv
     assert ids["glm45_air/iso/eft_1024"].gpus == 4 and ids["gemma4_12b/iso/eft_1024"].gpus == 1
     assert ids["gemma4_31b/prop/midtrain"].gpus == 8
+    # accelerate of this interpreter, never a bare `accelerate` from PATH (defect 16)
     assert ids["gemma4_31b/prop/midtrain"].command.startswith(
-        "accelerate launch --config_file configs/accelerate/fsdp2_8gpu.yaml -m py4.train midtrain --config ")
+        f"{sys.executable} -m accelerate.commands.launch --config_file configs/accelerate/fsdp2_8gpu.yaml "
+        "-m py4.train midtrain --config ")
     assert ids["gemma4_12b/iso/eft_1024"].command.startswith("py4 train eft --config configs/train/gemma4_12b/eft.yaml")
     assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
     grpo = ids["gemma4_31b/prop/grpo"]  # one training process; the node's 8 GPUs also hold vLLM

@@ -189,3 +189,27 @@ def test_a_changed_run_starts_from_scratch_but_grpo_segments_keep_their_shared_f
     probe = Probe()
     run_campaign(changed, spec.out_dir, probe.table(changed), progress=False, log=lambda s: None)
     assert seen == {eft.id: False, first.id: False, later.id: True}
+
+
+def test_subprocess_runs_do_not_depend_on_path_or_an_activated_venv(monkeypatch, tmp_path):
+    """Defect 16: `.venv/bin/py4 campaign run --subprocess` (and `make demo`) with no venv on PATH.
+
+    A multi-GPU node starts under accelerate: it must be this interpreter's accelerate, not a
+    bare `accelerate` looked up on PATH (which a non-activated venv does not provide).
+    """
+    import shutil
+    import sys
+
+    from py4.campaign.dag import Node
+    from py4.campaign.runner import run_subprocess
+
+    bare = "/usr/bin:/bin"
+    monkeypatch.setenv("PATH", bare)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    assert shutil.which("accelerate", path=bare) is None and shutil.which("py4", path=bare) is None
+    multi_gpu = Node("mid", "midtrain", ["train", "--help"], str(tmp_path), gpus=4)
+    assert multi_gpu.launch_argv[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
+    run_subprocess(multi_gpu)  # raised FileNotFoundError: 'accelerate' before the fix
+    run_subprocess(Node("hp", "report", ["report", "hyperparameters", str(ROOT / "configs/campaign/python4.yaml"),
+                                         "--format", "md", "--out", str(tmp_path / "hp.md")], str(tmp_path)))
+    assert "| Seed |" in (tmp_path / "hp.md").read_text()

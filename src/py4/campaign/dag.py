@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +37,15 @@ class Node:
 
     @property
     def launch_argv(self) -> list[str] | None:
-        """Multi-GPU training runs start under accelerate + FSDP2 (configs/accelerate/); None otherwise."""
+        """Multi-GPU training runs start under accelerate + FSDP2 (configs/accelerate/); None otherwise.
+
+        accelerate is started by this interpreter (``python -m accelerate.commands.launch``), not
+        as a bare ``accelerate`` looked up on PATH: the runner must work from ``.venv/bin/py4``
+        without an activated venv, and must never pick up another environment's accelerate.
+        """
         if self.gpus > 1 and self.argv[:1] == ["train"]:
-            return ["accelerate", "launch", "--config_file", f"configs/accelerate/fsdp2_{self.gpus}gpu.yaml",
+            return [sys.executable, "-m", "accelerate.commands.launch",
+                    "--config_file", f"configs/accelerate/fsdp2_{self.gpus}gpu.yaml",
                     "-m", "py4.train", *self.argv[1:]]
         return None
 
