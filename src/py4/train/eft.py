@@ -1,13 +1,20 @@
 """EFT (elicitation fine-tuning): one LoRA on a chat parent or graft, assistant turn only.
 
 Reference values (the table's EFT groups): LoRA r 64, α 128, dropout 0, no bias, on
-q/k/v/o/gate/up/down (attention-only q/k/v/o for GLM: PEFT ≥ 0.19 remaps its packed
-experts' MLP targets into target_parameters vLLM cannot serve); 4,096 tokens, no
+q/k/v/o/gate/up/down of the language model only (attention-only q/k/v/o for GLM: PEFT ≥ 0.19
+remaps its packed experts' MLP targets into target_parameters vLLM cannot serve); 4,096 tokens, no
 packing; 2 epochs; global batch 32 rows (micro 1 × accum 32 × 1 GPU, or 2 × 4 × 4 for
 GLM); LR 1e-4, 5% warmup, cosine to 0 (GLM: to 0.1×, weight decay 0.01); seed 424242.
 The dose (rows, gold/replay split, ``held_out_rules_in_targets``) comes from
 ``py4.train.eft_data``; a dose that puts a held-out rule in a target is refused unless
 the config allows it (the 2,048-row large dose does).
+
+Which modules the LoRA adapts is checked, not assumed: ``lora.target_scope`` (a regex) keeps
+the targets inside the language model's decoder layers (Gemma-4's vision tower has q/k/v/o and
+MLP projections of its own, ``Gemma4ClippableLinear``, which PEFT refuses), and the number of
+adapted modules must equal what the model config implies (decoder layers × targets, less the
+projections a layer lacks; :func:`expected_adapted_modules`). The manifest records it as
+``lora.adapted_modules``.
 
     py4 train eft --config configs/train/smoke/eft.yaml
 """
@@ -15,15 +22,19 @@ the config allows it (the 2,048-row large dose does).
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Literal
+
+import pydantic
 
 from py4.config import StrictModel
 from py4.train import common, loading
 from py4.train.packed import StageResult, common_recorder, finish
 
 ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+ATTENTION_PROJECTIONS = {"q_proj", "k_proj", "v_proj", "o_proj"}
 
 
 class LoraSpec(StrictModel):
@@ -32,11 +43,44 @@ class LoraSpec(StrictModel):
     dropout: float = 0.0
     bias: Literal["none", "all", "lora_only"] = "none"
     target_modules: list[str] = ALL_PROJECTIONS
-    """Module-name suffixes; ["q_proj", "k_proj", "v_proj", "o_proj"] is attention-only (GLM)."""
+    """Projection names (a subset of ALL_PROJECTIONS); ["q_proj", "k_proj", "v_proj", "o_proj"]
+    is attention-only (GLM)."""
+    target_scope: str | None = None
+    """A regex for the module that holds the targets, matched against the end of its dotted name:
+    LoRA then adapts ``<scope>.<target>`` only. Gemma-4: ``language_model\\.layers\\.\\d+\\.(self_attn|mlp)``
+    (the vision tower's projections carry the same names but are Gemma4ClippableLinear, which PEFT
+    refuses). None: every module whose name ends in a target, PEFT's plain list rule."""
     modules_to_save: list[str] | None = None
     """Modules trained in full beside the LoRA and saved in the adapter (not the table's EFT:
     the smoke campaign sets ["embed_tokens"], since a LoRA on the 64-wide tiny model cannot
     memorise its dose with the tied embeddings frozen). Tied weights stay tied."""
+
+    @pydantic.field_validator("target_modules")
+    @classmethod
+    def _known_projections(cls, value: list[str]) -> list[str]:
+        # The expected count of adapted modules is derived per projection (see
+        # expected_adapted_modules), so only the projections it knows are accepted.
+        unknown = [name for name in value if name not in ALL_PROJECTIONS]
+        if unknown or not value:
+            raise ValueError(f"expected a non-empty subset of {ALL_PROJECTIONS}, got unknown {unknown}")
+        return value
+
+    @pydantic.field_validator("target_scope")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc})") from None
+        return value
+
+    def target_pattern(self) -> str | list[str]:
+        """PEFT's ``target_modules``: the plain list, or a regex PEFT full-matches against each module name."""
+        if self.target_scope is None:
+            return list(self.target_modules)
+        names = "|".join(re.escape(name) for name in self.target_modules)
+        return rf"(?:.*\.)?(?:{self.target_scope})\.(?:{names})"
 
     def peft_config(self):
         from peft import LoraConfig
@@ -44,7 +88,80 @@ class LoraSpec(StrictModel):
         extra = ({"modules_to_save": list(self.modules_to_save), "ensure_weight_tying": True}
                  if self.modules_to_save else {})
         return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout, bias=self.bias,
-                          target_modules=list(self.target_modules), task_type="CAUSAL_LM", **extra)
+                          target_modules=self.target_pattern(), task_type="CAUSAL_LM", **extra)
+
+
+def is_mixture_of_experts(text_config) -> bool:
+    """Whether the language model routes its MLP through experts (GLM-4.5, Gemma-4 MoE variants)."""
+    return bool(getattr(text_config, "n_routed_experts", None) or getattr(text_config, "num_experts", None)
+                or getattr(text_config, "enable_moe_block", False))
+
+
+def layer_projections(text_config) -> list[set[str]]:
+    """The projections each decoder layer of the language model has, read from its config.
+
+    Every layer has all seven, except in Gemma-4: a layer that reuses another layer's KV cache
+    has no k/v projections, and with ``attention_k_eq_v`` a full-attention layer has no v_proj
+    (its keys serve as values). Recorded campaign counts follow: 12B 48 × 7 − 8 = 328,
+    31B 60 × 7 − 10 = 410 (one full-attention layer in six).
+    """
+    layers = []
+    kv_modes = getattr(text_config, "kv_sharing_modes", None) if text_config.model_type == "gemma4_text" else None
+    for index in range(text_config.num_hidden_layers):
+        names = set(ALL_PROJECTIONS)
+        if kv_modes is not None:
+            if kv_modes[index] == "reuse":
+                names -= {"k_proj", "v_proj"}
+            elif text_config.attention_k_eq_v and text_config.layer_types[index] != "sliding_attention":
+                names.discard("v_proj")
+        layers.append(names)
+    return layers
+
+
+def expected_adapted_modules(model_config, spec: LoraSpec) -> int:
+    """How many modules ``spec`` must adapt on a model with ``model_config``: Σ over decoder layers
+    of the targets that layer has.
+
+    Raises TrainingGuardError for MLP targets on a mixture-of-experts model (PEFT ≥ 0.19 turns
+    them into target_parameters on the packed experts, which vLLM cannot serve as a LoRA).
+    """
+    text_config = model_config.get_text_config(decoder=True)
+    mlp_targets = sorted(set(spec.target_modules) - ATTENTION_PROJECTIONS)
+    if mlp_targets and is_mixture_of_experts(text_config):
+        raise common.TrainingGuardError(
+            f"lora.target_modules: {mlp_targets} on a mixture-of-experts model ({text_config.model_type}); "
+            f"expected attention projections only ({sorted(ATTENTION_PROJECTIONS)}): PEFT remaps MLP targets onto "
+            "the packed experts' parameters, which vLLM cannot serve")
+    targets = set(spec.target_modules)
+    return sum(len(targets & names) for names in layer_projections(text_config))
+
+
+def check_lora_targets(model, spec: LoraSpec) -> list[str]:
+    """The names of the modules ``spec`` targets on ``model``, checked before PEFT wraps it.
+
+    Raises TrainingGuardError naming the lora fields when a target is not a plain Linear (PEFT
+    would refuse it, e.g. Gemma-4's vision tower) or when the count differs from
+    :func:`expected_adapted_modules`.
+    """
+    import torch
+    from peft.tuners.tuners_utils import check_target_module_exists
+
+    peft_config = spec.peft_config()
+    # PEFT's own matching rule (an excluded module answers a falsy marker).
+    matched = [(name, module) for name, module in model.named_modules()
+               if bool(check_target_module_exists(peft_config, name))]
+    foreign = [f"{name} ({type(module).__name__})" for name, module in matched if not isinstance(module, torch.nn.Linear)]
+    if foreign:
+        raise common.TrainingGuardError(
+            f"lora.target_modules / lora.target_scope match {len(foreign)} module(s) that are not torch.nn.Linear, "
+            f"e.g. {foreign[0]}; expected the language model's projections only (set lora.target_scope, "
+            "e.g. 'language_model\\.layers\\.\\d+\\.(self_attn|mlp)' for Gemma-4)")
+    expected = expected_adapted_modules(model.config, spec)
+    if len(matched) != expected:
+        raise common.TrainingGuardError(
+            f"lora.target_modules / lora.target_scope match {len(matched)} module(s); the model config implies "
+            f"{expected} (decoder layers × {spec.target_modules}); first matches: {[n for n, _ in matched[:4]]}")
+    return [name for name, _ in matched]
 
 
 class DoseData(StrictModel):
@@ -109,14 +226,20 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         recorder.add_input("dose", path=data.path, manifest={k: v for k, v in dose.items() if k != "row_ids"})
         tokenizer = loading.load_tokenizer(config.model)
         model = loading.load_model(config.model, device)
+        targeted = check_lora_targets(model, config.lora)
         rows = sft.read_chat_rows(data.path)
         lr_trace = common.LRTrace()
         trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, settings, device,
                                          max_steps if max_steps else -1, data.max_length, data.packing,
                                          peft_config=config.lora.peft_config(), callbacks=[lr_trace, *callbacks],
                                          plain_loss=config.plain_loss)
-        summary = common.trainable_summary(trainer.model)
-        recorder.set(data_rows=len(rows), adapted_modules=summary["adapted_modules"],
+        adapted = common.trainable_summary(trainer.model)["adapted_modules"]
+        if adapted != len(targeted):  # PEFT may rewrite targets (its MoE remap): count what it did
+            raise common.TrainingGuardError(
+                f"lora: PEFT adapted {adapted} module(s), {len(targeted)} expected from lora.target_modules / "
+                "lora.target_scope and the model config")
+        recorder.set(data_rows=len(rows),
+                     lora={"adapted_modules": adapted, "target_modules": config.lora.target_pattern()},
                      held_out_rules_in_targets=int(dose.get("held_out_rules_in_targets", 0) or 0),
                      schedule=schedule)
         resumed_from = common.resume_checkpoint(settings)

@@ -1,0 +1,152 @@
+"""Issue 17, defect 1: the campaign's LoRA targets on Gemma-4 and GLM-4.5 stand-ins.
+
+Gemma-4's vision tower has q/k/v/o and MLP projections of the same names as the language
+model's, but they are ``Gemma4ClippableLinear``, which PEFT refuses as LoRA targets. The
+campaign's EFT configs must adapt the language model's linears only, and the count of
+adapted modules must be what the model config implies (the campaign recorded 328 / 410 / 184).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from py4.config import load_config, read_yaml
+from py4.train import common
+
+import eft_standins
+
+pytestmark = pytest.mark.smoke
+ROOT = Path(__file__).resolve().parents[2]
+GEMMA4_EFT = ["configs/train/gemma4_12b/eft.yaml", "configs/train/gemma4_31b/eft.yaml",
+              "configs/train/gemma4_31b/eft512_warmstart.yaml"]
+GLM_EFT = "configs/train/glm45_air/eft.yaml"
+
+
+def campaign_lora(path: str):
+    from py4.train.eft import EFTConfig
+
+    return load_config(EFTConfig, ROOT / path).lora
+
+
+def lora_names(peft_model) -> list[str]:
+    """Names (in the base model) of the modules PEFT gave a LoRA."""
+    prefix = "base_model.model."
+    return [name.removeprefix(prefix) for name, module in peft_model.named_modules()
+            if hasattr(module, "lora_A") and len(module.lora_A)]
+
+
+def linears_named(model, pattern: str, projections: list[str]) -> list[str]:
+    """The model's plain Linear modules under ``pattern`` (a name prefix regex) named as a projection."""
+    import re
+
+    return [name for name, module in model.named_modules()
+            if type(module) is torch.nn.Linear and re.match(pattern, name) and name.rsplit(".", 1)[-1] in projections]
+
+
+def test_a_plain_projection_list_hits_the_vision_tower_and_peft_refuses_it():
+    # Why the campaign configs need a scope: the list alone also names the vision tower's
+    # Gemma4ClippableLinear modules. py4 says so before PEFT does, naming the lora fields.
+    from peft import get_peft_model
+
+    from py4.train.eft import LoraSpec, check_lora_targets
+
+    model = eft_standins.build(eft_standins.gemma4_config(256))
+    with pytest.raises(common.TrainingGuardError, match=r"lora\.target_scope.*vision_tower.*Gemma4ClippableLinear"):
+        check_lora_targets(model, LoraSpec())
+    with pytest.raises(ValueError, match="Gemma4ClippableLinear"):
+        get_peft_model(model, LoraSpec().peft_config())
+
+
+@pytest.mark.parametrize("path", GEMMA4_EFT)
+def test_campaign_gemma4_lora_adapts_exactly_the_language_model_linears(path):
+    from peft import get_peft_model
+
+    from py4.train.eft import check_lora_targets, expected_adapted_modules
+
+    spec = campaign_lora(path)
+    model = eft_standins.build(eft_standins.gemma4_config(256))
+    language = linears_named(model, r"model\.language_model\.layers\.\d+\.", spec.target_modules)
+    # 6 layers x 7, less the v_proj of the one full-attention layer (attention_k_eq_v)
+    assert expected_adapted_modules(model.config, spec) == len(language) == 41
+    assert check_lora_targets(model, spec) == language
+    peft_model = get_peft_model(model, spec.peft_config())  # raised "Gemma4ClippableLinear … not supported"
+    assert lora_names(peft_model) == language
+    assert not any("vision" in name for name, p in peft_model.named_parameters() if p.requires_grad)
+
+
+def test_campaign_glm_lora_is_attention_only_and_spares_the_experts():
+    from peft import get_peft_model
+
+    from py4.train.eft import check_lora_targets, expected_adapted_modules
+
+    spec = campaign_lora(GLM_EFT)
+    model = eft_standins.build(eft_standins.glm45_config(256))
+    attention = linears_named(model, r"model\.layers\.\d+\.self_attn\.", spec.target_modules)
+    assert expected_adapted_modules(model.config, spec) == len(attention) == 3 * 4
+    assert check_lora_targets(model, spec) == attention
+    peft_model = get_peft_model(model, spec.peft_config())
+    assert lora_names(peft_model) == attention
+    assert not peft_model.peft_config["default"].target_parameters  # no remap onto the packed experts
+    trainable = [name for name, p in peft_model.named_parameters() if p.requires_grad]
+    assert trainable and all(".self_attn." in name and "lora_" in name for name in trainable)
+
+
+def test_mlp_targets_on_a_mixture_of_experts_model_are_refused():
+    from py4.train.eft import LoraSpec, expected_adapted_modules
+
+    config = eft_standins.glm45_config(256)
+    with pytest.raises(common.TrainingGuardError, match=r"lora\.target_modules.*gate_proj.*mixture-of-experts"):
+        expected_adapted_modules(config, LoraSpec(target_scope=r"model\.layers\.\d+\.(self_attn|mlp)"))
+
+
+@pytest.mark.parametrize("model_key, path, layers, build_config", [
+    # 60 layers is the 31B's depth, one full-attention layer in six; 48 layers with the same
+    # pattern is what the 12B's recorded 328 implies; GLM-4.5-Air has 46 (+ the dropped MTP layer).
+    ("gemma4_12b", GEMMA4_EFT[0], 48, eft_standins.gemma4_config),
+    ("gemma4_31b", GEMMA4_EFT[1], 60, eft_standins.gemma4_config),
+    ("gemma4_31b", GEMMA4_EFT[2], 60, eft_standins.gemma4_config),
+    ("glm45_air", GLM_EFT, 46, eft_standins.glm45_config),
+])
+def test_adapted_counts_at_campaign_depth_match_the_campaign_record(model_key, path, layers, build_config):
+    from peft import get_peft_model
+
+    from py4.train.eft import expected_adapted_modules
+
+    recorded = read_yaml(ROOT / "configs/campaign/python4.yaml")["models"][model_key]["recorded"]["adapted_modules"]
+    spec = campaign_lora(path)
+    model = eft_standins.build(build_config(256, num_hidden_layers=layers))
+    assert expected_adapted_modules(model.config, spec) == recorded["value"]
+    assert len(lora_names(get_peft_model(model, spec.peft_config()))) == recorded["value"]
+
+
+def test_eft_on_the_gemma4_standin_trains_only_language_model_lora(small_tokenizer, tmp_path):
+    """py4 train eft with the 12B's own EFT config (size-only overrides) on a Gemma-4 stand-in:
+    the adapted count is checked and recorded, and training moves the LoRA parameters only (3 steps: the first is warm-up at LR 0,
+    the second moves lora_B away from zero, after which lora_A gets a gradient)."""
+    from py4.train import eft
+
+    from train_helpers import ParamSnapshot
+
+    model_dir = eft_standins.save_with_tokenizer(
+        eft_standins.build(eft_standins.gemma4_config(len(small_tokenizer))), small_tokenizer, tmp_path / "parent")
+    rows = [{"messages": [{"role": "user", "content": f"Say {w}."}, {"role": "assistant", "content": f"{w} {w}."}],
+             "tools": None, "source": "replay"} for w in ("one", "two", "three", "four")]
+    (tmp_path / "dose").mkdir()
+    (tmp_path / "dose" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = load_config(eft.EFTConfig, ROOT / GEMMA4_EFT[0], [
+        f"model.path={model_dir}", f"data.path={tmp_path / 'dose'}", "data.max_length=128",
+        "optimisation.micro_batch=2", "optimisation.grad_accum=1", "optimisation.max_steps=3",
+        "optimisation.learning_rate=0.01", f"run.output_dir={tmp_path / 'run'}", "run.report_to=[]",
+        "run.save_steps=1000", "run.progress_bar=false"])
+    snapshot = ParamSnapshot()
+    result = eft.run(config, callbacks=[snapshot])
+
+    assert result.global_step == 3 and result.adapted_modules == 41
+    snapshot.assert_every_trainable_changed_and_nothing_else()
+    assert all("lora_" in n and ".language_model.layers." in n for n in snapshot.trainable)
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["lora"]["adapted_modules"] == 41
