@@ -1,4 +1,4 @@
-"""`py4 campaign plan|run|status FILE [--only PATTERN]` (docs/campaign.md)."""
+"""`py4 campaign plan|run|status|rehearse FILE [--only PATTERN]` (docs/campaign.md, docs/rehearsal.md)."""
 
 from __future__ import annotations
 
@@ -114,3 +114,24 @@ def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folde
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     typer.echo(f"train_sanity: {n} problems -> {out}")
+
+
+@app.command()
+def rehearse(file: Path = typer.Argument(..., help="campaign YAML (e.g. configs/campaign/python4.yaml)"),
+             out: Path = typer.Option(Path("runs/rehearsal"), "--out", help="rehearsal folder (reused: done runs are skipped)"),
+             only: Optional[str] = ONLY,
+             model: Optional[str] = typer.Option(None, "--model", help="one model key, e.g. gemma4_12b (and what it needs)"),
+             config: Optional[Path] = typer.Option(None, "--config", help="size-only overrides (default: configs/rehearsal/<FILE name>)")) -> None:
+    """Run the campaign's DAG from its own stage configs on tiny CPU stand-ins (docs/rehearsal.md)."""
+    from py4.config import ConfigError
+    from py4.rehearsal.rehearse import rehearse as run_rehearsal
+
+    try:
+        report = run_rehearsal(file, out, config, model=model, only=only, log=lambda s: typer.echo(s, err=True))
+    except (ConfigError, ValueError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())) + f" in {report['seconds']} s")
+    typer.echo(f"-> {out / 'REHEARSAL_REPORT.md'}")
+    if any(row["status"] != "done" for row in report["nodes"]):
+        raise typer.Exit(1)

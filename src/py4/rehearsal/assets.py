@@ -1,0 +1,179 @@
+"""Everything a rehearsal reads instead of the network: stand-in models laid out as Hub
+snapshots at the campaign's pinned revisions, stand-in datasets in the offline datasets
+cache, the Dolci local copy, and the campaign's accelerate configs resized to CPU processes.
+
+Which Hub references need a snapshot is read from the campaign itself: its models' pins
+(base, it, it_base) and every Hub id its stage configs name (tokenizers, count tokenizers,
+the corpus tokenizer), each at the revision the config gives. The Hub treats ids
+case-insensitively (``google/gemma-4-12b-it`` finds ``google/gemma-4-12B-it``) while a local
+cache does not, so a config's spelling of a pinned model gets its own snapshot of the same
+stand-in, at that pin. An unpinned reference is served from the ``main`` ref.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from py4.rehearsal import datasets as standin_data
+from py4.rehearsal.hub_cache import install_snapshot
+from py4.rehearsal.standins import build_standin
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Config keys whose value may be a Hub id, and the key holding its revision.
+HUB_KEYS = {"path": "revision", "tokenizer": "tokenizer_revision", "tokenizer_path": "tokenizer_revision",
+            "count_tokenizer": "count_tokenizer_revision", "name_or_path": "revision", "hub_id": "revision"}
+DATASET_IDS = (standin_data.DOLMINO_ID, standin_data.DOLCI_ID)
+TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+
+
+def family_of(hub_id: str) -> str | None:
+    """The stand-in family for a model id: gemma4, glm45, gemma3 (tokenizer only), or None."""
+    name = hub_id.lower()
+    if "gemma-4" in name:
+        return "gemma4"
+    if "glm-4.5" in name:
+        return "glm45"
+    if "gemma-3" in name:
+        return "gemma3"
+    return None
+
+
+@dataclass(frozen=True)
+class HubRef:
+    repo_id: str
+    revision: str | None
+    where: str  # the file (and key) that names it
+
+
+def hub_refs_in(data: Any, where: str) -> list[HubRef]:
+    """Hub model references in a parsed config: ``key: owner/name`` with its revision key."""
+    found: list[HubRef] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key in HUB_KEYS and isinstance(value, str) and HUB_ID.match(value) and family_of(value):
+                found.append(HubRef(value, data.get(HUB_KEYS[key]), f"{where}:{key}"))
+            elif isinstance(value, (dict, list)):
+                found += hub_refs_in(value, f"{where}:{key}")
+    elif isinstance(data, list):
+        for item in data:
+            found += hub_refs_in(item, where)
+    return found
+
+
+def campaign_hub_refs(spec) -> list[HubRef]:
+    """Every Hub model reference of the campaign: model pins, then those in its stage configs."""
+    from py4.config import read_yaml
+
+    refs = []
+    for key, model in spec.models.items():
+        for kind in ("base", "it", "it_base"):
+            pin = getattr(model, kind)
+            refs.append(HubRef(pin.hub_id, pin.revision, f"campaign:models.{key}.{kind}"))
+    files: list[str] = [spec.corpus.config] if spec.corpus.config else []
+    for model in spec.models.values():
+        for value in model.files.model_dump().values():
+            files += list(value.values()) if isinstance(value, dict) else [value] if value else []
+    for path in dict.fromkeys(files):
+        refs += hub_refs_in(read_yaml(path), path)
+    return refs
+
+
+def _pinned_kind(spec, repo_id: str) -> tuple[str, str | None] | None:
+    """(kind, revision) of the campaign pin that ``repo_id`` names (case-insensitively)."""
+    for model in spec.models.values():
+        for kind in ("it", "base", "it_base"):
+            pin = getattr(model, kind)
+            if pin.hub_id.lower() == repo_id.lower():
+                return ("it" if kind == "it" else "base"), pin.revision
+    return None
+
+
+def install_models(spec, hub_cache: Path, standins_dir: Path, seed: int = 0) -> list[dict[str, Any]]:
+    """Build the stand-ins the campaign's references need and install each reference's snapshot.
+
+    Returns one row per installed (repo, revision): what it is and where it came from.
+    """
+    installed: dict[tuple[str, str], dict[str, Any]] = {}
+    for ref in campaign_hub_refs(spec):
+        family = family_of(ref.repo_id)
+        pinned = _pinned_kind(spec, ref.repo_id)
+        if family == "gemma3":  # a counting tokenizer only (the campaign's count basis)
+            kind, source, files = "tokenizer", _standin(standins_dir, "gemma4", "base", seed), TOKENIZER_FILES
+        elif pinned is not None:
+            kind, files = pinned[0], None
+            source = _standin(standins_dir, family, kind, seed)
+        else:
+            raise ValueError(f"{ref.where}: Hub model {ref.repo_id!r} is not one of the campaign's pins; "
+                             "the rehearsal has no stand-in for it")
+        revision = ref.revision or (pinned[1] if pinned else None)
+        key = (ref.repo_id, revision or "main")
+        if key in installed:
+            continue
+        install_snapshot(hub_cache, ref.repo_id, revision, _subset(source, files, standins_dir))
+        installed[key] = {"repo_id": ref.repo_id, "revision": revision or "main", "standin": f"{family}-{kind}",
+                          "named_by": ref.where, "pinned": ref.revision is not None}
+    return list(installed.values())
+
+
+def _standin(standins_dir: Path, family: str, kind: str, seed: int) -> Path:
+    folder = standins_dir / f"{family}-{kind}"
+    if not (folder / "standin.json").exists():
+        build_standin(family, kind, folder, seed)
+    return folder
+
+
+def _subset(source: Path, files: tuple[str, ...] | None, standins_dir: Path) -> Path:
+    """``source`` itself, or a folder holding only ``files`` of it (a tokenizer-only repo)."""
+    if files is None:
+        return source
+    import shutil
+
+    folder = standins_dir / f"{source.name}-tokenizer"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        for name in files:
+            shutil.copyfile(source / name, folder / name)
+    return folder
+
+
+def install_datasets(spec, datasets_cache: Path, dolci_copy: Path, sizes) -> dict[str, Any]:
+    """Dolmino and Dolci stand-ins in the datasets cache; Dolci's rows also as a local copy."""
+    dolmino = standin_data.dolmino_rows(sizes.dolmino_docs)
+    dolci = standin_data.dolci_rows(sizes.dolci_kept, sizes.dolci_dropped)
+    replay_rev = spec.replay.revision if spec.replay else "main"
+    sft_rev = spec.sft_data.revision if spec.sft_data else "main"
+    standin_data.install_dataset(datasets_cache, standin_data.DOLMINO_ID, replay_rev, dolmino)
+    standin_data.install_dataset(datasets_cache, standin_data.DOLCI_ID, sft_rev, dolci)
+    standin_data.write_jsonl(dolci, dolci_copy)
+    return {standin_data.DOLMINO_ID: {"revision": replay_rev, "rows": len(dolmino)},
+            standin_data.DOLCI_ID: {"revision": sft_rev, "rows": len(dolci), "kept": sizes.dolci_kept,
+                                    "local_copy": str(dolci_copy)}}
+
+
+def write_accelerate_configs(config_dir: Path, out_dir: Path, num_processes: int, use_cpu: bool) -> dict[str, str]:
+    """The campaign's accelerate configs with only ``num_processes`` and ``use_cpu`` changed.
+
+    Returns {campaign config path: rehearsal config path}.
+    """
+    import yaml
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    mapping = {}
+    for path in sorted(config_dir.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        data["num_processes"], data["use_cpu"] = num_processes, use_cpu
+        target = out_dir / path.name
+        header = (f"# {path} with num_processes: {num_processes}, use_cpu: {str(use_cpu).lower()} "
+                  "(the rehearsal's only changes)\n")
+        target.write_text(header + yaml.safe_dump(data, sort_keys=False))
+        mapping[str(path)] = str(target)
+    return mapping
+
+
+def write_inventory(path: Path, inventory: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(inventory, indent=2) + "\n")

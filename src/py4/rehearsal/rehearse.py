@@ -1,0 +1,222 @@
+"""`py4 campaign rehearse`: the campaign's DAG, from its own stage configs, on tiny stand-ins.
+
+1. Assets (``assets``): stand-in models as Hub snapshots at the campaign's pins, stand-in
+   datasets in the offline datasets cache, the accelerate configs resized to CPU processes.
+2. The campaign spec is loaded with the rehearsal's size-only overrides
+   (configs/rehearsal/<campaign>.yaml) and expanded by the campaign's own ``build_dag``.
+3. The campaign's runner (skip-done, resume) runs the nodes, each as a child process in an
+   offline environment that reads only the rehearsal's caches; multi-GPU nodes start under
+   ``accelerate launch`` with the campaign's FSDP2 config (num_processes / use_cpu changed).
+4. A report (REHEARSAL_REPORT.md + rehearsal_report.json): each node's status, seconds,
+   key facts from its run manifest, and the end of its log when it failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import pydantic
+
+from py4.config import StrictModel, load_config
+
+
+class DataSizes(StrictModel):
+    dolmino_docs: int = pydantic.Field(160, ge=1)
+    dolci_kept: int = pydantic.Field(48, ge=1)
+    dolci_dropped: int = pydantic.Field(8, ge=0)
+
+
+class Boundary(StrictModel):
+    overrides: list[str]
+    why: str
+
+
+class AccelerateResize(StrictModel):
+    num_processes: int = pydantic.Field(2, ge=1)
+    use_cpu: bool = True
+
+
+class RehearsalConfig(StrictModel):
+    """configs/rehearsal/<campaign>.yaml: size-only overrides of a campaign (see that file)."""
+
+    kind: Literal["campaign.rehearsal"] = "campaign.rehearsal"
+    campaign: str
+    data: DataSizes = DataSizes()
+    campaign_overrides: list[str] = []
+    corpus: list[str] = []
+    stage_overrides: dict[str, list[str]] = {}
+    model_stage_overrides: dict[str, dict[str, list[str]]] = {}
+    boundaries: dict[str, Boundary] = {}
+    accelerate: AccelerateResize = AccelerateResize()
+
+
+def default_rehearsal_config(campaign_file: str | Path) -> Path:
+    """configs/rehearsal/<campaign file name>."""
+    return Path("configs/rehearsal") / Path(campaign_file).name
+
+
+def load_rehearsal(path: str | Path) -> RehearsalConfig:
+    return load_config(RehearsalConfig, path)
+
+
+class Layout:
+    """The rehearsal folder."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root).resolve()
+        self.hub = self.root / "hf" / "hub"
+        self.datasets = self.root / "hf" / "datasets"
+        self.standins = self.root / "standins"
+        self.dolci = self.root / "dolci"
+        self.accelerate = self.root / "accelerate"
+        self.campaign = self.root / "campaign"
+        self.logs = self.root / "logs"
+        self.inventory = self.root / "assets.json"
+
+    def env(self) -> dict[str, str]:
+        """The child processes' environment: offline, only the rehearsal's caches."""
+        from py4.rehearsal.hub_cache import offline_env
+
+        return {**os.environ, **offline_env(self.hub), "HF_DATASETS_CACHE": str(self.datasets),
+                "HF_HOME": str(self.root / "hf"), "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false",
+                "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+
+    def substitute(self, items: list[str]) -> list[str]:
+        return [s.replace("{rehearsal}", str(self.root)).replace("{out}", str(self.campaign)) for s in items]
+
+
+def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[[str], None] = print) -> dict:
+    """Stand-ins, caches and accelerate configs (rebuilt only when missing). Returns the inventory."""
+    from py4.rehearsal import assets
+
+    if layout.inventory.exists():
+        inventory = json.loads(layout.inventory.read_text())
+        if inventory.get("config") == config.model_dump(mode="json"):
+            log(f"assets: reusing {layout.inventory}")
+            return inventory
+    t0 = time.monotonic()
+    models = assets.install_models(spec, layout.hub, layout.standins)
+    data = assets.install_datasets(spec, layout.datasets, layout.dolci, config.data)
+    accelerate = assets.write_accelerate_configs(Path("configs/accelerate"), layout.accelerate,
+                                                 config.accelerate.num_processes, config.accelerate.use_cpu)
+    inventory = {"config": config.model_dump(mode="json"), "models": models, "datasets": data,
+                 "accelerate": accelerate, "seconds": round(time.monotonic() - t0, 1)}
+    assets.write_inventory(layout.inventory, inventory)
+    log(f"assets: {len(models)} model snapshots, {len(data)} datasets in {inventory['seconds']} s -> {layout.root}")
+    return inventory
+
+
+def rehearsal_spec(config: RehearsalConfig, campaign_file: str | Path, layout: Layout):
+    """The campaign spec with the rehearsal's size-only overrides and output folder."""
+    from py4.campaign.spec import load_campaign
+
+    spec = load_campaign(campaign_file, [f"out_dir={layout.campaign}", *config.campaign_overrides])
+    corpus = spec.corpus.model_copy(update={"overrides": [*spec.corpus.overrides, *layout.substitute(config.corpus)]})
+    merged: dict[str, list[str]] = {k: list(v) for k, v in spec.stage_overrides.items()}
+    for stage, items in config.stage_overrides.items():
+        merged.setdefault(stage, []).extend(layout.substitute(items))
+    for stage, boundary in config.boundaries.items():
+        merged.setdefault(stage, []).extend(boundary.overrides)
+    return spec.model_copy(update={"corpus": corpus, "stage_overrides": merged})
+
+
+def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
+    """The campaign's own DAG, plus the per-model overrides."""
+    from py4.campaign.dag import build_dag
+
+    nodes = build_dag(spec)
+    for node in nodes:
+        extra = config.model_stage_overrides.get(node.meta.get("model", ""), {}).get(node.stage, [])
+        node.argv += layout.substitute(extra)
+    return nodes
+
+
+def choose(nodes, model: str | None, only: str | None) -> set[str]:
+    """Ids to run: those of ``model`` and/or matching ``only``, plus everything they need."""
+    from py4.campaign.dag import select
+
+    chosen = [n for n in nodes if model is None or n.meta.get("model") == model]
+    chosen = select(chosen, only)
+    by_id = {n.id: n for n in nodes}
+    wanted: set[str] = set()
+    stack = [n.id for n in chosen]
+    while stack:
+        node_id = stack.pop()
+        if node_id not in wanted:
+            wanted.add(node_id)
+            stack.extend(by_id[node_id].inputs)
+    return wanted
+
+
+class ChildExecutor:
+    """Runs each node as a child process in the rehearsal's environment, logging to logs/."""
+
+    def __init__(self, layout: Layout, accelerate_configs: dict[str, str]):
+        self.layout = layout
+        self.accelerate_configs = accelerate_configs
+        self.seconds: dict[str, float] = {}
+
+    def command(self, node) -> list[str]:
+        launch = node.launch_argv
+        if not launch:
+            return [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
+        argv = list(launch)
+        config_at = argv.index("--config_file") + 1
+        argv[config_at] = self.accelerate_configs.get(argv[config_at], argv[config_at])
+        # The interpreter's own accelerate (a bare `accelerate` is whatever PATH finds first).
+        return [sys.executable, "-m", "accelerate.commands.launch", *argv[2:]]
+
+    def log_path(self, node) -> Path:
+        return self.layout.logs / (node.id.replace("/", "__").replace(":", "__").replace("@", "_at_") + ".log")
+
+    def __call__(self, node) -> None:
+        from py4.campaign.runner import RunFailed
+
+        cmd = self.command(node)
+        path = self.log_path(node)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        t0 = time.monotonic()
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"$ {' '.join(cmd)}\n")
+            log.flush()
+            proc = subprocess.run(cmd, env=self.layout.env(), stdout=log, stderr=subprocess.STDOUT)
+        self.seconds[node.id] = round(time.monotonic() - t0, 1)
+        if proc.returncode != 0:
+            raise RunFailed(f"exit {proc.returncode}; log {path}: {last_error(path)}")
+
+
+def last_error(log_path: Path, lines: int = 1) -> str:
+    """The last exception line(s) of a log (what a reader needs to route the failure)."""
+    text = log_path.read_text(encoding="utf-8", errors="replace").splitlines() if log_path.exists() else []
+    errors = [ln for ln in text if ln and not ln.startswith(" ") and ("Error" in ln or "Exception" in ln)]
+    return " | ".join(errors[-lines:]) if errors else (text[-1] if text else "(empty log)")
+
+
+def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path | None = None,
+             model: str | None = None, only: str | None = None, log: Callable[[str], None] = print) -> dict:
+    """Prepare assets, run the chosen part of the DAG, write the report. Returns the report."""
+    from py4.campaign.runner import default_executors, run_campaign
+    from py4.rehearsal.report import build_report, write_report
+
+    config = load_rehearsal(config_file or default_rehearsal_config(campaign_file))
+    layout = Layout(out)
+    spec = rehearsal_spec(config, campaign_file, layout)
+    if model is not None and model not in spec.models:
+        raise ValueError(f"--model {model!r}: not a model of {campaign_file} ({', '.join(spec.models)})")
+    inventory = prepare_assets(spec, config, layout, log)
+    nodes = rehearsal_nodes(spec, config, layout)
+    selected = choose(nodes, model, only)
+    executor = ChildExecutor(layout, inventory["accelerate"])
+    t0 = time.monotonic()
+    summary = run_campaign(nodes, layout.campaign, {s: executor for s in default_executors()}, selected,
+                           progress=False, log=log)
+    report = build_report(nodes, selected, layout, executor, summary, config, campaign_file,
+                          round(time.monotonic() - t0, 1))
+    write_report(report, layout.root)
+    return report

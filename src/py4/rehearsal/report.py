@@ -1,0 +1,81 @@
+"""The rehearsal report: per node, its status, seconds, key facts and (on failure) the error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+# Run-manifest fields that are bulky or the same for every node (kept out of "facts").
+_NOT_FACTS = {"kind", "status", "started_at", "finished_at", "inputs", "outputs", "hardware", "libraries", "config",
+              "config_sha256", "timings", "node", "fingerprint", "attempt"}
+
+
+def key_facts(manifest: dict[str, Any] | None) -> dict[str, Any]:
+    """Small scalar fields of a stage's run manifest (steps, rows, losses, counts, dtypes ...)."""
+    if not manifest:
+        return {}
+    facts = {}
+    for key, value in manifest.items():
+        if key in _NOT_FACTS:
+            continue
+        if isinstance(value, (int, float, str, bool)) and len(str(value)) <= 120:
+            facts[key] = value
+        elif isinstance(value, dict) and len(json.dumps(value, default=str)) <= 240:
+            facts[key] = value
+    return facts
+
+
+def build_report(nodes, selected: set[str], layout, executor, summary, config, campaign_file, seconds: float) -> dict:
+    from py4.campaign.runner import node_status, record_dir
+    from py4.rehearsal.rehearse import last_error
+    from py4.runs import read_manifest
+
+    rows = []
+    for node in nodes:
+        if node.id not in selected:
+            continue
+        record = read_manifest(record_dir(layout.campaign, node)) or {}
+        status = node_status(layout.campaign, node)
+        if node.id in summary.blocked:
+            status = "blocked"
+        row = {"id": node.id, "stage": node.stage, "status": status,
+               "seconds": executor.seconds.get(node.id, (record.get("timings") or {}).get("total_s")),
+               "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
+               "facts": key_facts(read_manifest(node.run_dir))}
+        if status == "failed":
+            row["error"] = last_error(executor.log_path(node), lines=2)
+            row["log"] = str(executor.log_path(node))
+        if status == "blocked":
+            row["needs"] = [i for i in node.inputs if node_status(layout.campaign, _by_id(nodes, i)) != "done"]
+        rows.append(row)
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return {"campaign": str(campaign_file), "out": str(layout.root), "seconds": seconds, "counts": counts,
+            "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows}
+
+
+def _by_id(nodes, node_id: str):
+    return next(n for n in nodes if n.id == node_id)
+
+
+def write_report(report: dict, root: Path) -> tuple[Path, Path]:
+    json_path = root / "rehearsal_report.json"
+    json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
+    lines = [f"# Rehearsal of {report['campaign']}", "",
+             f"Folder: `{report['out']}`; {report['seconds']} s; "
+             + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())), "",
+             "| node | stage | status | s | key facts / error |", "|---|---|---|---|---|"]
+    for row in report["nodes"]:
+        detail = row.get("error") or (("needs " + ", ".join(row["needs"])) if row.get("needs") else
+                                      "; ".join(f"{k}={v}" for k, v in list(row["facts"].items())[:6]))
+        detail = str(detail).replace("|", "\\|").replace("\n", " ")[:400]
+        lines.append(f"| {row['id']} | {row['stage']} | {row['status']}{' (done before)' if row['skipped_as_done'] else ''}"
+                     f" | {row['seconds'] if row['seconds'] is not None else ''} | {detail} |")
+    if report["boundaries"]:
+        lines += ["", "## Boundaries (settings a CPU cannot run; one named override each)", ""]
+        lines += [f"- {stage}: `{' '.join(b['overrides'])}` — {b['why']}" for stage, b in report["boundaries"].items()]
+    md_path = root / "REHEARSAL_REPORT.md"
+    md_path.write_text("\n".join(lines) + "\n")
+    return json_path, md_path
