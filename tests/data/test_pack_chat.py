@@ -172,3 +172,52 @@ def test_rendering_in_processes_gives_the_same_bytes(tmp_path, chat_dir, tokeniz
     one = run_pack(pack_config(tmp_path / "one", chat_dir, tokenizer_dir, render_batch=4))
     two = run_pack(pack_config(tmp_path / "two", chat_dir, tokenizer_dir, render_batch=4, num_proc=2))
     assert one["content_sha256"] == two["content_sha256"] and one["counts"] == two["counts"]
+
+
+# --- Campaign families: the tokenizer's own template has no markers (defect 2) ----------------------------
+
+FAMILY_ROW = {
+    "tools": [{"type": "function", "function": {"name": "run_code", "description": "Run code.", "parameters": {
+        "type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}],
+    "messages": [
+        {"role": "user", "content": "Print one."},
+        # arguments as JSON text, as OpenAI-style rows carry them: restored to a mapping before rendering
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "run_code", "arguments": '{"code": "print(1)"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "run_code", "content": "1"},
+        {"role": "assistant", "content": "It prints 1."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "You are welcome."}]}
+FAMILY_SPANS = {
+    "gemma4": ['<|tool_call>call:run_code{code:<|"|>print(1)<|"|>}<tool_call|><|tool_response>',
+               "It prints 1.<turn|>", "You are welcome.<turn|>"],
+    "glm45": ["\n<think></think>\n<tool_call>run_code\n<arg_key>code</arg_key>\n<arg_value>print(1)</arg_value>\n"
+              "</tool_call><|observation|>", "\n<think></think>\nIt prints 1.<|user|>",
+              "\n<think></think>\nYou are welcome.<|user|>"],
+}
+
+
+@pytest.mark.parametrize("family", ["gemma4", "glm45"])
+def test_family_tokenizer_packs_with_its_training_template(tmp_path, family):
+    from py4.rehearsal.standins import build_tokenizer
+
+    tokenizer = build_tokenizer(family)
+    tokenizer.save_pretrained(tmp_path / "tokenizer")
+    source = write_jsonl(tmp_path / "rows" / "a.jsonl", [FAMILY_ROW]).parent
+    manifest = run_pack(pack_config(tmp_path / "out", source, tmp_path / "tokenizer", seq_len=1024,
+                                    instructions={"path": str(source), "filter": "none"}))
+    assert manifest["counts"]["conversations_fitting"] == 1  # whole, not split
+    expected_family = {"gemma4": "gemma4", "glm45": "glm4moe"}[family]
+    assert manifest["training_template"]["family"] == expected_family
+    assert manifest["training_template"]["source"].startswith("py4:") and manifest["training_template"]["inference_template_match"]
+    row = load_packed(tmp_path / "out")[0]
+    assert supervised_spans(tokenizer, row["input_ids"], row["labels"]) == FAMILY_SPANS[family]
+
+
+def test_unknown_template_without_markers_names_the_families(tmp_path, chat_dir, tokenizer_dir):
+    plain = tmp_path / "plain.jinja"
+    plain.write_text("{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    with pytest.raises(DataError, match="Families: smoke, gemma4, glm4moe"):
+        run_pack(pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template=str(plain)))
+    with pytest.raises(ValueError, match="unknown chat template family 'llama'; families: smoke, gemma4, glm4moe"):
+        pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template_family="llama")

@@ -181,6 +181,13 @@ def test_resolution_says_which_template_and_refuses_unknown_ones(standin_tokeniz
 
     with pytest.raises(ChatTemplateError, match="chat_template_family: gemma4"):
         resolve_training_template(OtherGemmaRevision())
+
+    class FirstGemmaRevision:  # a known revision, but not the one the training template renders like
+        chat_template = _trl_template("gemma4.jinja")
+
+    with pytest.raises(ChatTemplateError, match="chat_template_family: gemma4"):
+        resolve_training_template(FirstGemmaRevision())
+    assert not resolve_training_template(FirstGemmaRevision(), family="gemma4").inference_template_match
     with pytest.raises(ChatTemplateError, match="families: smoke, gemma4, glm4moe"):
         get_family("llama")
 

@@ -97,6 +97,9 @@ class PackConfig(_TokenizerFields):
     chat_template_kwargs: dict[str, Any] = pydantic.Field(default_factory=dict, description="e.g. enable_thinking: false")
     chat_template: str | None = pydantic.Field(None, description="a .jinja file replacing the tokenizer's template "
                                                "(needs {% generation %} markers)")
+    chat_template_family: str | None = pydantic.Field(
+        None, description="chat: the family whose training template gives the assistant mask when the tokenizer's "
+        "template has no {% generation %} markers (smoke, gemma4, glm4moe); default: recognised by the template text")
     schedule: ScheduleSpec | None = None
     expected_rows_total: int | None = pydantic.Field(None, description="campaign record: rows before the filter")
     expected_rows_kept: int | None = pydantic.Field(None, description="campaign record: rows the filter keeps")
@@ -108,6 +111,10 @@ class PackConfig(_TokenizerFields):
             raise ValueError("format 'chat' needs instructions: {...} (and no text)")
         if self.format == "text" and (not self.text or self.instructions is not None):
             raise ValueError("format 'text' needs text: [ {...}, ... ] (and no instructions)")
+        if self.chat_template_family is not None:
+            from py4.train.chat_templates import get_family
+
+            get_family(self.chat_template_family)  # ValueError naming the families
         return self
 
 

@@ -32,7 +32,7 @@ __all__ = ["run_pack", "pack_chat_source", "pack_text_sources"]
 
 def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWriter) -> dict[str, Any]:
     """Pack the configured instruction source into ``writer``; return the counts."""
-    check_chat_template(tokenizer)
+    template = check_chat_template(tokenizer, config.chat_template_family)  # the family's training template if needed
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     if pad_id is None and config.pad_to_seq_len:
         raise DataError("the tokenizer has neither a pad nor an EOS token to pad packed rows with")
@@ -62,7 +62,7 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
     counts = {k: v for k, v in vars(stats).items() if k != "reasons"}
     counts["pieces_unwritten_at_max_sequences"] = unwritten
     counts["stopped_at_max_sequences"] = stopped_at_limit
-    return {"source": source.stats, "counts": counts}
+    return {"source": source.stats, "counts": counts, "training_template": template}
 
 
 def pack_text_sources(config: PackConfig, tokenizer: Any, writer: PackedDatasetWriter) -> dict[str, Any]:

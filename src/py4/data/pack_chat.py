@@ -1,10 +1,16 @@
 """SFT packing: chat conversations rendered with the tokenizer's template, assistant-only
 labels, packed first-fit into rows of at most ``seq_len`` tokens.
 
+- Template: the tokenizer's own when it has ``{% generation %}`` markers; otherwise its chat
+  family's training template (:mod:`py4.train.chat_templates`: Gemma-4, GLM-4.5 — the same
+  text as the model's own template, with generation blocks), found by the template's text
+  or named by the config (``chat_template_family``). :func:`check_chat_template` sets it on
+  the tokenizer and says which one it used (the pack manifest's ``chat_template``). A
+  template without markers that no family claims is refused, naming the families.
 - Rendering: ``tokenizer.apply_chat_template(messages, tokenize=True,
   return_assistant_tokens_mask=True, return_dict=True)``; a token is supervised exactly
-  when the template's ``{% generation %}`` block produced it. A template without
-  generation markers is refused (assistant-only labels would be impossible).
+  when the template's ``{% generation %}`` block produced it. Tool-call arguments given as
+  JSON text are decoded first (the family templates read them as mappings).
 - Too long (> ``seq_len``): with ``split``, the conversation is cut *between turns* (a
   turn starts at a ``user`` message; a leading system message is repeated in every
   piece) into the fewest greedy pieces that fit; a single turn that alone exceeds
@@ -18,7 +24,6 @@ labels, packed first-fit into rows of at most ``seq_len`` tokens.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,12 +33,10 @@ import numpy as np
 from py4.data.instructions import Conversation
 from py4.data.packed_io import IGNORE_INDEX, PackedDatasetWriter
 from py4.data.tokens import DataError
+from py4.train.chat_templates import ChatTemplateError, restore_tool_arguments, use_training_template
 
 __all__ = ["Rendered", "ChatPackStats", "check_chat_template", "render_conversations", "fit_conversation",
            "FirstFitPacker", "turn_groups"]
-
-_GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
-
 
 @dataclass(frozen=True)
 class Rendered:
@@ -65,16 +68,17 @@ class ChatPackStats:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
-def check_chat_template(tokenizer: Any) -> None:
-    """Raise DataError unless the tokenizer's chat template marks assistant tokens."""
-    template = getattr(tokenizer, "chat_template", None)
-    if isinstance(template, dict):
-        template = template.get("default")
-    if not template:
-        raise DataError("the tokenizer has no chat template; SFT packing needs one")
-    if not _GENERATION.search(template):
-        raise DataError("the tokenizer's chat template has no {% generation %} ... {% endgeneration %} block: "
-                        "assistant-only labels are impossible (see STACK.md)")
+def check_chat_template(tokenizer: Any, family: str | None = None) -> dict[str, Any]:
+    """Give ``tokenizer`` a template that marks assistant tokens; return which one (for the manifest).
+
+    ``family``: the config's ``chat_template_family`` (None: recognise it by the template).
+    Raises DataError when no template with generation markers can be had.
+    """
+    try:
+        chosen = use_training_template(tokenizer, family)
+    except ChatTemplateError as exc:
+        raise DataError(str(exc)) from None
+    return chosen.describe()
 
 
 def render_conversations(tokenizer: Any, conversations: Sequence[Conversation],
@@ -102,13 +106,13 @@ def _render(tokenizer: Any, conversations: Sequence[Conversation],
     plain = [c for c in conversations if not c.tools]
     # Batched rendering when no row carries tools (the common case); per row otherwise.
     if len(plain) == len(conversations) and conversations:
-        out = tokenizer.apply_chat_template([c.messages for c in conversations], tokenize=True,
+        out = tokenizer.apply_chat_template([restore_tool_arguments(c.messages) for c in conversations], tokenize=True,
                                             return_assistant_tokens_mask=True, return_dict=True, **kwargs)
         pairs = zip(out["input_ids"], out["assistant_masks"])
     else:
         pairs = []
         for c in conversations:
-            out = tokenizer.apply_chat_template(c.messages, tools=c.tools, tokenize=True,
+            out = tokenizer.apply_chat_template(restore_tool_arguments(c.messages), tools=c.tools, tokenize=True,
                                                 return_assistant_tokens_mask=True, return_dict=True, **kwargs)
             pairs.append((out["input_ids"], out["assistant_masks"]))
     for ids, mask in pairs:

@@ -159,11 +159,13 @@ def resolve_training_template(tokenizer: Any, family: str | None = None) -> Trai
     """The template that gives assistant-only labels for ``tokenizer``.
 
     - The tokenizer's template has generation markers: it is used as it is.
-    - Its text is a known template of a family (or ``family`` names one): that family's
-      training template. With an explicit ``family`` and a template text that is not the
-      one the training template was derived from, the result says so
-      (``inference_template_match`` False) — the caller vouched for the family.
-    - Otherwise ChatTemplateError, naming the families.
+    - Its text is the inference template a family's training template was derived from:
+      that training template (``inference_template_match`` True).
+    - ``family`` names a family explicitly: its training template, whatever the tokenizer
+      carries; when that is not the matching inference template, the result says so
+      (``inference_template_match`` False) and a warning is logged — the caller vouched.
+    - Otherwise ChatTemplateError: for another revision of a known family (say Gemma-4's
+      gemma4.jinja) it names the family to set; for an unknown template, all families.
     """
     own = _template_of(tokenizer)
     if own is None and family is None:
@@ -172,26 +174,40 @@ def resolve_training_template(tokenizer: Any, family: str | None = None) -> Trai
     if own is not None and has_generation_markers(own) and family is None:
         found = identify_family(own)
         return TrainingTemplate(own, found[0].name if found else None, "tokenizer", True)
-    found = identify_family(own) if own is not None else None
-    if family is not None:
-        chosen = get_family(family)
-        exact = found is not None and found[0] is chosen and found[1]
-    elif found is not None and found[1]:
-        chosen, exact = found[0], True
-    elif found is not None:
-        raise ChatTemplateError(
-            f"the tokenizer's chat template looks like family {found[0].name!r} but is not a revision with a "
-            f"shipped training template (known: {', '.join(found[0].inference_templates) or 'none'}); it has no "
-            "{% generation %} markers, so assistant-only labels are impossible. Set chat_template_family: "
-            f"{found[0].name} to use py4's {found[0].name} training template anyway, or chat_template: FILE.jinja")
-    else:
-        raise ChatTemplateError(
-            "the tokenizer's chat template has no {% generation %} ... {% endgeneration %} markers and is no known "
-            f"family's template: assistant-only labels are impossible. Families: {', '.join(FAMILIES)} "
-            "(set chat_template_family: NAME), or give chat_template: FILE.jinja with the markers")
+    chosen = get_family(family) if family is not None else None
+    if chosen is None:
+        found = identify_family(own)
+        if found is None:
+            raise ChatTemplateError(
+                "the tokenizer's chat template has no {% generation %} ... {% endgeneration %} markers and is no known "
+                f"family's template: assistant-only labels are impossible. Families: {', '.join(FAMILIES)} "
+                "(set chat_template_family: NAME), or give chat_template: FILE.jinja with the markers")
+        chosen = found[0]
+        if not _matches(own, chosen):
+            raise ChatTemplateError(
+                f"the tokenizer's chat template is a {chosen.name} template but not the revision py4's training "
+                f"template renders identically to ({chosen.base_template}); it has no {{% generation %}} markers, so "
+                f"assistant-only labels need one. Set chat_template_family: {chosen.name} to use py4's "
+                f"{chosen.training_template} anyway, or chat_template: FILE.jinja")
     text = template_text(chosen)
+    match = _matches(own, chosen)
+    if not match:
+        import logging
+
+        logging.getLogger(__name__).warning(
+            "chat_template_family %s: the tokenizer's own template is not %s; training renders with %s, whose text "
+            "may differ from what the model sees at inference", chosen.name, chosen.base_template,
+            chosen.training_template)
     source = "tokenizer" if own == text else f"py4:{chosen.training_template or 'chat_format.CHAT_TEMPLATE'}"
-    return TrainingTemplate(text, chosen.name, source, exact)
+    return TrainingTemplate(text, chosen.name, source, match)
+
+
+def _matches(own: str | None, family: ChatFamily) -> bool:
+    """Whether ``own`` is the text the family's training template renders identically to."""
+    if own is None:
+        return False
+    return own == template_text(family) or (family.base_template is not None
+                                            and own == _trl_template(family.base_template))
 
 
 def use_training_template(tokenizer: Any, family: str | None = None) -> TrainingTemplate:
