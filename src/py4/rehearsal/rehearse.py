@@ -166,11 +166,11 @@ class ChildExecutor:
         launch = node.launch_argv
         if not launch:
             return [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
-        argv = list(launch)
-        config_at = argv.index("--config_file") + 1
-        argv[config_at] = self.accelerate_configs.get(argv[config_at], argv[config_at])
-        # The interpreter's own accelerate (a bare `accelerate` is whatever PATH finds first).
-        return [sys.executable, "-m", "accelerate.commands.launch", *argv[2:]]
+        # Keep the DAG's launch arguments from --config_file on; start them with this
+        # interpreter's accelerate (however the DAG spells the launcher) and the resized config.
+        argv = list(launch[launch.index("--config_file"):])
+        argv[1] = self.accelerate_configs.get(argv[1], argv[1])
+        return [sys.executable, "-m", "accelerate.commands.launch", *argv]
 
     def log_path(self, node) -> Path:
         return self.layout.logs / (node.id.replace("/", "__").replace(":", "__").replace("@", "_at_") + ".log")

@@ -26,6 +26,25 @@ def key_facts(manifest: dict[str, Any] | None) -> dict[str, Any]:
     return facts
 
 
+def saved_dtypes(run_dir: str | Path) -> dict[str, int] | None:
+    """dtype -> tensor count of the safetensors a run saved (its model/ folder, or the folder
+    itself for a graft), read from the file headers; None when it saved none."""
+    import struct
+
+    for folder in (Path(run_dir) / "model", Path(run_dir)):
+        shards = sorted(folder.glob("*.safetensors"))
+        if shards:
+            counts: dict[str, int] = {}
+            for shard in shards:
+                with open(shard, "rb") as fh:
+                    header = json.loads(fh.read(struct.unpack("<Q", fh.read(8))[0]))
+                for name, entry in header.items():
+                    if name != "__metadata__":
+                        counts[entry["dtype"]] = counts.get(entry["dtype"], 0) + 1
+            return counts
+    return None
+
+
 def build_report(nodes, selected: set[str], layout, executor, summary, config, campaign_file, seconds: float) -> dict:
     from py4.campaign.runner import node_status, record_dir
     from py4.rehearsal.rehearse import last_error
@@ -43,6 +62,9 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
                "seconds": executor.seconds.get(node.id, (record.get("timings") or {}).get("total_s")),
                "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
                "facts": key_facts(read_manifest(node.run_dir))}
+        dtypes = saved_dtypes(node.run_dir) if status == "done" else None
+        if dtypes:
+            row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
         if status == "failed":
             row["error"] = last_error(executor.log_path(node), lines=2)
             row["log"] = str(executor.log_path(node))
