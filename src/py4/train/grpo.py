@@ -14,8 +14,15 @@ completions kept in the loss, T = 0.7, thinking on; 16 problems × 8 samples = 1
 completions per step (micro 1 × accumulation 128); prompt ≤ 3,072 tokens, completion
 ≤ 10,240 over the whole tool loop, ≤ 16 tool calls; constant LR 1e-5, no warmup;
 64 steps as 32 + 32 resumed from checkpoint-32, the second epoch reshuffled; seed
-424242. Rollouts: plain generation on CPU; vLLM at campaign scale (colocate mode by
-default: server mode with multi-turn tools mis-pairs completions in some TRL releases).
+424242. Rollouts: plain generation on CPU; at campaign scale vLLM in server mode (the 31B
+config: a ``trl vllm-serve`` process with tensor parallel 4 on GPUs of its own, the trainer on
+another; the launch recipe is docs/training.md, "GRPO with vLLM"). ``vllm_mode`` defaults to
+TRL's colocate, which the 31B layout cannot use (its tensor parallelism must divide the world
+size). A config with an impossible vLLM layout fails when it loads; ``check_vllm_launch`` checks
+vLLM, the server and the GPU split before any weights load.
+
+Tool calls: TRL runs a round's tool calls one rollout at a time; the trainer here
+(``batched_tools_trainer``, ``grpo.batch_tool_calls``) runs each round's Boa work at once.
 
     py4 train grpo --config configs/train/smoke/grpo.yaml
 """
@@ -24,8 +31,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import random
+import sys
 import time
+import urllib.parse
 from typing import Any, Literal
 
 import pydantic
@@ -59,9 +69,22 @@ class GRPOSettings(StrictModel):
     max_prompt_length: int = 3072
     """Prompts (rendered with the tools) longer than this are dropped and counted."""
     use_vllm: bool = False
+    """Generate with vLLM. At campaign scale: server mode (docs/training.md, "GRPO with vLLM")."""
     vllm_mode: Literal["colocate", "server"] = "colocate"
+    """TRL's default, colocate: vLLM inside the trainer's processes, its tensor parallelism
+    across them (it must divide the world size). server: a ``trl vllm-serve`` process on GPUs
+    of its own (``vllm_server_gpus``), reached at ``vllm_server_base_url``."""
     vllm_server_base_url: str | None = None
-    vllm_tensor_parallel_size: int = 1
+    """``http://HOST:PORT`` of the ``trl vllm-serve`` server (server mode; required there)."""
+    vllm_tensor_parallel_size: int = pydantic.Field(1, ge=1)
+    """Colocate: TRL's tensor parallelism over the trainer's processes. Server: the server's
+    ``--tensor-parallel-size`` (checked against the running server's world size)."""
+    vllm_server_gpus: list[int] | None = None
+    """Server mode: the node's GPU indices the server runs on (its CUDA_VISIBLE_DEVICES); one
+    per tensor-parallel rank. The trainer refuses to start unless its own CUDA_VISIBLE_DEVICES
+    is set and shares none of them."""
+    vllm_server_check_timeout_s: float = pydantic.Field(10.0, gt=0)
+    """How long the pre-flight check waits for the server's answers (before any weights load)."""
     batch_tool_calls: bool = True
     """Run each round's Boa calls at once (``batched_tools_trainer``); false: TRL's plain loop,
     one call after another (same rewards and transcripts, slower)."""
@@ -119,6 +142,222 @@ class GRPOStageConfig(StrictModel):
             raise ValueError(f"micro_batch × grad_accum × gpus = {completions} completions per step, but "
                              f"problems_per_step × num_generations = {g.problems_per_step * g.num_generations}")
         return self
+
+    @pydantic.model_validator(mode="after")
+    def _vllm_layout(self) -> "GRPOStageConfig":
+        problems = vllm_layout_problems(self.grpo, self.optimisation.gpus)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def vllm_layout_problems(g: GRPOSettings, gpus: int) -> list[str]:
+    """What makes this vLLM set-up impossible on any machine (checked when the config loads)."""
+    if not g.use_vllm:
+        return []
+    problems = []
+    tp = g.vllm_tensor_parallel_size
+    if g.vllm_mode == "colocate":
+        if gpus % tp:
+            problems.append(
+                f"grpo.vllm_tensor_parallel_size = {tp} with grpo.vllm_mode = colocate needs a world size divisible "
+                f"by {tp} (TRL splits the trainer's processes into tensor-parallel groups), but optimisation.gpus = "
+                f"{gpus}: use vllm_mode: server with a vLLM server on other GPUs (docs/training.md, GRPO with vLLM), "
+                f"or a tensor parallel size dividing {gpus}")
+        if g.vllm_server_gpus is not None:
+            problems.append("grpo.vllm_server_gpus is for vllm_mode: server (colocated vLLM uses the trainer's GPUs)")
+        return problems
+    url = g.vllm_server_base_url
+    if not url:
+        problems.append("grpo.vllm_mode = server needs grpo.vllm_server_base_url (http://HOST:PORT of the "
+                        "`trl vllm-serve` server); TRL would otherwise try 0.0.0.0:8000")
+    else:
+        parsed = urllib.parse.urlsplit(url)
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        if parsed.scheme not in ("http", "https") or not parsed.hostname or port is None:
+            problems.append(f"grpo.vllm_server_base_url = {url!r}: expected http://HOST:PORT (scheme, host and port)")
+    gpu_list = g.vllm_server_gpus
+    if gpu_list is not None:
+        if len(set(gpu_list)) != len(gpu_list) or any(i < 0 for i in gpu_list):
+            problems.append(f"grpo.vllm_server_gpus = {gpu_list}: expected distinct GPU indices >= 0")
+        elif len(gpu_list) != tp:
+            problems.append(f"grpo.vllm_server_gpus = {gpu_list} has {len(gpu_list)} GPU(s), but "
+                            f"grpo.vllm_tensor_parallel_size = {tp}: the server needs one GPU per tensor-parallel rank")
+    return problems
+
+
+# The vLLM versions TRL 1.16 accepts (trl/import_utils.py, is_vllm_available: 0.22.0 <= base version
+# <= 0.31.0; tests/train/test_grpo_config_check.py reads them back from the installed TRL).
+TRL_VLLM_RANGE = ("0.22.0", "0.31.0")
+RECIPE = "docs/training.md, section 'GRPO with vLLM'"
+
+
+class VllmLaunchError(common.TrainingGuardError):
+    """A vLLM GRPO launch that cannot work (found before any weights load)."""
+
+
+def installed_vllm_version() -> str | None:
+    """vLLM's version in this process's environment, or None when it is not importable here."""
+    import importlib.metadata
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        return None
+    try:
+        return importlib.metadata.version("vllm")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_vllm_launch(config: "GRPOStageConfig", environ: dict | None = None) -> dict | None:
+    """The pre-flight of a vLLM run, before any weights load; None when ``use_vllm`` is off.
+
+    Checks what the config alone cannot: vLLM importable in the trainer's process (TRL's
+    server client imports it too) in the range TRL supports; in server mode, that the
+    trainer's CUDA_VISIBLE_DEVICES is set and shares no GPU with ``vllm_server_gpus``, and
+    that a server started by ``trl vllm-serve`` answers at ``vllm_server_base_url`` (health,
+    model, development endpoints with the weight-transfer engine, processed logprobs, context
+    length, world size = tensor parallel size). Returns what the server reported; raises
+    VllmLaunchError listing every problem.
+    """
+    g = config.grpo
+    if not g.use_vllm:
+        return None
+    from packaging.version import Version
+
+    environ = os.environ if environ is None else environ
+    problems, info = [], {}
+    version = installed_vllm_version()
+    low, high = TRL_VLLM_RANGE
+    if version is None:
+        problems.append(f"grpo.use_vllm = true, but vLLM is not importable in this process ({sys.executable}); "
+                        f"TRL's vLLM client runs in the trainer's process and needs vLLM {low}-{high}: run the trainer "
+                        f"in the vLLM environment ({RECIPE}), or set grpo.use_vllm=false")
+    elif not Version(low) <= Version(Version(version).base_version) <= Version(high):
+        problems.append(f"grpo.use_vllm = true, but this environment has vLLM {version}; TRL 1.16 supports vLLM "
+                        f"{low}-{high} only ({RECIPE} pins 0.31.0)")
+    info["vllm_version"] = version
+    if g.vllm_mode == "server":
+        problems += _gpu_overlap_problems(g, environ)
+        server, server_problems = probe_vllm_server(config)
+        info.update(server)
+        problems += server_problems
+    if problems:
+        raise VllmLaunchError("vLLM GRPO launch check failed:\n" + "\n".join(f"  - {p}" for p in problems))
+    return info
+
+
+def _gpu_overlap_problems(g: GRPOSettings, environ) -> list[str]:
+    if g.vllm_server_gpus is None:
+        return []
+    server = sorted(g.vllm_server_gpus)
+    visible = (environ.get("CUDA_VISIBLE_DEVICES") or "").strip()
+    if not visible:
+        return [f"CUDA_VISIBLE_DEVICES is not set: the trainer would see every GPU of the node, the vLLM server's "
+                f"{server} (grpo.vllm_server_gpus) included; start it with CUDA_VISIBLE_DEVICES set to other GPUs "
+                f"({RECIPE})"]
+    try:
+        mine = [int(part) for part in visible.split(",")]
+    except ValueError:
+        return [f"CUDA_VISIBLE_DEVICES = {visible!r}: expected GPU indices (0,1,...) to compare with "
+                f"grpo.vllm_server_gpus = {server}"]
+    shared = sorted(set(mine) & set(server))
+    if shared:
+        return [f"CUDA_VISIBLE_DEVICES = {visible!r} shares GPU(s) {shared} with the vLLM server "
+                f"(grpo.vllm_server_gpus = {server}): give the trainer other GPUs"]
+    return []
+
+
+def probe_vllm_server(config: "GRPOStageConfig") -> tuple[dict, list[str]]:
+    """Ask the server what TRL's client will rely on (all GETs, no weights, no NCCL)."""
+    g = config.grpo
+    url = g.vllm_server_base_url.rstrip("/")
+    deadline = time.monotonic() + g.vllm_server_check_timeout_s
+    status, _ = _get_json(f"{url}/health", deadline, retry=True)
+    if status != 200:
+        return {}, [f"no vLLM server answers at {url}/health (grpo.vllm_server_base_url; {status or 'no answer'} "
+                    f"within {g.vllm_server_check_timeout_s:g} s): start `trl vllm-serve` first and wait until it "
+                    f"is ready ({RECIPE})"]
+    info, problems = {}, []
+    status, models = _get_json(f"{url}/v1/models", deadline)
+    if status == 200 and isinstance(models, dict) and models.get("data"):
+        info["served_model"] = models["data"][0].get("id")
+    status, server_info = _get_json(f"{url}/server_info?config_format=json", deadline)
+    start = "start the server with `trl vllm-serve` (not plain `vllm serve`)"
+    if status == 404:
+        problems.append(f"{url} has no development endpoints (/server_info), which TRL's weight sync uses: {start}, "
+                        "which sets VLLM_SERVER_DEV_MODE=1")
+    elif status != 200 or not isinstance(server_info, dict) or not isinstance(server_info.get("vllm_config"), dict):
+        problems.append(f"{url}/server_info answered {status or 'nothing'}: cannot tell whether it can take weight "
+                        f"updates; {start}")
+    else:
+        vllm_config = server_info["vllm_config"]
+        if vllm_config.get("weight_transfer_config") is None:
+            problems.append(f"{url} has no weight-transfer engine, so the policy's weights would never reach it: "
+                            f"{start}, which adds --weight-transfer-config '{{\"backend\": \"nccl\"}}'")
+        mode = _find_key(vllm_config, "logprobs_mode")
+        if mode is not None and mode != "processed_logprobs":
+            problems.append(f"{url} returns {mode} logprobs; TRL's importance-sampling correction needs "
+                            f"--logprobs-mode processed_logprobs (what `trl vllm-serve` sets)")
+        context = _find_key(vllm_config, "max_model_len")
+        needed = g.max_prompt_length + config.episode.token_budget
+        if isinstance(context, int) and context < needed:
+            problems.append(f"{url} serves a context of {context} tokens, but grpo.max_prompt_length + "
+                            f"episode.token_budget = {needed}: start it with --max-model-len >= {needed}")
+        info["max_model_len"] = context
+    status, world = _get_json(f"{url}/get_world_size", deadline)
+    if status == 200 and isinstance(world, dict) and isinstance(world.get("world_size"), int):
+        info["world_size"] = world["world_size"]
+        if world["world_size"] != g.vllm_tensor_parallel_size:
+            problems.append(f"{url} runs {world['world_size']} worker(s), but grpo.vllm_tensor_parallel_size = "
+                            f"{g.vllm_tensor_parallel_size}: start it with --tensor-parallel-size "
+                            f"{g.vllm_tensor_parallel_size} (the config records the server's layout)")
+    elif not problems:  # (a server without development endpoints was reported above)
+        problems.append(f"{url}/get_world_size answered {status or 'nothing'}: TRL's weight sync needs it; {start}")
+    return info, problems
+
+
+def _get_json(url: str, deadline: float, retry: bool = False) -> tuple[int | None, Any]:
+    """GET ``url`` → (HTTP status or None when unreachable, decoded JSON or None)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    while True:
+        left = max(0.1, deadline - time.monotonic())
+        try:
+            with urllib.request.urlopen(url, timeout=left) as response:
+                body = response.read()
+                try:
+                    return response.status, json.loads(body) if body else None
+                except ValueError:
+                    return response.status, None
+        except urllib.error.HTTPError as exc:
+            return exc.code, None
+        except (urllib.error.URLError, OSError):
+            if not retry or time.monotonic() >= deadline:
+                return None, None
+            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+
+
+def _find_key(tree: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in a JSON tree (vLLM nests its config by section)."""
+    if isinstance(tree, dict):
+        if key in tree:
+            return tree[key]
+        values = tree.values()
+    elif isinstance(tree, list):
+        values = tree
+    else:
+        return None
+    for value in values:
+        found = _find_key(value, key)
+        if found is not None:
+            return found
+    return None
 
 
 def make_environment_factory(config: "GRPOStageConfig", tokenizer):
@@ -265,14 +504,18 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_we
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
     """Run GRPO; raises ImportError when the environment or a reward function is missing,
-    TrainingGuardError on guards."""
+    VllmLaunchError (a TrainingGuardError) when a vLLM launch cannot work — checked before any
+    weights load — and TrainingGuardError on guards."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
     opt, settings, g = config.optimisation, config.run, config.grpo
     common.check_world_size(opt)
+    vllm_server = check_vllm_launch(config)  # before anything loads
     device = loading.device_settings(opt.gradient_checkpointing)
     with common_recorder(settings.output_dir, config, "grpo") as recorder:
+        if vllm_server is not None:
+            recorder.set(vllm=vllm_server)
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         if config.adapter:
             recorder.add_input("adapter", path=config.adapter)
