@@ -15,8 +15,8 @@ from py4.config import StrictModel
 from py4.data.instructions import InstructionSourceSpec
 from py4.data.sources import TextSourceSpec
 
-__all__ = ["ScheduleSpec", "MixConfig", "PackConfig", "ScheduleConfig", "InspectConfig", "CONFIG_KINDS",
-           "config_type_for"]
+__all__ = ["ScheduleSpec", "DocumentPacking", "MixConfig", "PackConfig", "ScheduleConfig", "InspectConfig",
+           "CONFIG_KINDS", "config_type_for"]
 
 
 class ScheduleSpec(StrictModel):
@@ -35,6 +35,10 @@ class _TokenizerFields(StrictModel):
     tokenizer: str = pydantic.Field(..., description="local folder or Hub id of the run's tokenizer")
     tokenizer_revision: str | None = None
     seq_len: int = pydantic.Field(8192, ge=8)
+
+
+# How documents share a packed midtraining row (py4.data.pack_text.BlockPacker).
+DocumentPacking = Literal["apart", "concatenated"]
 
 
 class MixConfig(_TokenizerFields):
@@ -59,6 +63,11 @@ class MixConfig(_TokenizerFields):
     seed: int = 42
     add_bos: bool = True
     add_eos: bool = True
+    documents: DocumentPacking = pydantic.Field(
+        "concatenated", description="apart: position ids restart at 0 at every document (and row), so attention "
+        "does not cross a document boundary; concatenated: 0..seq_len-1 in every row, documents attend to the "
+        "ones before them in the row. Every shipped mix config states it (campaign: apart, as the seed runs' "
+        "axolotl sample packing did; smoke: concatenated)")
     encode_batch_docs: int = pydantic.Field(256, ge=1)
     schedule: ScheduleSpec | None = None
     expected_total_mix_tokens: int | None = pydantic.Field(None, description="campaign record (checked, not used)")

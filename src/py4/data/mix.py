@@ -16,6 +16,8 @@ Steps, each streamed in bounded memory:
    an entry) and the document offsets are in memory; tokens are read from the store.
 4. **Pack**: the shuffled documents are concatenated and cut into ``seq_len`` blocks,
    every token supervised (:mod:`py4.data.pack_text`); the remainder is recorded.
+   ``documents: apart`` restarts the position ids at every document (attention stays
+   inside a document), ``concatenated`` numbers every row 0..seq_len-1.
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def _pack_mix(config: MixConfig, streams: dict[str, Any], out: Path) -> tuple[An
     order = mix_order(streams["corpus"]["docs"], streams["copies"], streams["replay"]["docs"], config.seed)
     writer = PackedDatasetWriter(out)
     try:
-        packer = BlockPacker(config.seq_len, writer)
+        packer = BlockPacker(config.seq_len, writer, documents=config.documents)
         _pack_in_order(order, corpus_store, streams["copies"], replay_store, packer)
         stats = packer.finish()
         for store in (corpus_store, replay_store):
@@ -237,11 +239,22 @@ def _mix_manifest(config: MixConfig, tokenizer: Any, encoder: DocumentEncoder, i
                                          if "corpus" in inputs else None),
         "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
                                  "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
-        "packing": {"labels": "all tokens supervised", "position_ids": "0..seq_len-1 per sequence",
-                    "separators": "BOS + text + EOS per document"},
+        "packing": _packing_record(config),
         "content_sha256": digest,
         "expected": {"total_mix_tokens": config.expected_total_mix_tokens, "max_steps": config.expected_max_steps},
     }
+
+
+def _packing_record(config: MixConfig) -> dict[str, Any]:
+    separators = "+".join([*(["BOS"] if config.add_bos else []), "text", *(["EOS"] if config.add_eos else [])])
+    if config.documents == "apart":
+        positions = "restart at 0 at every document and at every row"
+        attention = "within a document only (block-causal from the restarting position ids)"
+    else:
+        positions = "0..seq_len-1 per row"
+        attention = "causal over the whole row, across document boundaries"
+    return {"documents": config.documents, "labels": "all tokens supervised", "position_ids": positions,
+            "attention": attention, "separators": f"{separators} per document"}
 
 
 def run_mix(config: MixConfig) -> dict[str, Any]:

@@ -1,11 +1,17 @@
 """Training on pre-packed blocks: the loop shared by midtraining and packed SFT.
 
 The data pipeline (``py4.data``) writes packed ``datasets`` folders with columns
-``input_ids``, ``labels`` (−100 where not supervised) and ``position_ids`` (restarting
-at 0 for each packed document or conversation), plus ``manifest.json``. Here a plain
-``transformers.Trainer`` trains on them: the labels decide the loss mask (every token
-for midtraining, assistant tokens for SFT), the position ids keep packed documents
-apart in attention.
+``input_ids``, ``labels`` (−100 where not supervised) and ``position_ids``, plus
+``manifest.json``. Here a plain ``transformers.Trainer`` trains on them: the labels decide
+the loss mask (every token for midtraining, assistant tokens for SFT), the position ids
+decide what a token attends to. They restart at 0 for every SFT conversation, and for
+every midtraining document when the mix says ``documents: apart``; a midtraining mix with
+``documents: concatenated`` numbers each row 0..seq_len-1 (one causal sequence across its
+documents). The collator passes ``position_ids`` without an ``attention_mask``, so
+transformers reads each restart as a new sequence (``find_packed_sequence_indices``) and
+masks attention block-causally — provided no KV cache is built in the forward: the
+Trainer sets ``config.use_cache`` to its ``use_cache`` argument (False). Tested in
+tests/data/test_pack_documents.py for Gemma-3, Gemma-4 and GLM-4.5.
 """
 
 from __future__ import annotations
@@ -76,6 +82,7 @@ class PackedBlockCollator:
 
         batch = {"input_ids": column("input_ids", self.pad_token_id), "labels": column("labels", -100)}
         if "position_ids" in features[0]:
+            # No attention_mask with position ids: restarting ids are what keeps packed documents apart.
             batch["position_ids"] = column("position_ids", 0)
         else:
             batch["attention_mask"] = (batch["input_ids"] != self.pad_token_id).long()
