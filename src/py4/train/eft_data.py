@@ -19,6 +19,12 @@
 - **Replay rows**: instruction prompts (Dolci at campaign scale, the smoke instruction
   set here) answered on-policy by the parent being tuned, sampled at T = 0.7; the
   parent's thinking, when it thinks, is kept (``reasoning_content``) and supervised.
+  Only the answer's content and reasoning are kept (replay prompts carry no tools).
+  The parent answers either in this process, on the accelerator when there is one (bf16,
+  spread over the node's GPUs with ``device_map="auto"``; CPU and float32 otherwise), in
+  batches, or through an OpenAI-compatible endpoint serving it (``replay_settings.endpoint``,
+  e.g. vLLM on the GPU node). A local answer is cut at the first end-of-turn token and read
+  with the family's parser (:func:`py4.episodes.parsing.parse_with_tokenizer`).
 - Sizes (the table): 1,024 = 922 + 102; 256 = 230 + 26 drawn from the 1,024;
   512 = 461 + 51 (GRPO warm start); 2,048 = 1,843 + 205 (large dose).
 
@@ -31,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +56,18 @@ DOSES: dict[str, tuple[int, int]] = {
 }
 
 
+class ReplayEndpoint(StrictModel):
+    """An OpenAI-compatible server already serving the parent (``vllm serve <parent>``)."""
+
+    url: str
+    """Base URL up to ``/v1``, e.g. ``http://gpu-node:8000/v1``."""
+    model: str
+    """The name the server serves the parent under (its ``--served-model-name``)."""
+    concurrency: int = pydantic.Field(32, ge=1)
+    timeout_s: float = 1800.0
+    """Per request: a 4,096-token answer from a 110B model takes minutes."""
+
+
 class ReplaySettings(StrictModel):
     instructions: InstructionSourceSpec
     """Dolci (Hub id + revision; strict alternation filter) or a local folder in its format."""
@@ -58,7 +77,13 @@ class ReplaySettings(StrictModel):
     temperature: float = 0.7
     max_new_tokens: int = 4096
     enable_thinking: bool = True
-    batch_size: int = 8
+    batch_size: int = pydantic.Field(8, ge=1)
+    """Prompts answered together by a local parent."""
+    device: Literal["auto", "cuda", "cpu"] = "auto"
+    """Where a local parent answers: ``auto`` = the GPUs when CUDA is there, else the CPU."""
+    endpoint: ReplayEndpoint | None = None
+    """Answer through this server instead of loading the parent here (``parent`` is still
+    recorded as the replay parent: the server must serve that model)."""
 
     @pydantic.field_validator("instructions", mode="before")
     @classmethod
@@ -173,10 +198,127 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
     return rows, skipped
 
 
-def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> list[dict[str, Any]]:
-    """``count`` instruction prompts answered by the parent at the configured temperature."""
-    import torch
+@dataclass(frozen=True)
+class GenerationDevice:
+    """Where and how a local parent generates replay answers."""
 
+    device: str
+    dtype: str
+    device_map: str | None
+    """``auto``: accelerate spreads the layers over every visible GPU (a 110B parent needs several)."""
+
+
+def generation_device(requested: str = "auto", cuda_available: bool | None = None) -> GenerationDevice:
+    """The accelerator (bf16, spread over the GPUs) when CUDA is there, else the CPU (float32).
+
+    Raises ValueError when ``replay_settings.device`` asks for cuda on a machine without it.
+    """
+    if cuda_available is None:
+        import torch
+
+        cuda_available = torch.cuda.is_available()
+    if requested == "cuda" and not cuda_available:
+        raise ValueError("replay_settings.device: 'cuda' asked, but CUDA is not available here "
+                         "(expected 'auto' or 'cpu', or replay_settings.endpoint to answer through a server)")
+    if requested == "cpu" or not cuda_available:
+        return GenerationDevice("cpu", "float32", None)
+    return GenerationDevice("cuda", "bfloat16", "auto")
+
+
+def load_generator(source: loading.ModelSource, where: GenerationDevice):
+    """The parent, in eval mode, placed for generation (``loading.load_model`` leaves it on the CPU)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    # Same source rules as loading.load_model: a folder is never looked up on the Hub.
+    hub = {"local_files_only": True} if loading.is_local(source.path) else {"revision": source.revision}
+    dtype = getattr(torch, where.dtype) if source.dtype == "auto" else getattr(torch, source.dtype)
+    model = AutoModelForCausalLM.from_pretrained(source.path, dtype=dtype, device_map=where.device_map,
+                                                 attn_implementation=source.attn_implementation, **hub)
+    return model.eval()
+
+
+def stop_token_ids(model, tokenizer) -> set[int]:
+    """The ids that end a turn: the generation config's EOS list (e.g. Gemma-4's ``<turn|>``), the tokenizer's EOS."""
+    eos = model.generation_config.eos_token_id
+    ids = set(eos if isinstance(eos, list) else [eos] if eos is not None else [])
+    if tokenizer.eos_token_id is not None:
+        ids.add(tokenizer.eos_token_id)
+    return ids
+
+
+def answer_message(content: str | None, reasoning: str | None) -> dict[str, Any]:
+    """A replay row's assistant turn: content, and the parent's thinking when it thought."""
+    message: dict[str, Any] = {"role": "assistant", "content": (content or "").strip()}
+    if reasoning and reasoning.strip():
+        message["reasoning_content"] = reasoning.strip()
+    return message
+
+
+def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> list[dict]:
+    """Answers from the parent loaded in this process, batched on :func:`generation_device`."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from py4.episodes.parsing import parse_with_tokenizer
+
+    where = generation_device(settings.device)
+    tokenizer = loading.load_tokenizer(settings.parent)
+    tokenizer.padding_side = "left"
+    model = load_generator(settings.parent, where)
+    stops = stop_token_ids(model, tokenizer)
+    torch.manual_seed(seed)
+    answers = []
+    with tqdm(total=len(prompts), desc=f"replay answers ({where.device})", unit="row") as bar:
+        for start in range(0, len(prompts), settings.batch_size):
+            batch = prompts[start:start + settings.batch_size]
+            texts = [tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
+                                                   add_generation_prompt=True, enable_thinking=settings.enable_thinking)
+                     for p in batch]
+            enc = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+            with torch.no_grad():
+                out = model.generate(**enc, do_sample=True, temperature=settings.temperature,
+                                     max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
+            for text, ids in zip(texts, out[:, enc["input_ids"].shape[1]:].tolist()):
+                end = next((i for i, token in enumerate(ids) if token in stops), len(ids))
+                # TODO(issue 17, defect 10): parse_with_tokenizer reads the response schema, else
+                # only <think>/<tool_call> blocks; when parsing.py reads each family's format
+                # (Gemma-4's <|channel>thought…<channel|>), switch to its family-aware entry point.
+                turn = parse_with_tokenizer(tokenizer, ids[:end], text)
+                answers.append(answer_message(turn.content, turn.reasoning))
+            bar.update(len(batch))
+    return answers
+
+
+def endpoint_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> list[dict]:
+    """Answers from the server in ``settings.endpoint`` (requests run ``concurrency`` at a time)."""
+    from tqdm.auto import tqdm
+
+    from py4.episodes.policy import TurnRequest
+    from py4.evaluate.endpoint import EndpointPolicy
+
+    server = settings.endpoint
+    policy = EndpointPolicy(server.url, server.model, temperature=settings.temperature, seed=seed,
+                            concurrency=server.concurrency, timeout_s=server.timeout_s)
+    answers = []
+    try:
+        with tqdm(total=len(prompts), desc=f"replay answers ({server.url})", unit="row") as bar:
+            for start in range(0, len(prompts), server.concurrency):
+                requests = [TurnRequest(key=f"replay{start + i}", problem=None, sample=0, turn=0,
+                                        messages=[{"role": "user", "content": p}], tools=None,
+                                        max_new_tokens=settings.max_new_tokens,
+                                        enable_thinking=settings.enable_thinking)
+                            for i, p in enumerate(prompts[start:start + server.concurrency])]
+                for turn in policy.act(requests):
+                    answers.append(answer_message(turn.parsed.content, turn.parsed.reasoning))
+                bar.update(len(requests))
+    finally:
+        policy.close()
+    return answers
+
+
+def replay_prompts(settings: ReplaySettings, count: int, rng: random.Random) -> list[str]:
+    """``count`` tool-free first user prompts drawn from the first ``prompt_pool`` of the source."""
     from py4.data.instructions import load_instruction_source
 
     prompts = []
@@ -189,31 +331,26 @@ def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> lis
     if len(prompts) < count:
         where = settings.instructions.hub_id or settings.instructions.path
         raise ValueError(f"{where}: {len(prompts)} tool-free prompts, {count} replay rows asked")
-    chosen = rng.sample(prompts, count)
-    device = loading.device_settings(False)
-    tokenizer = loading.load_tokenizer(settings.parent)
-    tokenizer.padding_side = "left"
-    model = loading.load_model(settings.parent, device)
-    model.eval()
-    torch.manual_seed(rng.randrange(2**31))
-    rows = []
-    for start in range(0, count, settings.batch_size):
-        batch = chosen[start:start + settings.batch_size]
-        texts = [tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False,
-                                               add_generation_prompt=True, enable_thinking=settings.enable_thinking)
-                 for p in batch]
-        enc = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-        with torch.no_grad():
-            out = model.generate(**enc, do_sample=True, temperature=settings.temperature,
-                                 max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
-        for prompt, text, ids in zip(batch, texts, out[:, enc["input_ids"].shape[1]:].tolist()):
-            parsed = tokenizer.parse_response(ids, prefix=text)
-            answer = {"role": "assistant", "content": (parsed.get("content") or "").strip()}
-            if parsed.get("reasoning_content"):
-                answer["reasoning_content"] = parsed["reasoning_content"]
-            rows.append({"messages": [{"role": "user", "content": prompt}, answer], "tools": None,
-                         "source": "replay", "chat_template_kwargs": {"enable_thinking": settings.enable_thinking}})
-    return rows
+    return rng.sample(prompts, count)
+
+
+def replay_generation(settings: ReplaySettings) -> dict[str, Any]:
+    """What the dose manifest records about how the replay answers were generated."""
+    if settings.endpoint is not None:
+        return {"route": "endpoint", "url": settings.endpoint.url, "model": settings.endpoint.model}
+    where = generation_device(settings.device)
+    return {"route": "local", "device": where.device, "dtype": where.dtype, "batch_size": settings.batch_size}
+
+
+def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> list[dict[str, Any]]:
+    """``count`` instruction prompts answered by the parent at the configured temperature."""
+    chosen = replay_prompts(settings, count, rng)
+    seed = rng.randrange(2**31)
+    answers = (endpoint_answers(settings, chosen, seed) if settings.endpoint is not None
+               else local_answers(settings, chosen, seed))
+    return [{"messages": [{"role": "user", "content": prompt}, answer], "tools": None, "source": "replay",
+             "chat_template_kwargs": {"enable_thinking": settings.enable_thinking}}
+            for prompt, answer in zip(chosen, answers)]
 
 
 def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random) -> tuple[list[dict], dict]:
@@ -280,6 +417,7 @@ def build_dose(config: EFTDoseConfig) -> Path:
         if config.replay:
             rows += replay_rows(config.replay_settings, config.replay, rng)
             manifest["replay_parent"] = loading.model_provenance(config.replay_settings.parent)
+            manifest["replay_generation"] = replay_generation(config.replay_settings)
     rng.shuffle(rows)
     # Keys keep their order: the chat template renders tool schemas as written, and the
     # episode prompt lists "name" before "description" (sorted keys would change the prompt).

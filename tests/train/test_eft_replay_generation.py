@@ -1,0 +1,157 @@
+"""Issue 17, defect 11: EFT replay answers at campaign scale.
+
+Replay answers were generated with model and inputs on the CPU whatever the machine, then
+read with ``tokenizer.parse_response``, which fails for a tokenizer without a response
+schema (Gemma-4, GLM-4.5). Now a local parent answers on the accelerator when there is one
+(else the CPU), batched, and its answers are read with the episode parser; or an
+OpenAI-compatible server answers.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from py4.train import eft_data
+
+PROMPTS = [f"Name {n} fruits that are {colour}." for n, colour in
+           [(2, "red"), (3, "green"), (4, "yellow"), (5, "orange"), (6, "purple"), (7, "blue")]]
+
+
+@pytest.fixture(scope="module")
+def instructions(tmp_path_factory) -> Path:
+    """A local instruction folder in Dolci's row format (strict alternation)."""
+    folder = tmp_path_factory.mktemp("instructions")
+    rows = [{"messages": [{"role": "user", "content": p}, {"role": "assistant", "content": "Some."}]} for p in PROMPTS]
+    (folder / "part-0.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+@pytest.mark.parametrize("requested, cuda, expected", [
+    ("auto", True, eft_data.GenerationDevice("cuda", "bfloat16", "auto")),
+    ("auto", False, eft_data.GenerationDevice("cpu", "float32", None)),
+    ("cuda", True, eft_data.GenerationDevice("cuda", "bfloat16", "auto")),
+    ("cpu", True, eft_data.GenerationDevice("cpu", "float32", None)),
+])
+def test_a_local_parent_answers_on_the_accelerator_when_there_is_one(requested, cuda, expected):
+    assert eft_data.generation_device(requested, cuda_available=cuda) == expected
+
+
+def test_asking_for_cuda_without_it_names_the_field():
+    with pytest.raises(ValueError, match=r"replay_settings\.device.*CUDA is not available"):
+        eft_data.generation_device("cuda", cuda_available=False)
+
+
+@pytest.mark.smoke
+def test_gemma4_standin_answers_replay_prompts_into_well_formed_rows(instructions, tmp_path):
+    """The Gemma-4 -it stand-in (real template, no response schema) answers on this machine's
+    device (the CPU here) in batches; each row is the prompt and an assistant turn with content
+    (and reasoning when the parser finds some), cut at the end of the turn."""
+    from transformers import AutoTokenizer
+
+    from py4.rehearsal.standins import build_standin
+
+    parent = build_standin("gemma4", "it", tmp_path / "parent", seed=0)
+    tokenizer = AutoTokenizer.from_pretrained(parent)
+    assert getattr(tokenizer, "response_template", None) is None  # parse_response would raise
+    settings = eft_data.ReplaySettings(instructions=str(instructions), parent={"path": str(parent)},
+                                       max_new_tokens=24, batch_size=2)
+
+    rows = eft_data.replay_rows(settings, 3, random.Random(424242))
+
+    assert len(rows) == 3 and len({r["messages"][0]["content"] for r in rows}) == 3
+    for row in rows:
+        user, answer = row["messages"]
+        assert user == {"role": "user", "content": user["content"]} and user["content"] in PROMPTS
+        assert answer["role"] == "assistant" and set(answer) <= {"role", "content", "reasoning_content"}
+        assert isinstance(answer["content"], str) and answer["content"] == answer["content"].strip()
+        for marker in ("<turn|>", "<|turn>", "<pad>", "<eos>"):  # cut at the turn's end; no padding
+            assert marker not in answer["content"]
+        assert row["tools"] is None and row["source"] == "replay"
+        assert row["chat_template_kwargs"] == {"enable_thinking": True}
+    assert any(r["messages"][1]["content"] for r in rows)  # a random model still writes something
+    assert eft_data.replay_generation(settings) == {"route": "local", "device": "cpu", "dtype": "float32",
+                                                    "batch_size": 2}
+
+
+@pytest.mark.smoke
+def test_the_generator_is_placed_on_the_chosen_device(tmp_path):
+    # The stand-in is saved in bf16 (as the Hub checkpoints are); on the CPU it answers in float32.
+    import torch
+
+    from py4.rehearsal.standins import build_standin
+    from py4.train import loading
+
+    parent = build_standin("gemma4", "it", tmp_path / "parent", seed=0)
+    where = eft_data.generation_device("auto")
+    model = eft_data.load_generator(loading.ModelSource(path=str(parent)), where)
+    expected = (torch.device("cuda", 0) if torch.cuda.is_available() else torch.device("cpu"))
+    assert {p.device for p in model.parameters()} == {expected}
+    assert {p.dtype for p in model.parameters()} == {getattr(torch, where.dtype)}
+    assert not model.training
+    # Answers are cut at the -it generation config's end of turn as well as at <eos>.
+    tokenizer = loading.load_tokenizer(loading.ModelSource(path=str(parent)))
+    assert eft_data.stop_token_ids(model, tokenizer) == {tokenizer.convert_tokens_to_ids(t) for t in ("<eos>", "<turn|>")}
+
+
+class ReplayServer:
+    """A local chat-completions server: answers each prompt with thinking and a reply, records bodies."""
+
+    def __init__(self):
+        self.bodies, self.lock = [], threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.bodies.append(body)
+                prompt = body["messages"][-1]["content"]
+                reply = {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": f"  Answer to: {prompt}\n", "reasoning_content": f"Think: {prompt}"}}],
+                    "usage": {"completion_tokens": 9}}
+                data = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_an_endpoint_answers_replay_prompts(instructions):
+    """Through a server: one request per prompt with the replay settings; nothing is loaded here."""
+    with ReplayServer() as server:
+        settings = eft_data.ReplaySettings(
+            instructions=str(instructions), parent={"path": "zai-org/GLM-4.5-Air", "revision": "a24ceef6"},
+            max_new_tokens=4096, endpoint={"url": server.url, "model": "parent", "concurrency": 2})
+        rows = eft_data.replay_rows(settings, 4, random.Random(0))
+
+    assert len(server.bodies) == 4
+    for body in server.bodies:
+        assert body["model"] == "parent" and body["temperature"] == 0.7 and body["max_tokens"] == 4096
+        assert body["chat_template_kwargs"] == {"enable_thinking": True} and not body.get("tools")
+    for row in rows:
+        prompt = row["messages"][0]["content"]
+        assert row["messages"][1] == {"role": "assistant", "content": f"Answer to: {prompt}",
+                                      "reasoning_content": f"Think: {prompt}"}
+    assert eft_data.replay_generation(settings) == {"route": "endpoint", "url": server.url, "model": "parent"}
