@@ -10,6 +10,7 @@ import pytest
 
 from security_fixtures import EXPECTED_MARKER
 from py4.boa.certify import certify
+from py4.boa.executor import Executor
 from py4.problems.schema import Problem
 
 pytestmark = pytest.mark.security
@@ -86,7 +87,7 @@ def test_nan_never_equals(sandbox):
 
 
 def test_monkeypatched_builtins_and_json(sandbox, marker_problem):
-    source = ("use builtins\nuse json\n"
+    source = ("use sys\nuse json\nlet builtins = sys.modules['builtins']\n"
               "builtins.isinstance = fun *a: true\n"
               "builtins.repr = fun *a: '987654321012'\n"
               "json.dumps = fun *a, **k: '987654321012'\n"
@@ -104,7 +105,8 @@ def test_filterwarnings_cannot_hide_a_warning(sandbox, marker_problem):
 
 
 def test_reading_expected_through_frames(sandbox, marker_problem):
-    source = ("use sys\n"
+    # The real getattr (Python-4's refuses frame attributes, and so does the analyser).
+    source = ("use sys\nlet peek = sys.modules['builtins'].getattr\n"
               "fn scan(value: object, depth: int) -> int:\n"
               "    if depth > 3:\n        return 0\n"
               "    if isinstance(value, int) and value > 10 ** 11:\n        return value\n"
@@ -120,10 +122,10 @@ def test_reading_expected_through_frames(sandbox, marker_problem):
               "fn solve(x: int) -> int:\n"
               "    let frame = sys._getframe()\n"
               "    while frame is not nil:\n"
-              "        for name, value in frame.f_locals.items():\n"
+              "        for name, value in peek(frame, 'f_locals').items():\n"
               "            let hit = scan(value, 0)\n"
               "            if hit:\n                return hit\n"
-              "        frame = frame.f_back\n"
+              "        frame = peek(frame, 'f_back')\n"
               "    return 0\n")
     cert = _certify(sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
@@ -224,29 +226,33 @@ def test_hanging_on_one_test(sandbox, marker_problem):
     assert {"test": 1, "reason": "timeout"} in cert.failures
 
 
-def test_reading_earlier_runs_results_from_inherited_memory(sandbox, marker_problem):
+def test_reading_earlier_runs_results_from_inherited_memory(marker_problem):
     # A correct solution runs first on the same worker; the attack then scans every
     # writable page of its own process (inherited from the supervisor by fork) for
     # result frames. The supervisor never holds result values, so nothing is found.
-    # (This attack certified before the executor read the channels itself.)
-    assert _certify(sandbox, marker_problem, HONEST).certified
-    source = ("use ctypes\nuse re\n"
-              "fn solve(x: int) -> int:\n"
-              "    let pattern = re.compile(rb'\"v\": \"([0-9]+)\"')\n"
-              "    with open('/proc/self/maps') as fh:\n"
-              "        for line in fh:\n"
-              "            let parts = line.split()\n"
-              "            if not parts[1].startswith('rw'):\n"
-              "                continue\n"
-              "            let bounds = parts[0].split('-')\n"
-              "            let start = int(first(bounds), 16)\n"
-              "            let blob = ctypes.string_at(start, int(last(bounds), 16) - start)\n"
-              "            for m in pattern.finditer(blob):\n"
-              "                if int(m.group(1)) > 10 ** 11:\n"
-              "                    return int(m.group(1)) + x - 1\n"
-              "    return 0\n")
-    cert = _certify(sandbox, marker_problem, source)
-    assert not cert.certified and cert.tests_passed == 0
+    # (This attack certified before the executor read the channels itself.) Plain
+    # Python 3 with ctypes: Python-4 programs cannot load ctypes any more
+    # (test_security_dynamic_code.py), but the supervisor's memory must hold nothing
+    # for whatever code a run manages to execute.
+    with Executor(workers=1, timeout_s=1.0, output_cap=2048, dialect="python3") as python3:
+        honest = f"def solve(x):\n    return {EXPECTED_MARKER - 1} + x\n"
+        assert certify(marker_problem, honest, executor=python3).certified
+        source = ("import ctypes, re\n"
+                  "def solve(x):\n"
+                  "    pattern = re.compile(rb'\"v\": \"([0-9]+)\"')\n"
+                  "    with open('/proc/self/maps') as fh:\n"
+                  "        for line in fh:\n"
+                  "            parts = line.split()\n"
+                  "            if not parts[1].startswith('rw'):\n"
+                  "                continue\n"
+                  "            start, end = (int(b, 16) for b in parts[0].split('-'))\n"
+                  "            blob = ctypes.string_at(start, end - start)\n"
+                  "            for m in pattern.finditer(blob):\n"
+                  "                if int(m.group(1)) > 10 ** 11:\n"
+                  "                    return int(m.group(1)) + x - 1\n"
+                  "    return 0\n")
+        cert = certify(marker_problem, source, executor=python3)
+        assert cert.compiled and not cert.certified and cert.tests_passed == 0, cert
 
 
 def test_forged_end_of_run_cannot_certify(sandbox, marker_problem):

@@ -10,6 +10,10 @@ returned anyway; the trusted parent makes every pass/fail decision.
 Everything the harness needs (serialiser pieces, ``os.write``, ``json.dumps``) is bound
 at import time, in the worker, before any user code exists: monkeypatching builtins or
 modules from the program cannot change how its results are encoded.
+
+Before a Python-4 program's code runs, the child installs the code gate
+(``py4.lang.code_gate``): from then on no code Boa has not compiled can be made, loaded
+or run in this process or the processes it forks (docs/boa.md, "Dynamic code").
 """
 
 from __future__ import annotations
@@ -241,7 +245,9 @@ def run_program(job: dict, code, chan: Channel, new_globals) -> None:
     filename, mode = job["filename"], job["diagnostics"]
     exit_code, exc_info, report = 0, None, ""
     try:
-        _exec(code, _module_globals(new_globals, filename, "__main__"))
+        namespace = _module_globals(new_globals, filename, "__main__")
+        _guard(namespace)
+        _exec(code, namespace)
         _finalize_like_python()
     except SystemExit as exc:
         exit_code, report = _exit_code_of(exc)
@@ -265,6 +271,7 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
         # Loaded like an imported module: an `if __name__ == "__main__":` demo block
         # (reading input, printing) does not run during certification.
         namespace = _module_globals(new_globals, filename, "solution")
+        _guard(namespace)
         _exec(code, namespace)
         func = namespace.get(job["entry_point"])
         if not _callable(func):
@@ -319,6 +326,16 @@ def warm_up(job: bytes, code: bytes, new_globals, to_py4) -> None:
     linecache.cache.pop(WARM_UP_FILENAME, None)
     del header, program, namespace, test, value
     gc.collect()
+
+
+def _guard(namespace: dict) -> None:
+    """Install the code gate when the program is Python-4 (its globals hold the runtime's
+    helpers); the ``python3`` dialect, a tool for exercising the sandbox, runs without it.
+    Imported here: the worker loads the gate with the runtime, never with this module."""
+    if "__p4__" in namespace:
+        from py4.lang.code_gate import install
+
+        install()
 
 
 def _module_globals(new_globals, filename: str, name: str) -> dict:

@@ -6,7 +6,12 @@ before the semantic transform), so it sees what the programmer wrote.
 Errors: P4-02 (assignment to a name not declared earlier in the same scope; scopes are
 Python's: module, fn, class, lambda, comprehension), P4-11 (chained comparison), P4-14
 (negative numeric literal as an index or slice bound; a negative *step* is allowed),
-names reserved for the runtime (``__p4…``, ``py3_…``; P4-00).
+names reserved for the runtime (``__p4…``, ``py3_…``; P4-00), and what would run code
+the analyser never saw or reach the interpreter's internals (P4-00, see internals.py):
+``exec``/``eval``/``compile``/``__import__``/``breakpoint`` (unless the program binds the
+name itself), ``__builtins__`` and the other refused names, dunder attributes outside the
+data model's ordinary ones and frame/code attributes, ``type`` called with three
+arguments, and modules outside the standard library or denied (``use marshal``).
 Warnings: P4-05, P4-25, P4-26, P4-27, P4-28, P4-29, P4-30 (see docs/dev/diagnostics.md).
 
 The walk also records *construct tags* (see exercised.py, the table from tags to the
@@ -20,9 +25,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from dataclasses import dataclass, field
 
 from py4.lang.exercised import EXERCISED_BY, rules_for_tags  # noqa: F401 - re-exported
+from py4.lang.internals import (
+    DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, module_refusal,
+)
 from py4.lang.walk import FastVisitor
 
 PY4_EXTRA_BUILTINS = frozenset({"indices", "first", "last", "zip_shortest", "count"})
@@ -40,6 +49,9 @@ _STRIP_NAMES = frozenset({"strip", "lstrip", "rstrip", "trim", "trim_start", "tr
 _MUTABLE_DISPLAYS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _MUTABLE_CALLS = frozenset({"list", "dict", "set", "bytearray"})
 _DICT_ANNOTATIONS = frozenset({"dict", "Dict", "defaultdict", "OrderedDict"})
+_REFUSED_CALLEES = DYNAMIC_CODE_BUILTINS | REFUSED_NAMES
+# Names worth visiting every Name node for (most programs contain none of them).
+_NAME_HINT = re.compile(r"\b(?:" + "|".join(sorted(_REFUSED_CALLEES)) + r"|__p4\w*)\b")
 
 
 @dataclass
@@ -123,6 +135,8 @@ class Py4Analyzer(FastVisitor):
         self.sites: list[tuple[ast.AST, bool]] = []
         self.walrus_ok: list[bool] = [True]
         self.in_annotation = False
+        self.bound: set[str] = set()  # every name the program binds, in any scope
+        self.dynamic_loads: list[ast.Name] = []  # `exec` & co. read (refused unless bound)
 
     # -- bookkeeping -------------------------------------------------------------
     def report(self, kind: str, node: ast.AST, **fields) -> None:
@@ -135,6 +149,7 @@ class Py4Analyzer(FastVisitor):
     def declare(self, name: str, node: ast.AST, scope: _Scope | None = None) -> None:
         scope = scope or self.scope
         scope.declared.add(name)
+        self.bound.add(name)
         self._check_binding_name(name, node, scope)
 
     def assign(self, name: str, node: ast.AST) -> None:
@@ -143,11 +158,14 @@ class Py4Analyzer(FastVisitor):
         if name not in scope.declared and name not in scope.reported:
             scope.reported.add(name)
             self.report("undeclared", node, name=name)
+        self.bound.add(name)
         self._check_binding_name(name, node, scope)
 
     def _check_binding_name(self, name: str, node: ast.AST, scope: _Scope) -> None:
         if name.startswith(RESERVED_PREFIXES):
             self.report("reserved_name", node, name=name)
+        elif name in REFUSED_NAMES:
+            self.report("internal_name", node, name=name)
         elif name in BUILTIN_NAMES and scope.kind != "class":
             self.tags.add("builtin_binding")
             self.report("shadow_builtin", node, name=name)
@@ -174,7 +192,25 @@ class Py4Analyzer(FastVisitor):
     def finish(self) -> Analysis:
         for line, col in sorted(self.let_positions - self.used_lets):
             self.findings.append(RawDiagnostic("let_statement", line, col))
+        for node in self.dynamic_loads:
+            if node.id not in self.bound:  # a program's own `fn compile` is only P4-29's
+                self.report("dynamic_code", node, name=node.id)
         return Analysis(self.findings, self.tags, self.sites)
+
+    # -- what leads out of Python-4 (internals.py) ----------------------------------
+    def _refused_name(self, node: ast.Name) -> None:
+        """A name read (or called) that may lead out of Python-4."""
+        name = node.id
+        if name in DYNAMIC_CODE_BUILTINS:
+            self.dynamic_loads.append(node)
+        elif name in REFUSED_NAMES:
+            self.report("internal_name", node, name=name)
+        elif name.startswith("__p4"):  # the translator's helpers, called by the program
+            self.report("reserved_name", node, name=name)
+
+    def _check_attribute(self, node: ast.Attribute) -> None:
+        if attribute_refused(node.attr):
+            self.report("internal_attribute", node, name=node.attr)
 
     # -- rewrite sites (collected here so that translation needs no second walk) ----
     def site(self, node: ast.AST) -> None:
@@ -251,6 +287,7 @@ class Py4Analyzer(FastVisitor):
                 self._check_subscript(target)
                 self.visit(target.slice)
             elif isinstance(target, ast.Attribute):
+                self._check_attribute(target)
                 self.visit(target.value)
         else:
             self._visit_target_parts(target)
@@ -309,10 +346,18 @@ class Py4Analyzer(FastVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         self.tags.add("use")
         for alias in node.names:
+            self._check_module(alias.name, node)
             self.declare(alias.asname or alias.name.split(".")[0], node)
+
+    def _check_module(self, name: str, node: ast.AST) -> None:
+        why = module_refusal(name)
+        if why is not None:
+            self.report("module_unavailable", node, name=name, why=why)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         self.tags.add("use")
+        if node.level == 0 and node.module:  # (a relative import fails at run time: no package)
+            self._check_module(node.module, node)
         for alias in node.names:
             if alias.name != "*":
                 self.declare(alias.asname or alias.name, node)
@@ -519,6 +564,10 @@ class Py4Analyzer(FastVisitor):
                 self.tags.add(tag)
             if name in _ITERATING_CALLS and args:
                 self._note_iteration(args[0])
+            elif name in _REFUSED_CALLEES:
+                self._refused_name(func)
+            elif name == "type" and len(args) == 3 and not node.keywords:
+                self.report("runtime_class", node)
         else:
             if func.__class__ is ast.Attribute:
                 self._method_call(node, func.attr, args)
@@ -545,6 +594,8 @@ class Py4Analyzer(FastVisitor):
             self.tags.add("keys_call")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if attribute_refused(node.attr):
+            self.report("internal_attribute", node, name=node.attr)
         if node.attr in _STRIP_NAMES:
             self.tags.add("trim_strip_attr")
             if isinstance(node.ctx, ast.Load):
@@ -584,9 +635,25 @@ class Py4Analyzer(FastVisitor):
             self.report("negative_index", node, literal=f"-{node.operand.value!r}")
 
 
+class Py4NameAnalyzer(Py4Analyzer):
+    """The analysis with every Name visited, for the (few) programs whose text mentions a
+    refused name: see ``analyze``."""
+
+    skip_types = frozenset({ast.Constant})
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.ctx.__class__ is ast.Load:
+            self._refused_name(node)
+
+
 def analyze(tree: ast.Module, let_positions: set[tuple[int, int]],
-            empty_dicts: set[tuple[int, int]]) -> Analysis:
-    """Analyse a parsed (untransformed) module; positions are Python 3 (line, byte col)."""
-    analyzer = Py4Analyzer(let_positions, empty_dicts)
+            empty_dicts: set[tuple[int, int]], source: str | None = None) -> Analysis:
+    """Analyse a parsed (untransformed) module; positions are Python 3 (line, byte col).
+
+    ``source`` is the text that was parsed: when it mentions none of the refused names
+    (``exec``, ``__builtins__``, …) Name nodes need no visit, and the faster walk is used.
+    """
+    needs_names = source is None or _NAME_HINT.search(source) is not None
+    analyzer = (Py4NameAnalyzer if needs_names else Py4Analyzer)(let_positions, empty_dicts)
     analyzer.visit(tree)
     return analyzer.finish()

@@ -152,7 +152,7 @@ def _compile_text(text: str, filename: str) -> CompileResult:
             diagnostics.append(parse_problem)
             return _finish(filename, diagnostics, tokens.tags)
         try:
-            analysis = analyze(tree, tokens.let_positions, tokens.empty_dicts)
+            analysis = analyze(tree, tokens.let_positions, tokens.empty_dicts, tokens.text)
         except (RecursionError, MemoryError):
             diagnostics.append(_too_deep_in(tree, tokens))
             return _finish(filename, diagnostics, tokens.tags)

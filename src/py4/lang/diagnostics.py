@@ -88,6 +88,23 @@ MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
                  "reduce the nesting of brackets and expressions"),
     "literal_too_large": ("P4-00", "error", "literal too large: {detail}",
                           "compute the value instead of writing it out"),
+    # What would run code the compiler never saw, or reach the interpreter (internals.py)
+    "dynamic_code": ("P4-00", "error",
+                     "`{name}` runs code that Boa has not compiled: Python-4 has no dynamic code",
+                     "write the code in the program itself"),
+    "internal_name": ("P4-00", "error",
+                      "`{name}` reaches the interpreter's internals: it is not available to "
+                      "Python-4 programs", "use the program's own names"),
+    "internal_attribute": ("P4-00", "error",
+                           "attribute `{name}` reaches the interpreter's internals: it is not "
+                           "available to Python-4 programs",
+                           "use the object's public interface (`type(x)`, `isinstance`, `vars(self)`)"),
+    "module_unavailable": ("P4-00", "error",
+                           "module `{name}` is not available to Python-4 programs: {why}",
+                           "use another module of the standard library"),
+    "runtime_class": ("P4-00", "error",
+                      "`type` with three arguments makes a class at run time, out of the "
+                      "analyser's sight", "write a `class` statement"),
     "internal": ("P4-00", "error", "internal error in the Python-4 compiler: {detail}",
                  "report this program to the Boa maintainers"),
     # The last of MAX_DIAGNOSTICS (compile.py) findings; its severity is the worst left out.

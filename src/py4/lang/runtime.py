@@ -4,16 +4,17 @@
 
     exec(compile_py4(src).code, new_globals())
 
-It gives the program Python 3's builtins with the Python-4 overrides (closed `range`,
-`enumerate` from 1, strict `zip`, …), the migration helpers (`py3_*`), and `__p4__`,
+It gives the program the vetted builtins (Python 3's less those that run text, with
+guarded `getattr`/`vars`/`__import__`: runtime_builtins.py) with the Python-4 overrides
+(closed `range`, `enumerate` from 1, strict `zip`, …), the migration helpers (`py3_*`), and `__p4__`,
 the helper namespace that translated subscripts, `//`, `%`, `.pop`, `.join`,
 `.strip`/`.trim` and dict displays call. The semantics live in `runtime_seq`,
 `runtime_methods`, `runtime_num` and `runtime_dict`; this module only assembles them.
 """
 from __future__ import annotations
 
-import builtins as _builtins
-
+from py4.lang import code_gate  # noqa: F401 - loaded with the runtime: Boa's run children install it
+from py4.lang.runtime_builtins import vetted_builtins
 from py4.lang.runtime_dict import Dict, to_py4
 from py4.lang.runtime_methods import attr, join, pop
 from py4.lang.runtime_num import divmod, floordiv, mod, round, sum
@@ -61,11 +62,11 @@ HELPERS = _Helpers()
 
 # Built once at import; new_globals() copies it (about a microsecond) so that one
 # program cannot change another's builtins.
-_BASE_BUILTINS = {**vars(_builtins), **PY4_BUILTIN_OVERRIDES, **MIGRATION_HELPERS}
+_BASE_BUILTINS = {**vetted_builtins(), **PY4_BUILTIN_OVERRIDES, **MIGRATION_HELPERS}
 
 
 def builtins_dict() -> dict:
-    """A fresh copy of the Python-4 builtins (Python 3's, overridden, plus `py3_*`)."""
+    """A fresh copy of the Python-4 builtins (vetted, overridden, plus `py3_*`)."""
     return _BASE_BUILTINS.copy()
 
 

@@ -7,6 +7,8 @@ run time and leave every other type's methods alone.
 """
 from __future__ import annotations
 
+from py4.lang.internals import attribute_refused
+
 _STRIP_RENAMES = {"strip": "trim", "lstrip": "trim_start", "rstrip": "trim_end"}
 _TRIM_METHODS = {"trim": "strip", "trim_start": "lstrip", "trim_end": "rstrip"}
 _TEXT_TYPES = (str, bytes, bytearray)
@@ -74,8 +76,9 @@ def attr(obj, name: str):
     do not exist. Any other object: plain `getattr`.
 
     Raises:
-        AttributeError: `strip`/`lstrip`/`rstrip` on a str, naming the new method; or
-            the attribute does not exist on `obj`.
+        AttributeError: `strip`/`lstrip`/`rstrip` on a str, naming the new method; the
+            attribute does not exist on `obj`; or it is one a program may not reach
+            (internals.py).
     """
     if type(obj) is str or isinstance(obj, str):
         if name in _TRIM_METHODS:
@@ -89,4 +92,8 @@ def attr(obj, name: str):
         if name in _STRIP_RENAMES:
             raise AttributeError(f"type object 'str' has no attribute '{name}' "
                                  f"(Python-4 renamed it {_STRIP_RENAMES[name]})")
+    if type(name) is not str or attribute_refused(name):
+        # The translator passes only the strip/trim names: this is a program calling the
+        # helper itself, to reach what the analyser refuses (see internals.py).
+        raise AttributeError(f"attribute {name!r} is not available to Python-4 programs")
     return getattr(obj, name)

@@ -1,0 +1,160 @@
+"""The code gate: in a process that runs a Python-4 program, no code Boa has not compiled
+is made, loaded or run.
+
+The analyser refuses the constructs that run foreign code and the vetted builtins lack
+them (internals.py, runtime_builtins.py); but a hostile program can still find the real
+``exec`` by walking the heap (``gc.get_objects``) or through ``sys.modules``, or hand a
+string to a standard-library function that compiles it (``typing.get_type_hints``,
+``pickle``, …). Every such path ends in a handful of interpreter operations that CPython
+announces to audit hooks (PEP 578) before doing them: ``compile`` (text to code),
+``exec`` (running a code object), ``marshal.loads``, ``code.__new__`` (including
+``code.replace``), ``function.__new__``, setting a function's ``__code__``, loading
+ctypes, creating a subinterpreter, and starting another program. The gate is an audit
+hook that refuses them (raising ``DynamicCodeError`` before the operation happens),
+except for the trusted code paths an honest program needs:
+
+- the harness running the program's own code object (child.py);
+- the import system loading standard-library modules (code whose file lies under the
+  interpreter's library, or frozen into it);
+- ``dataclasses`` and ``collections.namedtuple`` building methods from their own
+  templates, when called through their public entry points.
+
+An audit hook cannot be removed, so ``install()`` is for processes that run only
+Python-4 programs (Boa's run children), never for a test process or the trusted parent.
+The hook keeps its whole policy in default arguments (immutable values); replacing a
+function's ``__code__`` or defaults is itself refused, so a program that finds the hook
+cannot switch it off. Reading objects (``gc``, frames) is not refused: it reaches data,
+never new code (the sandbox tests in tests/security rely on it).
+
+Known limits (docs/boa.md): a program that walks the heap can reach the import system's
+internal loader functions, and with bytecode it writes by hand could load it through
+them; starting another program through the private ``_posixsubprocess.fork_exec`` is not
+announced to audit hooks (the OS sandbox's job: it needs ``execve`` refused by seccomp).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+import py4
+
+
+class DynamicCodeError(RuntimeError):
+    """Code that Boa has not compiled was about to be made, loaded or run: refused.
+
+    (A RuntimeError, so that ``sys.addaudithook`` quietly refuses new hooks too.)
+    """
+
+
+def _library_prefixes() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {os.path.dirname(os.__file__), paths["stdlib"], paths["platstdlib"]}
+    return tuple(sorted(d.rstrip(os.sep) + os.sep for d in dirs))
+
+
+_LIBRARY = _library_prefixes()
+_FROZEN = "<frozen "
+_IMPORT_SYSTEM = ("<frozen importlib._bootstrap", "<frozen importlib._bootstrap_external>")
+_PY4 = os.path.dirname(os.path.abspath(py4.__file__)) + os.sep
+_HARNESS = os.path.join(_PY4, "boa", "child.py")
+_DATACLASSES = os.path.join(os.path.dirname(os.__file__), "dataclasses.py")
+_COLLECTIONS = os.path.join(os.path.dirname(os.__file__), "collections", "__init__.py")
+_TEMPLATE_COMPILERS = (_DATACLASSES, _COLLECTIONS,
+                       os.path.join(os.path.dirname(os.__file__), "typing.py"),  # ForwardRef
+                       os.path.join(os.path.dirname(os.__file__), "ast.py"))  # parse: ASTs only
+
+_GATED = frozenset({
+    "compile", "exec", "marshal.loads", "marshal.load", "code.__new__", "function.__new__",
+    "object.__setattr__", "object.__getattr__", "sys.addaudithook", "import",
+    "cpython.PyInterpreterState_New",
+    "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile", "subprocess.Popen",
+})
+# Attributes whose *writes* would swap code (or the gate's own policy) out.
+_CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
+# Attributes whose reads CPython announces: code objects, frames.
+_REFUSED_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code",
+                            "gi_frame", "cr_frame", "ag_frame", "tb_frame"})
+_REFUSED_IMPORTS = frozenset({"_xxsubinterpreters", "_xxinterpchannels", "_testcapi",
+                              "_testinternalcapi", "_testmultiphase", "_ctypes", "ctypes"})
+_PROGRAMS = frozenset({"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile",
+                       "subprocess.Popen"})
+
+
+def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str__,
+          _type=type, _str=str, _gated=_GATED, _library=tuple(repr(p)[:-1] for p in _LIBRARY),
+          _library_paths=_LIBRARY, _frozen_path=_FROZEN, _frozen="'" + _FROZEN,
+          _import_system=tuple("'" + m for m in _IMPORT_SYSTEM), _py4=repr(_PY4)[:-1],
+          _harness=repr(_HARNESS), _dataclasses=repr(_DATACLASSES),
+          _collections=repr(_COLLECTIONS), _template_compilers=tuple(map(repr, _TEMPLATE_COMPILERS)),
+          _code_attributes=_CODE_ATTRIBUTES, _refused_reads=_REFUSED_READS,
+          _refused_imports=_REFUSED_IMPORTS, _programs=_PROGRAMS, _error=DynamicCodeError):
+    """The audit hook. Everything it decides on is a default argument: see the module doc.
+
+    The calling code's file is read from the frame's ``repr`` (``<frame at …, file '…',
+    line N, code NAME>``), not from ``frame.f_code``: that read is itself announced to
+    audit hooks, and would call this hook again.
+    """
+    if event not in _gated:
+        if event[:7] == "ctypes.":
+            raise _error("ctypes is not available to Python-4 programs")
+        return
+    if event == "import":
+        if args[0] in _refused_imports:
+            raise _error(f"module `{args[0]}` is not available to Python-4 programs")
+        return
+    caller = _getframe(1)  # the Python frame whose call raised the event
+    where = code_name = ""  # (the caller's file, as a repr, and its function's name)
+    if caller is not None:
+        text = _repr(caller)
+        line_at = text.rfind(", line ")
+        where = text[text.find(", file ") + 7:line_at]
+        code_name = text[text.find(", code ", line_at) + 7:-1]
+    trusted = where.startswith(_library) or where.startswith(_frozen) or where.startswith(_py4)
+    if event == "object.__getattr__" or event == "object.__setattr__":
+        name = _str_value(args[1])
+        if trusted:
+            return
+        if event == "object.__getattr__" and name in _refused_reads:
+            raise _error(f"attribute `{name}` reaches code or frames: refused in Python-4")
+        if event == "object.__setattr__" and name in _code_attributes:
+            raise _error(f"setting `{name}` would swap a function's code: refused in Python-4")
+        return
+    if event == "exec":
+        code_file = args[0].co_filename
+        if code_file.startswith(_library_paths) or code_file.startswith(_frozen_path) or where == _harness:
+            return  # the standard library's own code, or the program run by the harness
+        if code_file == "<string>":
+            if where == _dataclasses and caller.f_back is not None and _repr(caller.f_back).find(
+                    ", file " + _dataclasses + ", line ") > 0:
+                return  # dataclasses' own method templates, built by dataclasses itself
+            if where == _collections and code_name == "namedtuple":
+                return  # namedtuple's own template (its field names are checked identifiers)
+        raise _error("running a code object that Boa has not compiled: refused in Python-4 "
+                     "(no exec, eval, or string annotations evaluated at run time)")
+    if event == "compile":
+        if where in _template_compilers:
+            return
+        if (where.startswith(_import_system) and _type(args[1]) is _str
+                and args[1].startswith(_library_paths)):
+            return  # the import system compiling a standard-library module
+        raise _error("compiling text at run time: refused in Python-4 (no exec, eval, compile)")
+    if event == "marshal.loads" or event == "marshal.load":
+        if where.startswith(_import_system):
+            return  # the import system reading a cached standard-library module
+        raise _error("loading marshalled code: refused in Python-4")
+    if event == "function.__new__":
+        if trusted:
+            return
+        raise _error("making a function from a code object: refused in Python-4")
+    if event in _programs:
+        raise _error("starting another program: refused in Python-4")
+    if event == "sys.addaudithook":
+        raise _error("audit hooks cannot be added in Python-4")
+    raise _error(f"{event}: refused in Python-4")  # code.__new__, subinterpreters
+
+
+def install() -> None:
+    """Install the gate in this process, for good (see the module doc: run processes only)."""
+    sys.addaudithook(_gate)

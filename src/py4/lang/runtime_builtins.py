@@ -1,0 +1,186 @@
+"""The vetted builtins of a Python-4 program, and the guards among them.
+
+A program's ``__builtins__`` is a table built here from an explicit list, not a copy of
+the ``builtins`` module's namespace: it holds no ``exec``, ``eval``, ``compile`` or
+``breakpoint``, no ``__loader__``/``__spec__`` (which lead to the import machinery) and
+none of ``site``'s helpers (``help`` starts pydoc). The entries that could reach past the
+analyser by a computed name are guarded versions (see internals.py for what is refused):
+
+- ``getattr``, ``hasattr``, ``setattr``, ``delattr`` refuse the attributes the analyser
+  refuses (``getattr(f, "__glo" + "bals__")`` raises AttributeError);
+- ``vars(x)`` refuses modules, functions and code (their namespaces hold the real
+  builtins or functions' globals), and gives a class's namespace without the entries the
+  analyser refuses (``vars(type)["__subclasses__"]``);
+- ``__import__`` (what ``use`` calls) refuses the modules the analyser refuses, and hands
+  out *views* of the modules whose public functions reach attributes by name
+  (``operator.attrgetter``/``methodcaller``, ``string.Formatter``) with guarded versions.
+
+These guards are the first run-time line; the last is the code gate (code_gate.py),
+which Boa installs in every run process.
+"""
+
+from __future__ import annotations
+
+import builtins as _builtins
+import operator as _operator
+import string as _string
+import sys as _sys
+import types as _types
+from _string import formatter_field_name_split as _split_field
+
+from py4.lang.internals import DYNAMIC_CODE_BUILTINS, attribute_refused, module_refusal
+
+_real_getattr, _real_import = _builtins.getattr, _builtins.__import__
+_str_value = str.__str__
+_getframe = _sys._getframe
+
+# site's interactive helpers: `help` starts pydoc (which runs programs and imports by name).
+_NOT_FOR_PROGRAMS = DYNAMIC_CODE_BUILTINS | {"help", "copyright", "credits", "license"}
+# Objects whose namespace (vars) reaches the real builtins, other modules' globals or code.
+_NAMESPACES_REFUSED = (_types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType,
+                       _types.MethodType, _types.CodeType, _types.FrameType)
+
+
+def _refused(name) -> str | None:
+    """The attribute name as a plain str when a program may not reach it, else None."""
+    if isinstance(name, str):
+        name = _str_value(name)  # a str subclass cannot lie about its own text
+        if attribute_refused(name):
+            return name
+    return None
+
+
+def _refusal(name: str) -> AttributeError:
+    return AttributeError(f"attribute `{name}` reaches the interpreter's internals: it is not "
+                          "available to Python-4 programs")
+
+
+def py4_getattr(obj, name, *default):
+    """``getattr`` without the attributes that lead out of Python-4 (a default is returned
+    for them as for a missing attribute)."""
+    refused = _refused(name)
+    if refused is not None:
+        if default:
+            return default[0]
+        raise _refusal(refused)
+    return _real_getattr(obj, name, *default)
+
+
+def py4_hasattr(obj, name) -> bool:
+    return _refused(name) is None and hasattr(obj, name)
+
+
+def py4_setattr(obj, name, value) -> None:
+    refused = _refused(name)
+    if refused is not None:
+        raise _refusal(refused)
+    setattr(obj, name, value)
+
+
+def py4_delattr(obj, name) -> None:
+    refused = _refused(name)
+    if refused is not None:
+        raise _refusal(refused)
+    delattr(obj, name)
+
+
+def py4_vars(*args):
+    """``vars()``: the caller's locals; ``vars(x)``: ``x.__dict__``, except for modules,
+    functions and code, whose namespaces lead out of Python-4; for a class, a copy of its
+    namespace without the names a program may not reach."""
+    if not args:
+        return _getframe(1).f_locals
+    if len(args) == 1 and isinstance(args[0], _NAMESPACES_REFUSED):
+        raise TypeError(f"vars() of a {type(args[0]).__name__} is not available to Python-4 "
+                        "programs: its namespace reaches the interpreter's internals")
+    if len(args) == 1 and isinstance(args[0], type):
+        return {k: v for k, v in vars(args[0]).items()
+                if not (isinstance(k, str) and attribute_refused(k))}
+    return vars(*args)
+
+
+def py4_import(name, globals=None, locals=None, fromlist=(), level=0):
+    """What ``use`` calls: the real import, for the modules a program may use.
+
+    Raises:
+        ImportError: a relative import (a program is never in a package), or a module the
+            analyser refuses (reached here by a computed name).
+    """
+    if level:
+        raise ImportError("attempted relative import with no known parent package")
+    why = module_refusal(name) if isinstance(name, str) else "its name is not a str"
+    if why is not None:
+        raise ImportError(f"module `{name}` is not available to Python-4 programs: {why}", name=name)
+    module = _real_import(name, globals, locals, fromlist, 0)
+    return _VIEWS.get(module.__name__, module)
+
+
+# ----------------------------------------------------------------------------- module views
+
+def _checked_path(dotted: str) -> str:
+    if isinstance(dotted, str):
+        for part in _str_value(dotted).split("."):
+            if attribute_refused(part):
+                raise _refusal(part)
+    return dotted
+
+
+def attrgetter(attr, *attrs):
+    """``operator.attrgetter`` without the attributes that lead out of Python-4."""
+    for dotted in (attr, *attrs):
+        _checked_path(dotted)
+    return _operator.attrgetter(attr, *attrs)
+
+
+def methodcaller(name, /, *args, **kwargs):
+    """``operator.methodcaller`` without the methods that lead out of Python-4."""
+    _checked_path(name)
+    return _operator.methodcaller(name, *args, **kwargs)
+
+
+class Formatter(_string.Formatter):
+    """``string.Formatter`` whose ``get_field`` (which returns the object a field names)
+    reaches attributes through the guarded getattr."""
+
+    def get_field(self, field_name, args, kwargs):
+        first, rest = _split_field(field_name)
+        obj = self.get_value(first, args, kwargs)
+        for is_attr, key in rest:
+            obj = py4_getattr(obj, key) if is_attr else obj[key]
+        return obj, first
+
+
+def _view(module: _types.ModuleType, replacements: dict) -> _types.ModuleType:
+    """A copy of ``module``'s public namespace (no `__builtins__`), some names replaced."""
+    view = _types.ModuleType(module.__name__, module.__doc__)
+    view.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
+    if hasattr(module, "__all__"):
+        view.__all__ = list(module.__all__)
+    view.__dict__.update(replacements)
+    return view
+
+
+_VIEWS = {
+    "operator": _view(_operator, {"attrgetter": attrgetter, "methodcaller": methodcaller}),
+    "string": _view(_string, {"Formatter": Formatter}),
+}
+
+
+# ----------------------------------------------------------------------------- the table
+
+_GUARDED = {
+    "getattr": py4_getattr, "hasattr": py4_hasattr, "setattr": py4_setattr,
+    "delattr": py4_delattr, "vars": py4_vars, "__import__": py4_import,
+}
+
+
+def vetted_builtins() -> dict:
+    """The builtins a Python-4 program gets (before the Python-4 overrides): Python 3's
+    public names less those that run text or start helpers, with the guards above, and
+    the two dunders that compiled code needs (`__build_class__` for `class`, `__debug__`)."""
+    table = {name: value for name, value in vars(_builtins).items()
+             if not name.startswith("_") and name not in _NOT_FOR_PROGRAMS}
+    table["__build_class__"] = _builtins.__build_class__
+    table["__debug__"] = __debug__
+    table.update(_GUARDED)
+    return table
