@@ -23,8 +23,10 @@
   The parent answers either in this process, on the accelerator when there is one (bf16,
   spread over the node's GPUs with ``device_map="auto"``; CPU and float32 otherwise), in
   batches, or through an OpenAI-compatible endpoint serving it (``replay_settings.endpoint``,
-  e.g. vLLM on the GPU node). A local answer is cut at the first end-of-turn token and read
-  with the family's parser (:func:`py4.episodes.parsing.parse_with_tokenizer`).
+  e.g. vLLM on the GPU node, started with the family's ``--reasoning-parser`` so that the
+  thinking arrives as ``reasoning_content``). A local answer is cut at the first end-of-turn
+  token and read with the tokenizer's response schema or, without one (Gemma-4, GLM-4.5),
+  its chat family's parser (:func:`py4.episodes.parsing.parse_with_tokenizer`).
 - Sizes (the table): 1,024 = 922 + 102; 256 = 230 + 26 drawn from the 1,024;
   512 = 461 + 51 (GRPO warm start); 2,048 = 1,843 + 205 (large dose).
 
@@ -281,9 +283,8 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
                                      max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
             for text, ids in zip(texts, out[:, enc["input_ids"].shape[1]:].tolist()):
                 end = next((i for i, token in enumerate(ids) if token in stops), len(ids))
-                # TODO(issue 17, defect 10): parse_with_tokenizer reads the response schema, else
-                # only <think>/<tool_call> blocks; when parsing.py reads each family's format
-                # (Gemma-4's <|channel>thought…<channel|>), switch to its family-aware entry point.
+                # The response schema when the tokenizer has one, else the tokenizer's chat
+                # family's reader (Gemma-4: <|channel>thought…<channel|>; GLM-4.5: <think>…</think>).
                 turn = parse_with_tokenizer(tokenizer, ids[:end], text)
                 answers.append(answer_message(turn.content, turn.reasoning))
             bar.update(len(batch))
