@@ -33,7 +33,13 @@ class DataSizes(StrictModel):
 
 
 class Boundary(StrictModel):
-    overrides: list[str]
+    """A campaign setting a CPU cannot run at all, and the one override that steps around it."""
+
+    stage: str | None = None
+    """The stage whose nodes get ``overrides`` (key=value of the stage config)."""
+    overrides: list[str] = []
+    campaign_overrides: list[str] = []
+    """key=value overrides of the campaign spec."""
     why: str
 
 
@@ -53,7 +59,17 @@ class RehearsalConfig(StrictModel):
     stage_overrides: dict[str, list[str]] = {}
     model_stage_overrides: dict[str, dict[str, list[str]]] = {}
     boundaries: dict[str, Boundary] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _stages_named(self) -> "RehearsalConfig":
+        unnamed = [k for k, b in self.boundaries.items() if b.overrides and not b.stage]
+        if unnamed:
+            raise ValueError(f"boundaries: {', '.join(unnamed)}: stage overrides need a stage")
+        return self
     accelerate: AccelerateResize = AccelerateResize()
+    resume_drill: list[str] = []
+    """Stages whose runs are killed once their first checkpoint is complete and then started
+    again, so that the rest of the run resumes from it (``run.resume: auto``)."""
 
 
 def default_rehearsal_config(campaign_file: str | Path) -> Path:
@@ -95,9 +111,11 @@ def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[
     """Stand-ins, caches and accelerate configs (rebuilt only when missing). Returns the inventory."""
     from py4.rehearsal import assets
 
+    # What the assets depend on: the data sizes and the accelerate resize (not the overrides).
+    basis = config.model_dump(mode="json", include={"data", "accelerate"})
     if layout.inventory.exists():
         inventory = json.loads(layout.inventory.read_text())
-        if inventory.get("config") == config.model_dump(mode="json"):
+        if inventory.get("basis") == basis:
             log(f"assets: reusing {layout.inventory}")
             return inventory
     t0 = time.monotonic()
@@ -105,7 +123,7 @@ def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[
     data = assets.install_datasets(spec, layout.datasets, layout.dolci, config.data)
     accelerate = assets.write_accelerate_configs(Path("configs/accelerate"), layout.accelerate,
                                                  config.accelerate.num_processes, config.accelerate.use_cpu)
-    inventory = {"config": config.model_dump(mode="json"), "models": models, "datasets": data,
+    inventory = {"basis": basis, "models": models, "datasets": data,
                  "accelerate": accelerate, "seconds": round(time.monotonic() - t0, 1)}
     assets.write_inventory(layout.inventory, inventory)
     log(f"assets: {len(models)} model snapshots, {len(data)} datasets in {inventory['seconds']} s -> {layout.root}")
@@ -116,13 +134,15 @@ def rehearsal_spec(config: RehearsalConfig, campaign_file: str | Path, layout: L
     """The campaign spec with the rehearsal's size-only overrides and output folder."""
     from py4.campaign.spec import load_campaign
 
-    spec = load_campaign(campaign_file, [f"out_dir={layout.campaign}", *config.campaign_overrides])
+    boundary_overrides = [o for b in config.boundaries.values() for o in b.campaign_overrides]
+    spec = load_campaign(campaign_file, [f"out_dir={layout.campaign}", *config.campaign_overrides, *boundary_overrides])
     corpus = spec.corpus.model_copy(update={"overrides": [*spec.corpus.overrides, *layout.substitute(config.corpus)]})
     merged: dict[str, list[str]] = {k: list(v) for k, v in spec.stage_overrides.items()}
     for stage, items in config.stage_overrides.items():
         merged.setdefault(stage, []).extend(layout.substitute(items))
-    for stage, boundary in config.boundaries.items():
-        merged.setdefault(stage, []).extend(boundary.overrides)
+    for boundary in config.boundaries.values():
+        if boundary.overrides:
+            merged.setdefault(boundary.stage, []).extend(boundary.overrides)
     return spec.model_copy(update={"corpus": corpus, "stage_overrides": merged})
 
 
@@ -157,10 +177,12 @@ def choose(nodes, model: str | None, only: str | None) -> set[str]:
 class ChildExecutor:
     """Runs each node as a child process in the rehearsal's environment, logging to logs/."""
 
-    def __init__(self, layout: Layout, accelerate_configs: dict[str, str]):
+    def __init__(self, layout: Layout, accelerate_configs: dict[str, str], resume_drill: tuple[str, ...] = ()):
         self.layout = layout
         self.accelerate_configs = accelerate_configs
+        self.resume_drill = set(resume_drill)
         self.seconds: dict[str, float] = {}
+        self.drills: dict[str, str] = {}
 
     def command(self, node) -> list[str]:
         launch = node.launch_argv
@@ -182,7 +204,10 @@ class ChildExecutor:
         path = self.log_path(node)
         path.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
+        drill = node.stage in self.resume_drill and not _checkpoints(node.run_dir)
         with open(path, "a", encoding="utf-8") as log:
+            if drill:
+                self.drills[node.id] = self._kill_at_first_checkpoint(cmd, node, log)
             log.write(f"$ {' '.join(cmd)}\n")
             log.flush()
             proc = subprocess.run(cmd, env=self.layout.env(), stdout=log, stderr=subprocess.STDOUT)
@@ -190,10 +215,36 @@ class ChildExecutor:
         if proc.returncode != 0:
             raise RunFailed(f"exit {proc.returncode}; log {path}: {last_error(path)}")
 
+    def _kill_at_first_checkpoint(self, cmd: list[str], node, log) -> str:
+        """Start the run, kill its process group once a checkpoint is complete; say what happened."""
+        import signal
+
+        log.write(f"$ {' '.join(cmd)}   # resume drill: killed at its first complete checkpoint\n")
+        log.flush()
+        proc = subprocess.Popen(cmd, env=self.layout.env(), stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        while proc.poll() is None:
+            done = [c for c in _checkpoints(node.run_dir) if (c / "trainer_state.json").exists()]
+            if done:
+                time.sleep(1.0)  # the trainer writes trainer_state.json last; let the rename settle
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                log.write(f"\n# resume drill: killed after {done[0].name}\n")
+                return f"killed after {done[0].name}, restarted"
+            time.sleep(0.3)
+        return f"finished (exit {proc.returncode}) before any checkpoint was complete: no resume rehearsed"
+
+
+def _checkpoints(run_dir: str | Path) -> list[Path]:
+    return sorted(Path(run_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+
 
 def last_error(log_path: Path, lines: int = 1) -> str:
     """The last exception line(s) of a log (what a reader needs to route the failure)."""
     text = log_path.read_text(encoding="utf-8", errors="replace").splitlines() if log_path.exists() else []
+    stated = [ln for ln in text if ln.startswith("error:")]  # py4's own message names file and field
+    if stated:
+        return " | ".join(stated[:lines])
     errors = [ln for ln in text if ln and not ln.startswith(" ") and ("Error" in ln or "Exception" in ln)]
     return " | ".join(errors[-lines:]) if errors else (text[-1] if text else "(empty log)")
 
@@ -209,10 +260,12 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
     spec = rehearsal_spec(config, campaign_file, layout)
     if model is not None and model not in spec.models:
         raise ValueError(f"--model {model!r}: not a model of {campaign_file} ({', '.join(spec.models)})")
+    # Children inherit the offline environment, the servers the runner starts for evaluations too.
+    os.environ.update({k: v for k, v in layout.env().items() if k not in ("OMP_NUM_THREADS",)})
     inventory = prepare_assets(spec, config, layout, log)
     nodes = rehearsal_nodes(spec, config, layout)
     selected = choose(nodes, model, only)
-    executor = ChildExecutor(layout, inventory["accelerate"])
+    executor = ChildExecutor(layout, inventory["accelerate"], tuple(config.resume_drill))
     t0 = time.monotonic()
     summary = run_campaign(nodes, layout.campaign, {s: executor for s in default_executors()}, selected,
                            progress=False, log=log)

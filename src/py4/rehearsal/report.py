@@ -62,6 +62,10 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
                "seconds": executor.seconds.get(node.id, (record.get("timings") or {}).get("total_s")),
                "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
                "facts": key_facts(read_manifest(node.run_dir))}
+        if node.id in executor.drills:
+            row["resume_drill"] = executor.drills[node.id]
+        if record.get("server"):
+            row["server"] = record["server"]
         dtypes = saved_dtypes(node.run_dir) if status == "done" else None
         if dtypes:
             row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
@@ -97,7 +101,8 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
                      f" | {row['seconds'] if row['seconds'] is not None else ''} | {detail} |")
     if report["boundaries"]:
         lines += ["", "## Boundaries (settings a CPU cannot run; one named override each)", ""]
-        lines += [f"- {stage}: `{' '.join(b['overrides'])}` — {b['why']}" for stage, b in report["boundaries"].items()]
+        lines += [f"- {name} ({b['stage'] or 'campaign'}): `{' '.join(b['overrides'] + b['campaign_overrides'])}` — {b['why']}"
+                  for name, b in report["boundaries"].items()]
     md_path = root / "REHEARSAL_REPORT.md"
     md_path.write_text("\n".join(lines) + "\n")
     return json_path, md_path
