@@ -203,5 +203,6 @@ def test_batched_tool_rounds_give_the_plain_loops_transcripts_and_rewards(tiny, 
     # round 1: rollouts 0, 1, 2 (two calls) and 5; round 2: rollout 2 (the others submit or stop);
     # round 3: rollout 2's call over the limit never reaches Boa
     assert batched_boa.run_many_sizes == [5, 1]
+    assert batched.tool_batching == {"rounds": 3, "boa_calls": 10}  # 5 + 1 runs, 2 + 2 certifications
     assert sum(e.executor.served for e in b_episodes) == boa_calls
     assert sum(e.executor.missed for e in b_episodes) == 0

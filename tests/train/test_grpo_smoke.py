@@ -78,6 +78,8 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lo
     assert manifest["reward_weights"] == pytest.approx([1.0, INDEX_WEIGHT, 1.0])
     [logged] = manifest["reward_log"]
     assert logged["tools/call_frequency"] > 0, "no tool call in any rollout"
+    # the rounds' Boa work ran batched (grpo.batch_tool_calls defaults to true)
+    assert manifest["tool_batching"]["rounds"] > 0 and manifest["tool_batching"]["boa_calls"] > 0
     env_reward = logged["rewards/Py4Environment/mean"]
     assert -0.25 <= env_reward <= 1.0
     # 4 samples of one problem: indices 0..3, so every group has reward variance

@@ -463,9 +463,16 @@ def batched_tools_trainer():
     from py4.episodes.environment import ToolRounds
 
     class BatchedToolsGRPOTrainer(GRPOTrainer):
+        tool_batching = {"rounds": 0, "boa_calls": 0}  # per instance once a loop ran (for the manifest)
+
         def _tool_call_loop(self, prompts, prompt_ids, completion_ids, completions, *args, **kwargs):
-            with ToolRounds(self.environments or [], completions):
-                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+            rounds = ToolRounds(self.environments or [], completions)
+            try:
+                with rounds:
+                    return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *args, **kwargs)
+            finally:
+                self.tool_batching = {"rounds": self.tool_batching["rounds"] + rounds.rounds,
+                                      "boa_calls": self.tool_batching["boa_calls"] + rounds.batched}
 
     return BatchedToolsGRPOTrainer
 
@@ -544,4 +551,6 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         history = [h for h in trainer.state.log_history if "reward" in h]
         logged = ("reward", "frac_reward", "tools", "step")
         recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(logged)} for h in history])
+        if g.batch_tool_calls:  # tool rounds whose Boa work ran at once, and the Boa calls in them
+            recorder.set(tool_batching=dict(trainer.tool_batching))
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
