@@ -104,7 +104,9 @@ def graft(
         result = run(cfg, show_progress=progress)
     except (ConfigError, GraftError) as exc:
         _fail(exc)
-    typer.echo(f"grafted {len(result.grafted)} tensors, copied {len(result.copied)}, skipped "
+    on_base = f", {len(result.on_base)} on base (mid lacks them)" if result.on_base else ""
+    rounded = f" ({len(result.mid_rounded)} with mid rounded to the -it dtype)" if result.mid_rounded else ""
+    typer.echo(f"grafted {len(result.grafted)} tensors{rounded}{on_base}, copied {len(result.copied)}, skipped "
                f"{len(result.skipped)} -> {result.out} ({len(result.shards)} shard(s), "
                f"{result.total_size / 1e6:.1f} MB; {result.resumed_shards} resumed)")
     rate = result.total_size / 1e6 / result.stream_seconds if result.stream_seconds else float("nan")

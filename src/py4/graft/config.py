@@ -92,6 +92,9 @@ class ModelSource(StrictModel):
 # What to do with a tensor that is not present in all three checkpoints, by situation.
 TakeIt = Literal["take_it", "skip", "error"]
 TakeMid = Literal["take_mid", "skip", "error"]
+# A tensor in -it and base but not in mid. base_plus_chat_vector: W_base + lambda_ (W_it - W_base),
+# the graft formula with W_mid = W_base — what midtraining leaves a tensor it never trained.
+NoMid = Literal["base_plus_chat_vector", "take_it", "skip", "error"]
 
 
 class MissingPolicy(StrictModel):
@@ -103,8 +106,14 @@ class MissingPolicy(StrictModel):
     only_in_base: Literal["skip", "error"] = "skip"
     missing_in_base: Literal["take_mid", "take_it", "skip", "error"] = pydantic.Field(
         "error", description="in mid and -it only: no chat vector can be formed")
-    missing_in_mid: Literal["take_it", "skip", "error"] = pydantic.Field(
-        "error", description="in -it and base only: nothing to graft onto")
+    missing_in_mid: NoMid = pydantic.Field(
+        "error", description="in -it and base only: nothing to graft onto (base_plus_chat_vector: "
+                             "W_base + lambda_ (W_it - W_base), as if mid held W_base)")
+    mtp_missing_in_mid: NoMid = pydantic.Field(
+        "error", description="multi-token-prediction layers (model.layers.N .. N+k-1, N = num_hidden_layers and "
+                             "k = num_nextn_predict_layers of the -it config.json; GLM-4.5) in -it and base but not "
+                             "in mid: transformers drops them on load, so a midtrained model saved by transformers "
+                             "lacks them. Decided before missing_in_mid")
     missing_in_it: Literal["take_mid", "skip", "error"] = pydantic.Field(
         "skip", description="in mid and base only (e.g. an untied lm_head where -it ties it)")
 
@@ -115,6 +124,12 @@ class MismatchPolicy(StrictModel):
     shape: Literal["error", "take_mid", "take_it", "skip"] = "error"
     dtype: Literal["error", "compute", "take_mid", "take_it", "skip"] = pydantic.Field(
         "error", description="compute: cast every input to the accumulate dtype anyway")
+    mid_dtype: Literal["round_to_it", "exact", "error"] | None = pydantic.Field(
+        None, description="mid stored in a wider float than -it and base, which agree (fp32 master weights "
+                          "saved by FSDP2 with bf16 mixed precision): round_to_it = round mid to the -it dtype "
+                          "(nearest, ties to even) before the arithmetic, so the graft equals the graft of the "
+                          "same model saved in the -it dtype; exact = use mid's stored values (the result is "
+                          "rounded once); error. Unset: the dtype policy decides (compute = exact)")
     non_float: Literal["error", "take_mid", "take_it", "skip"] = pydantic.Field(
         "error", description="integer/bool tensors shared by all three: no arithmetic is defined")
 

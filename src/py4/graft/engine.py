@@ -23,7 +23,7 @@ import torch
 
 from py4.graft.checkpoint import DTYPES, INDEX_NAME, GraftError, open_checkpoints
 from py4.graft.config import GraftConfig
-from py4.graft.plan import GraftPlan
+from py4.graft.plan import ON_BASE, GraftPlan
 from py4.graft.provenance import copy_aux_files, input_hashes
 from py4.graft.stream import ArithmeticSpec, ChunkBuffers, InputReader, ShardRecord, write_shard
 from py4.graft.verify import verify_graft
@@ -42,6 +42,8 @@ class GraftResult:
     grafted: list[str]
     copied: dict[str, str]  # name -> "take_it: only in it"
     skipped: dict[str, str]  # name -> reason
+    on_base: dict[str, str]  # name -> reason: W_base + lambda_ (W_it - W_base), mid lacks the tensor
+    mid_rounded: dict[str, str]  # name -> "F32 -> BF16": mid rounded to the -it dtype before grafting
     resumed_shards: int
     written_shards: int
     stream_seconds: float
@@ -112,7 +114,8 @@ def _stream(config: GraftConfig, plan: GraftPlan, out: Path, journal: dict,
     spec = ArithmeticSpec(config.lambda_, acc, max(1, config.chunk_bytes // acc.itemsize))
     kept = [d for s in plan.shards for d in s.tensors]
     max_in = max(e.info.itemsize for d in kept for e in d.sources.values())
-    buffers = ChunkBuffers(spec, max_in, max(DTYPES[d.out_dtype].itemsize for d in kept))
+    rounded = max((DTYPES[d.mid_round].itemsize for d in kept if d.mid_round), default=0)
+    buffers = ChunkBuffers(spec, max_in, max(DTYPES[d.out_dtype].itemsize for d in kept), round_itemsize=rounded)
     resumed = written = 0
     with _torch_threads(config.compute_threads), InputReader() as reader, _progress(show_progress) as bar:
         task = bar.add_task("graft", total=plan.total_size)
@@ -141,6 +144,10 @@ def _tensor_record(plan: GraftPlan) -> dict:
         "grafted": [d.name for d in plan.by_action("graft")],
         "copied": {d.name: f"{d.action}: {d.reason}" for d in plan.decisions if d.action.startswith("take_")},
         "skipped": {d.name: d.reason for d in plan.by_action("skip")},
+        # Neither grafted onto mid nor copied: W_base + lambda_ (W_it - W_base) for a tensor mid lacks.
+        ON_BASE: {d.name: d.reason for d in plan.by_action(ON_BASE)},
+        "mid_rounded": {d.name: f"{d.sources['mid'].dtype} -> {d.mid_round} (nearest, ties to even)"
+                        for d in plan.by_action("graft") if d.mid_round},
     }
 
 
@@ -197,8 +204,10 @@ def run(config: GraftConfig, *, on_tensor: Callable[[str], None] | None = None,
                 raise GraftError("verification failed:\n" + "\n".join(f"  - {m}" for m in check.mismatches))
             result.verified = check.checked
         result.peak_rss_bytes = peak_rss_bytes()
-        recorder.set(counts={"grafted": len(result.grafted), "copied": len(result.copied),
-                             "skipped": len(result.skipped), "shards": len(plan.shards)},
+        counts = {"grafted": len(result.grafted), "copied": len(result.copied), "skipped": len(result.skipped),
+                  "shards": len(plan.shards)}
+        counts.update({k: len(v) for k, v in ((ON_BASE, result.on_base), ("mid_rounded", result.mid_rounded)) if v})
+        recorder.set(counts=counts,
                      resumed_shards=resumed, written_shards=written, peak_rss_bytes=result.peak_rss_bytes,
                      largest_tensor_bytes=result.largest_tensor_bytes,
                      stream_mb_per_s=round(plan.total_size / 1e6 / stream_s, 1) if stream_s > 0 else None)
@@ -211,5 +220,6 @@ def _result(plan: GraftPlan, out: Path, resumed: int, written: int, stream_s: fl
     largest = max((e.end - e.begin for d in plan.decisions for e in d.sources.values()), default=0)
     return GraftResult(out=out, shards=[s.file_name for s in plan.shards], total_size=plan.total_size,
                        grafted=records["grafted"], copied=records["copied"], skipped=records["skipped"],
+                       on_base=records[ON_BASE], mid_rounded=records["mid_rounded"],
                        resumed_shards=resumed, written_shards=written, stream_seconds=stream_s,
                        stream_cpu_seconds=stream_cpu_s, peak_rss_bytes=peak_rss_bytes(), largest_tensor_bytes=largest)

@@ -3,9 +3,10 @@
 Each output shard is written straight to disk: its header first (the plan knows every
 name, dtype and shape), then each tensor's bytes a chunk at a time. A chunk is read
 from each input with ``os.preadv`` into a reusable buffer, converted into the
-accumulate dtype, combined as ``W_mid + lambda_ * (W_it - W_base)`` and cast to the
-output dtype. Working memory is therefore a few chunk buffers, whatever the size of a
-tensor or a shard. Reading (one thread), combining (the caller's thread) and writing
+accumulate dtype, combined as ``W_mid + lambda_ * (W_it - W_base)`` (or ``W_base +
+lambda_ * (W_it - W_base)`` for a tensor mid lacks) and cast to the output dtype.
+Working memory is therefore a few chunk buffers, whatever the size of a tensor or a
+shard. Reading (one thread), combining (the caller's thread) and writing
 plus hashing (one thread) overlap, chunk by chunk, through rotating buffers.
 
 Why not ``safe_open(...).get_tensor``: it maps the input files, so every page it
@@ -29,7 +30,7 @@ from pathlib import Path
 import torch
 
 from py4.graft.checkpoint import DTYPES, ROLES, GraftError, TensorEntry
-from py4.graft.plan import Decision, ShardPlan
+from py4.graft.plan import ON_BASE, Decision, ShardPlan
 
 __all__ = ["ArithmeticSpec", "InputReader", "ChunkBuffers", "write_shard", "ShardRecord"]
 
@@ -92,13 +93,16 @@ class ChunkBuffers:
     writes (and hashes) the slots already filled. ``slots`` of each kind rotate.
     """
 
-    def __init__(self, spec: ArithmeticSpec, max_in_itemsize: int, max_out_itemsize: int, slots: int = 3):
+    def __init__(self, spec: ArithmeticSpec, max_in_itemsize: int, max_out_itemsize: int, slots: int = 3,
+                 round_itemsize: int = 0):
         n = spec.chunk_elements
         self.read_slots = [{role: torch.empty(n * max_in_itemsize, dtype=torch.uint8) for role in ROLES}
                            for _ in range(slots)]
         self.acc = torch.empty(n, dtype=spec.accumulate)
         self.tmp = torch.empty(n, dtype=spec.accumulate)
         self.write_slots = [torch.empty(n * max_out_itemsize, dtype=torch.uint8) for _ in range(slots)]
+        # Only when some tensor's mid is rounded to the -it dtype first (Decision.mid_round).
+        self.rounded = torch.empty(n * round_itemsize, dtype=torch.uint8)
 
 
 @dataclass(frozen=True)
@@ -127,19 +131,28 @@ def _combine(chunk: _Chunk, inputs: dict[str, torch.Tensor], buf: ChunkBuffers, 
     d, count = chunk.decision, chunk.count
     info = DTYPES[d.out_dtype]
     out = slot[: count * info.itemsize].view(info.torch_dtype)
-    if d.action != "graft":
+    if d.action not in ("graft", ON_BASE):
         (src,) = inputs.values()
         out.copy_(src)
         return out
     acc, tmp = buf.acc[:count], buf.tmp[:count]
-    # Order fixed so that results are reproducible: (it - base), times lambda, plus mid.
+    # Order fixed so that results are reproducible: (it - base), times lambda, plus mid (or base).
     acc.copy_(inputs["it"])
     tmp.copy_(inputs["base"])
     acc.sub_(tmp)
     if spec.lambda_ != 1.0:  # x * 1 == x exactly: skip a pass over memory
         acc.mul_(lam)
-    tmp.copy_(inputs["mid"])
-    acc.add_(tmp)
+    if d.action == ON_BASE:
+        acc.add_(tmp)  # tmp still holds base: W_base + lambda (W_it - W_base)
+    elif d.mid_round:
+        rounded = DTYPES[d.mid_round]
+        narrow = buf.rounded[: count * rounded.itemsize].view(rounded.torch_dtype)
+        narrow.copy_(inputs["mid"])  # round to nearest even, as a save in the -it dtype would
+        tmp.copy_(narrow)
+        acc.add_(tmp)
+    else:
+        tmp.copy_(inputs["mid"])
+        acc.add_(tmp)
     out.copy_(acc)  # round to nearest even, as torch's .to() does
     return out
 

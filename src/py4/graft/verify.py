@@ -18,7 +18,7 @@ import torch
 
 from py4.graft.checkpoint import DTYPES, INDEX_NAME, Checkpoint, GraftError, TensorEntry, open_checkpoints
 from py4.graft.config import GraftConfig
-from py4.graft.plan import Decision, build_plan
+from py4.graft.plan import ON_BASE, Decision, build_plan
 from py4.runs import file_sha256
 
 __all__ = ["VerifyResult", "verify_graft"]
@@ -60,11 +60,17 @@ def _expected(d: Decision, stack: contextlib.ExitStack, config: GraftConfig, row
     def read(entry: TensorEntry) -> torch.Tensor:
         return _read(stack, entry.file, entry.stored_name, rows)
 
+    acc = getattr(torch, config.accumulate_dtype)
+    lam = torch.tensor(config.lambda_, dtype=acc)
     if d.action == "graft":
-        acc = getattr(torch, config.accumulate_dtype)
-        lam = torch.tensor(config.lambda_, dtype=acc)
-        mid, it, base = (read(d.sources[r]).to(acc) for r in ("mid", "it", "base"))
+        mid = read(d.sources["mid"])
+        if d.mid_round:  # mid rounded to the -it dtype first, as a save in that dtype would
+            mid = mid.to(DTYPES[d.mid_round].torch_dtype)
+        mid, it, base = mid.to(acc), read(d.sources["it"]).to(acc), read(d.sources["base"]).to(acc)
         return (mid + lam * (it - base)).to(out_dtype)
+    if d.action == ON_BASE:
+        it, base = read(d.sources["it"]).to(acc), read(d.sources["base"]).to(acc)
+        return (base + lam * (it - base)).to(out_dtype)
     (entry,) = d.sources.values()
     return read(entry).to(out_dtype)
 
