@@ -232,7 +232,9 @@ def load_generator(source: loading.ModelSource, where: GenerationDevice):
     import torch
     from transformers import AutoModelForCausalLM
 
-    # Same source rules as loading.load_model: a folder is never looked up on the Hub.
+    # Same source rules as loading.load_model: a Hub id must be pinned, a folder is never
+    # looked up on the Hub.
+    loading._check_source(source)
     hub = {"local_files_only": True} if loading.is_local(source.path) else {"revision": source.revision}
     dtype = getattr(torch, where.dtype) if source.dtype == "auto" else getattr(torch, source.dtype)
     model = AutoModelForCausalLM.from_pretrained(source.path, dtype=dtype, device_map=where.device_map,
