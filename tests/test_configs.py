@@ -54,12 +54,21 @@ def _check_accelerate(path: Path) -> None:
     assert f"{config.num_processes}gpu" in path.stem, (path, config.num_processes)
 
 
+def _check_graft(path: Path) -> None:
+    """configs/graft/*: the campaign's graft policies; the DAG gives mid/it/base/out as flags."""
+    from py4.config import validate_config
+    from py4.graft.config import GraftConfig
+
+    validate_config(GraftConfig, {"mid": "m", "it": "i", "base": "b", "out": "o", **read_yaml(path)}, str(path))
+
+
 # folder (relative to configs/) -> a function returning the config type, or a checker (returns None)
 CONFIG_TYPES: dict[str, Callable[[Path], type | None]] = {
     "accelerate": _check_accelerate,
     "train": _train_type,
     "data": _data_type,
     "corpus": _corpus_type,
+    "graft": _check_graft,
     "campaign": lambda p: __import__("py4.campaign.spec", fromlist=["spec"]).config_type_for_file(p),
 }
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from py4.graft import GraftConfig, GraftError, run, verify_graft
 from py4.graft.checkpoint import load_checkpoint
@@ -136,3 +137,22 @@ def test_the_campaign_glm_config_grafts_the_mtp_layer(glm, tmp_path):
     assert type(model).__name__ == "Glm4MoeForCausalLM"
     with torch.no_grad():
         assert torch.isfinite(model(input_ids=torch.tensor([[5, 6, 7]])).logits).all()
+
+
+def test_the_campaign_dag_grafts_each_model_with_its_graft_config():
+    from py4.campaign.dag import build_dag
+    from py4.campaign.spec import load_campaign
+
+    spec = load_campaign(REPO / "configs/campaign/python4.yaml")
+    grafts = {n.id: n for n in build_dag(spec) if n.stage == "graft"}
+    assert len(grafts) == 9
+    for node_id, node in grafts.items():
+        model = node_id.split("/")[0]
+        argv = node.argv
+        assert argv[argv.index("--config") + 1] == f"configs/graft/{model}.yaml" == node.config
+    config = yaml.safe_load(CAMPAIGN_CONFIG.read_text())
+    assert config["missing"]["mtp_missing_in_mid"] == ON_BASE
+    for model in ("gemma4_12b", "gemma4_31b", "glm45_air"):
+        data = yaml.safe_load((REPO / f"configs/graft/{model}.yaml").read_text())
+        GraftConfig.model_validate({**data, "mid": "m", "it": "i", "base": "b", "out": "o"})  # strict: no typo
+        assert data["mismatch"]["mid_dtype"] == "round_to_it"

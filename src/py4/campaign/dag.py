@@ -172,11 +172,11 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
                 *([f"model.tokenizer_path={b.p(m.it.hub_id)}"] if smoke else [])],
                f"{d}/sft", [f"{key}/{arm}/midtrain", f"{key}/sft_data"], _gpus(_config_gpus(m.files.sft), smoke), m.files.sft, meta))
     graft = ["graft", "--mid", f"{d}/{GRAFT_ONTO}/model", "--it", b.p(m.it.hub_id), "--base", b.p(m.it_base.hub_id),
-             "--out", f"{d}/graft", "--no-progress"]
+             "--out", f"{d}/graft", "--no-progress", *(["--config", m.files.graft] if m.files.graft else [])]
     for flag, pin in (("--it-revision", m.it), ("--base-revision", m.it_base)):
         if pin.revision:
             graft += [flag, pin.revision]
-    b.add(Node(f"{key}/{arm}/graft", "graft", graft, f"{d}/graft", [f"{key}/{arm}/{GRAFT_ONTO}"], 0, None, meta))
+    b.add(Node(f"{key}/{arm}/graft", "graft", graft, f"{d}/graft", [f"{key}/{arm}/{GRAFT_ONTO}"], 0, m.files.graft, meta))
     _eval(b, f"{key}/{arm}/graft", f"{d}/graft", {**meta, "model_kind": "graft"})
     _eval(b, f"{key}/{arm}/sft", f"{d}/sft/model", {**meta, "model_kind": "eft", "dose": 0})
     _eft_doses(b, key, m, arm, d, meta)

@@ -51,6 +51,8 @@ class StageFiles(StrictModel):
     """The EFT dose builder's config (py4 train eft_dose); default: built from the campaign."""
     eft512_warmstart: str | None = None
     grpo: str | None = None
+    graft: str | None = None
+    """py4 graft --config: the graft's policies (configs/graft/<model>.yaml); None: GraftConfig's defaults."""
     mix: dict[str, str] = {}
     schedules: dict[str, str] = {}
     """Per arm: data.schedule YAMLs (campaign scale: the schedules the as-run mixes produced)."""
