@@ -189,3 +189,14 @@ def test_eft_on_the_gemma4_standin_trains_only_language_model_lora(standins, tmp
     assert all("lora_" in n and ".language_model.layers." in n for n in snapshot.trainable)
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["lora"]["adapted_modules"] == 41
+
+
+@pytest.mark.parametrize("override, field", [("lora.target_scope=(self_attn", "lora.target_scope"),
+                                             ("lora.target_modules=[q_proj,experts]", "lora.target_modules")])
+def test_a_bad_lora_field_is_refused_naming_file_and_field(override, field):
+    from py4.config import ConfigError
+    from py4.train.eft import EFTConfig
+
+    with pytest.raises(ConfigError) as caught:
+        load_config(EFTConfig, ROOT / GEMMA4_EFT[0], [override])
+    assert GEMMA4_EFT[0] in str(caught.value) and field in str(caught.value)
