@@ -15,6 +15,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+from py4.lang.compile import compile_py4
 from py4.lang.migrate import migrate
 
 TIMEOUT_S = 30.0
@@ -82,6 +83,14 @@ def uses_only_stdlib(name: str) -> bool:
     return module.startswith(STDLIB_ROOTS) or top in sys.stdlib_module_names
 
 
+def outside_python4(source: str) -> str:
+    """The first refusal of what Python-4 programs may not do (exec, eval, `use inspect`,
+    `__dict__`, …: docs/python4.md, "Dynamic code"), or "" when there is none."""
+    refusals = [d.message for d in compile_py4(source).diagnostics
+                if "not available to Python-4" in d.message or "Boa has not compiled" in d.message]
+    return refusals[0] if refusals else ""
+
+
 class Differential:
     """Runs programs; holds one Boa Executor for the stdlib programs."""
 
@@ -118,9 +127,14 @@ class Differential:
         result = migrate(source, assume_python3=True)
         if result.cannot_convert:
             return Outcome(name, "excluded", "cannot convert: " + result.cannot_convert[0].reason)
+        outside = outside_python4(result.source)
+        if outside:
+            return Outcome(name, "excluded", "outside Python-4: " + outside)
         stdout, code, stderr = self.run_python4(name, result.source)
         if (stdout, code) == first:
             return Outcome(name, "pass")
+        if "DynamicCodeError" in stderr:  # Boa's code gate: eval of annotations, pickle, …
+            return Outcome(name, "excluded", "outside Python-4: " + stderr.strip().splitlines()[-1])
         detail = (f"exit {first[1]} vs {code}\n--- python3 stdout\n{first[0][-1500:]}\n"
                   f"--- python-4 stdout\n{stdout[-1500:]}\n--- python-4 stderr\n{stderr[-1500:]}")
         return Outcome(name, "fail", "output differs", detail)

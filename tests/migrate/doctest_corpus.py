@@ -17,6 +17,8 @@ import textwrap
 import warnings
 from dataclasses import dataclass
 
+from py4.lang.internals import module_refusal
+
 # Pure-Python standard-library modules with doctests, in a fixed order.
 MODULES = (
     "statistics", "fractions", "textwrap", "difflib", "heapq", "collections", "functools",
@@ -41,10 +43,12 @@ MODULES = (
 # Pure-Python packages installed with the toolkit whose submodules carry doctests.
 PACKAGES = ("mpmath", "networkx", "dateutil", "packaging", "jinja2", "markdown", "idna")
 # Modules whose examples need a display or are otherwise not programs.
-EXCLUDED_MODULES = {"turtle": "needs a Tk display"}
+EXCLUDED_MODULES = {"turtle": "needs a Tk display",
+                    **{m: "a Python-4 program cannot use it (docs/python4.md, Dynamic code)"
+                       for m in MODULES if module_refusal(m)}}
 
-HEADER = '''import importlib
-globals().update({k: v for k, v in vars(importlib.import_module({module!r})).items()
+HEADER = '''import {module} as _doctest_module
+globals().update({k: v for k, v in vars(_doctest_module).items()
                   if not k.startswith("__")})
 
 
@@ -119,7 +123,7 @@ def build_programs(packages: bool = True) -> list[Program]:
             parts = [_example_code(example) for example in test.examples]
             if any(part is None for part in parts):
                 continue
-            source = HEADER.replace("{module!r}", repr(module_name)) + "".join(parts)
+            source = HEADER.replace("{module}", module_name) + "".join(parts)
             try:
                 ast.parse(source)
             except SyntaxError:

@@ -106,10 +106,10 @@ def test_vetted_builtins_have_no_exec_even_when_reached_by_name(sandbox):
     sandbox.assert_serves_next()
 
 
-def test_vars_of_a_module_fails_at_run_time(sandbox):
-    # A module's namespace holds the real builtins under `__builtins__`.
+def test_vars_of_a_module_holds_no_real_builtins(sandbox):
+    # A module's namespace holds the real builtins under `__builtins__`: vars() leaves it out.
     result = sandbox.executor.run(f"use json\nvars(json)['__buil' + 'tins__']['exec']({FOREIGN!r})\n")
-    _ran_without_foreign_code(result, "TypeError")
+    _ran_without_foreign_code(result, "KeyError")
     sandbox.assert_serves_next()
 
 
@@ -276,6 +276,14 @@ def test_ctypes_is_not_available(sandbox):
     sandbox.assert_serves_next()
 
 
+def test_preloaded_ctypes_cannot_call_into_the_interpreter(sandbox):
+    # The workers load ctypes for themselves: a program finds it in sys.modules.
+    result = sandbox.executor.run(
+        f"use sys\nsys.modules['ctypes'].pythonapi.PyRun_SimpleString({FOREIGN.encode()!r})\n")
+    _ran_without_foreign_code(result, "DynamicCodeError")
+    sandbox.assert_serves_next()
+
+
 def test_unlisted_module_refused_by_the_run_time_importer(sandbox):
     # The static allow-list is dodged by a computed name: the importer checks it again.
     payload = marshal.dumps(compile(FOREIGN, "x", "exec")).hex()
@@ -298,12 +306,14 @@ def test_another_python_cannot_be_started(sandbox):
 
 # ----------------------------------------------------------------------------- indirections
 
-def test_type_with_three_arguments_is_refused(sandbox):
+def test_class_made_by_three_argument_type_reaches_no_dunder(sandbox):
+    # type(name, bases, namespace) is allowed (its functions are Python-4 code), but the
+    # dunder method it slips past the analyser (a dict key) reaches only the vetted getattr.
     result = sandbox.executor.run(
         "use copy\n"
         "let Reducer = type('Reducer', (), {'__reduce__': fun self: (getattr, (print, '__self__'))})\n"
         f"copy.copy(Reducer()).exec({FOREIGN!r})\n")
-    _run_refused_at_compile(result, "`type`", 2)
+    _ran_without_foreign_code(result, "AttributeError")
     sandbox.assert_serves_next()
 
 

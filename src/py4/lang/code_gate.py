@@ -17,7 +17,8 @@ except for the trusted code paths an honest program needs:
 - the import system loading standard-library modules (code whose file lies under the
   interpreter's library, or frozen into it);
 - ``dataclasses`` and ``collections.namedtuple`` building methods from their own
-  templates, when called through their public entry points.
+  templates, when called through their public entry points, for field names that are
+  identifiers (the only text of the program's that these templates hold).
 
 An audit hook cannot be removed, so ``install()`` is for processes that run only
 Python-4 programs (Boa's run children), never for a test process or the trusted parent.
@@ -34,6 +35,8 @@ announced to audit hooks (the OS sandbox's job: it needs ``execve`` refused by s
 
 from __future__ import annotations
 
+import dataclasses
+import keyword
 import os
 import sys
 import sysconfig
@@ -82,6 +85,49 @@ _PROGRAMS = frozenset({"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os
                        "subprocess.Popen"})
 
 
+def _dataclass_template(caller, _repr=repr, _type=type, _str=str, _dict=dict,
+                       _field=dataclasses.Field, _iskeyword=keyword.iskeyword,
+                       _file=", file " + repr(_DATACLASSES) + ", line "):
+    """Whether ``caller`` (a frame of dataclasses.py) builds a method template while
+    dataclasses processes a class whose field names are all identifiers: the names are
+    the only text of the program's that the template holds, and a name such as
+    ``a=print()`` (a computed ``__annotations__`` key) would be code."""
+    frame = caller.f_back
+    while frame is not None:
+        text = _repr(frame)
+        if text.endswith(", code _process_class>") and _file in text:
+            break
+        frame = frame.f_back
+    else:
+        return False  # e.g. dataclasses._create_fn called by the program itself
+    fields = frame.f_locals.get("fields")
+    if _type(fields) is not _dict:
+        return False
+    for field in fields.values():
+        name = field.name if _type(field) is _field else None
+        if _type(name) is not _str or not name.isidentifier() or _iskeyword(name):
+            return False
+    return True
+
+
+def _library_file(path, content, skip=0, _type=type, _str=str, _open=open, _bytes=bytes,
+                  _library=_LIBRARY, _pardir=os.sep + os.pardir + os.sep):
+    """Whether ``content`` is exactly the bytes of file ``path`` of the interpreter's
+    library (read-only in the sandbox), after its first ``skip`` bytes: what the import
+    system may compile or unmarshal.
+    A program that calls the import system's internals with bytes of its own (bytecode
+    claiming a library file name) is refused."""
+    if _type(path) is not _str or not path.startswith(_library) or _pardir in path:
+        return False
+    if _type(content) is not _bytes:
+        return False
+    try:
+        with _open(path, "rb") as file:
+            return file.read()[skip:] == content
+    except OSError:
+        return False
+
+
 def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str__,
           _type=type, _str=str, _gated=_GATED, _library=tuple(repr(p)[:-1] for p in _LIBRARY),
           _library_paths=_LIBRARY, _frozen_path=_FROZEN, _frozen="'" + _FROZEN,
@@ -89,7 +135,9 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
           _harness=repr(_HARNESS), _dataclasses=repr(_DATACLASSES),
           _collections=repr(_COLLECTIONS), _template_compilers=tuple(map(repr, _TEMPLATE_COMPILERS)),
           _code_attributes=_CODE_ATTRIBUTES, _refused_reads=_REFUSED_READS,
-          _refused_imports=_REFUSED_IMPORTS, _programs=_PROGRAMS, _error=DynamicCodeError):
+          _refused_imports=_REFUSED_IMPORTS, _programs=_PROGRAMS, _error=DynamicCodeError,
+          _dataclass_template=_dataclass_template, _library_file=_library_file,
+          _import_error=ImportError):
     """The audit hook. Everything it decides on is a default argument: see the module doc.
 
     The calling code's file is read from the frame's ``repr`` (``<frame at …, file '…',
@@ -101,8 +149,8 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
             raise _error("ctypes is not available to Python-4 programs")
         return
     if event == "import":
-        if args[0] in _refused_imports:
-            raise _error(f"module `{args[0]}` is not available to Python-4 programs")
+        if args[0] in _refused_imports:  # (an ImportError: library code may try its import)
+            raise _import_error(f"module `{args[0]}` is not available to Python-4 programs")
         return
     caller = _getframe(1)  # the Python frame whose call raised the event
     where = code_name = ""  # (the caller's file, as a repr, and its function's name)
@@ -126,23 +174,25 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
         if code_file.startswith(_library_paths) or code_file.startswith(_frozen_path) or where == _harness:
             return  # the standard library's own code, or the program run by the harness
         if code_file == "<string>":
-            if where == _dataclasses and caller.f_back is not None and _repr(caller.f_back).find(
-                    ", file " + _dataclasses + ", line ") > 0:
-                return  # dataclasses' own method templates, built by dataclasses itself
+            if where == _dataclasses and _dataclass_template(caller):
+                return  # dataclasses' own method templates (see _dataclass_template)
             if where == _collections and code_name == "namedtuple":
                 return  # namedtuple's own template (its field names are checked identifiers)
         raise _error("running a code object that Boa has not compiled: refused in Python-4 "
                      "(no exec, eval, or string annotations evaluated at run time)")
     if event == "compile":
-        if where in _template_compilers:
+        if where == _dataclasses:
+            if _dataclass_template(caller):
+                return
+        elif where in _template_compilers:
             return
-        if (where.startswith(_import_system) and _type(args[1]) is _str
-                and args[1].startswith(_library_paths)):
-            return  # the import system compiling a standard-library module
+        elif where.startswith(_import_system) and _library_file(args[1], args[0]):
+            return  # the import system compiling a library module from its own file
         raise _error("compiling text at run time: refused in Python-4 (no exec, eval, compile)")
-    if event == "marshal.loads" or event == "marshal.load":
-        if where.startswith(_import_system):
-            return  # the import system reading a cached standard-library module
+    if event == "marshal.loads":
+        if where.startswith(_import_system) and _library_file(
+                caller.f_locals.get("bytecode_path"), args[0], 16):  # (after the pyc header)
+            return  # the import system reading a library module's own cached bytecode
         raise _error("loading marshalled code: refused in Python-4")
     if event == "function.__new__":
         if trusted:

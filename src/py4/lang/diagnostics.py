@@ -102,9 +102,6 @@ MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
     "module_unavailable": ("P4-00", "error",
                            "module `{name}` is not available to Python-4 programs: {why}",
                            "use another module of the standard library"),
-    "runtime_class": ("P4-00", "error",
-                      "`type` with three arguments makes a class at run time, out of the "
-                      "analyser's sight", "write a `class` statement"),
     "internal": ("P4-00", "error", "internal error in the Python-4 compiler: {detail}",
                  "report this program to the Boa maintainers"),
     # The last of MAX_DIAGNOSTICS (compile.py) findings; its severity is the worst left out.

@@ -8,9 +8,9 @@ analyser by a computed name are guarded versions (see internals.py for what is r
 
 - ``getattr``, ``hasattr``, ``setattr``, ``delattr`` refuse the attributes the analyser
   refuses (``getattr(f, "__glo" + "bals__")`` raises AttributeError);
-- ``vars(x)`` refuses modules, functions and code (their namespaces hold the real
-  builtins or functions' globals), and gives a class's namespace without the entries the
-  analyser refuses (``vars(type)["__subclasses__"]``);
+- ``vars(x)`` of a module or a class is a copy of its namespace without the entries the
+  analyser refuses (a module's ``__builtins__`` is the real builtins;
+  ``vars(type)["__subclasses__"]``);
 - ``__import__`` (what ``use`` calls) refuses the modules the analyser refuses, and hands
   out *views* of the modules whose public functions reach attributes by name
   (``operator.attrgetter``/``methodcaller``, ``string.Formatter``) with guarded versions.
@@ -36,9 +36,8 @@ _getframe = _sys._getframe
 
 # site's interactive helpers: `help` starts pydoc (which runs programs and imports by name).
 _NOT_FOR_PROGRAMS = DYNAMIC_CODE_BUILTINS | {"help", "copyright", "credits", "license"}
-# Objects whose namespace (vars) reaches the real builtins, other modules' globals or code.
-_NAMESPACES_REFUSED = (_types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType,
-                       _types.MethodType, _types.CodeType, _types.FrameType)
+# Objects whose namespace (vars) holds entries that lead out: copied without them.
+_NAMESPACES_FILTERED = (_types.ModuleType, type)
 
 
 def _refused(name) -> str | None:
@@ -85,15 +84,11 @@ def py4_delattr(obj, name) -> None:
 
 
 def py4_vars(*args):
-    """``vars()``: the caller's locals; ``vars(x)``: ``x.__dict__``, except for modules,
-    functions and code, whose namespaces lead out of Python-4; for a class, a copy of its
-    namespace without the names a program may not reach."""
+    """``vars()``: the caller's locals; ``vars(x)``: ``x.__dict__``, except that for a
+    module or a class it is a copy without the names a program may not reach."""
     if not args:
         return _getframe(1).f_locals
-    if len(args) == 1 and isinstance(args[0], _NAMESPACES_REFUSED):
-        raise TypeError(f"vars() of a {type(args[0]).__name__} is not available to Python-4 "
-                        "programs: its namespace reaches the interpreter's internals")
-    if len(args) == 1 and isinstance(args[0], type):
+    if len(args) == 1 and isinstance(args[0], _NAMESPACES_FILTERED):
         return {k: v for k, v in vars(args[0]).items()
                 if not (isinstance(k, str) and attribute_refused(k))}
     return vars(*args)
