@@ -208,3 +208,65 @@ def test_string_arguments_are_restored_before_rendering(standin_tokenizers):
             in render(standin_tokenizers["glm4moe"], restored, template_text("glm4moe")))
     with pytest.raises(ChatTemplateError, match="must be a JSON object"):
         restore_tool_arguments([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}])
+
+
+# --- SFT / EFT through TRL with a family tokenizer (defects 3 and 4) ---------------------------------------
+
+def tiny_text_model(tokenizer):
+    """A tiny causal LM over the stand-in's vocabulary (the template, not the architecture, is under test)."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                              num_key_value_heads=1, head_dim=16, intermediate_size=64, max_position_embeddings=4096,
+                              pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                              bos_token_id=tokenizer.bos_token_id, attn_implementation="sdpa")
+    return Gemma3ForCausalLM(config)
+
+
+def gold_rows():
+    from py4.problems.schema import Problem, TestCase
+    from py4.train.eft_data import gold_row
+
+    problems = [Problem(id=f"t/{i}", family="f", title="t", prompt=f"Write fn f{i}(x: int) -> int returning x + {i}.",
+                        entry_point=f"f{i}", tests=[TestCase(args=[1], expected=1 + i)], rules=["P4-12"],
+                        split="eft_pool", gold=f'fn f{i}(x: int) -> int:\n    s = {{"k": "{i}"}}\n    return x + {i}')
+                for i in range(2)]
+    return [gold_row(p, p.gold) for p in problems], [p.gold for p in problems]
+
+
+GOLD_CALLS = {
+    "gemma4": lambda gold: '<|tool_call>call:submit{code:<|"|>' + gold + '<|"|>}<tool_call|><|tool_response>',
+    "glm4moe": lambda gold: ("\n<think></think>\n<tool_call>submit\n<arg_key>code</arg_key>\n<arg_value>" + gold
+                             + "</arg_value>\n</tool_call><|observation|>"),
+}
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("family", ["gemma4", "glm4moe"])
+def test_sft_trains_family_tokenizer_on_gold_calls(standin_tokenizers, tmp_path, family):
+    """TRL refused Gemma-4 ("not training-compatible") and the stored string arguments broke both
+    templates; now the labels are the gold call as the family writes it, and training moves every weight."""
+    import torch
+
+    from py4.train import common, loading, sft
+
+    tokenizer = standin_tokenizers[family]
+    own_template = tokenizer.chat_template
+    rows, golds = gold_rows()
+    model = tiny_text_model(tokenizer)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    opt = common.Optimisation(learning_rate=1e-3, lr_scheduler="constant", min_lr_rate=None, warmup=0,
+                              optim="adamw_torch", micro_batch=2, gradient_checkpointing=False)
+    run = common.RunSettings(output_dir=str(tmp_path / "run"), report_to=[], progress_bar=False, resume="never")
+    trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, run,
+                                     loading.device_settings(False), 2, 2048, False)
+    assert tokenizer.chat_template == own_template  # the saved tokenizer keeps the model's template
+    assert trainer.training_template["family"] == family and trainer.training_template["inference_template_match"]
+    for example, gold in zip(trainer.train_dataset, golds):
+        labelled = [label for label in example["labels"] if label != -100]
+        assert tokenizer.decode(labelled) == GOLD_CALLS[family](gold)
+    trainer.train()
+    unchanged = [n for n, p in model.named_parameters() if torch.equal(p.detach(), before[n])]
+    assert unchanged == []

@@ -5,9 +5,12 @@ Two data forms, one stage:
 - ``data`` — packed blocks from the data pipeline (Dolci packed to 8,192 with
   assistant-only labels): a plain Trainer, the labels are the loss mask (campaign path);
 - ``chat_data`` — chat rows (``messages`` [+ ``tools``, ``chat_template_kwargs``]):
-  TRL's SFTTrainer renders them with the tokenizer's chat template and masks all but
-  the ``{% generation %}`` spans (``assistant_only_loss``), packing padding-free when
-  asked. The smoke ``-it`` model and EFT use this path.
+  TRL's SFTTrainer renders them with the chat template and masks all but the
+  ``{% generation %}`` spans (``assistant_only_loss``), packing padding-free when
+  asked. The smoke ``-it`` model and EFT use this path. A tokenizer whose template
+  has no markers (Gemma-4, GLM-4.5) is given its family's training template
+  (:mod:`py4.train.chat_templates`, same text) while TRL tokenizes; the tokenizer saved
+  with the model keeps its own template.
 
 Reference values (the table's SFT group): LR 1e-5, cosine to 0.1×, 10 warmup steps,
 weight decay 0.01, clipping 1.0, 48 steps of 2,097,152 tokens, seed 42.
@@ -26,6 +29,7 @@ import pydantic
 
 from py4.config import StrictModel
 from py4.train import common, loading
+from py4.train.chat_templates import restore_tool_arguments, use_training_template
 from py4.train.packed import PackedData, StageResult, common_recorder, finish, run_packed
 
 
@@ -62,22 +66,18 @@ def read_chat_rows(path: str | Path, limit: int | None = None) -> list[dict[str,
 
 
 def _arrow_safe(row: dict[str, Any]) -> dict[str, Any]:
-    """One row in a form Arrow stores without inventing fields.
-
-    Tool-call arguments and tool schemas become JSON strings (Arrow would merge the
-    argument dicts of different tools into one struct with null fields, and the
-    template would render those nulls); the chat template accepts string arguments.
-    """
+    """One row in the form :func:`chat_dataset` stores: tool calls as ``{"type", "function"}``
+    with their arguments as mappings (JSON text decoded: the Gemma-4 and GLM templates
+    read a mapping), tool schemas as JSON text (TRL decodes it)."""
     messages = []
-    for message in row["messages"]:
+    for message in restore_tool_arguments(row["messages"]):
         message = dict(message)
         if message.get("tool_calls"):
             calls = []
             for call in message["tool_calls"]:
                 fn = dict(call.get("function", call))
-                if not isinstance(fn.get("arguments"), str):
-                    fn["arguments"] = json.dumps(fn.get("arguments") or {}, ensure_ascii=False)
-                calls.append({"type": "function", "function": fn})
+                fn["arguments"] = fn.get("arguments") or {}
+                calls.append({**({"id": call["id"]} if call.get("id") else {}), "type": "function", "function": fn})
             message["tool_calls"] = calls
         messages.append(message)
     out: dict[str, Any] = {"messages": messages}
@@ -88,20 +88,34 @@ def _arrow_safe(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def chat_dataset(rows: list[dict[str, Any]]):
-    """A ``datasets.Dataset`` of chat rows that TRL's SFTTrainer renders with the chat template."""
-    from datasets import Dataset
+    """A ``datasets.Dataset`` of chat rows that TRL's SFTTrainer renders with the chat template.
+
+    Each message is stored as a ``datasets.Json`` value: JSON text in Arrow (which would
+    otherwise merge the argument dicts of different tools, and the keys of different
+    messages, into one struct with null fields that templates then render), read back as
+    the very dicts given — so the template sees tool-call arguments as mappings.
+    """
+    from datasets import Dataset, Features, Json, List, Value
 
     prepared = [_arrow_safe(r) for r in rows]
+    features = {"messages": List(Json()), "tools": Value("string")}
     if not any(p["chat_template_kwargs"] for p in prepared):
         for p in prepared:
             p.pop("chat_template_kwargs")
-    return Dataset.from_list(prepared)
+    else:
+        features["chat_template_kwargs"] = Json()
+    return Dataset.from_list(prepared, features=Features(features))
 
 
 def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, settings: common.RunSettings,
                        device: loading.DeviceSettings, max_steps: int, max_length: int, packing: bool,
-                       peft_config=None, callbacks=(), plain_loss: bool = False):
+                       peft_config=None, callbacks=(), plain_loss: bool = False, chat_template_family: str | None = None):
     """TRL SFTTrainer with assistant-only loss over ``dataset``, guarded and LR-traced.
+
+    The rows are tokenized with the tokenizer's family training template when its own has
+    no generation markers (TRL knows none for Gemma-4 and raises "not training-compatible");
+    ``chat_template_family`` names the family when the template text does not tell it.
+    ``trainer.training_template`` describes the template used.
 
     ``plain_loss``: take the loss from the model's own forward (full logits) instead of TRL's
     fused LM head, which also computes entropy and top-1 metrics tile by tile — most of a
@@ -113,8 +127,16 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     kwargs = common.trainer_kwargs(opt, settings, device, max_steps)
     args = SFTConfig(**kwargs, assistant_only_loss=True, packing=packing, max_length=max_length,
                      dataset_num_proc=None, eos_token=None)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                         peft_config=peft_config, callbacks=[common.GuardCallback(), *callbacks])
+    own_template = tokenizer.chat_template
+    # SFTTrainer tokenizes the dataset in its constructor: the training template is set for
+    # that, and the model's own template put back so the saved tokenizer is the model's.
+    training_template = use_training_template(tokenizer, chat_template_family)
+    try:
+        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                             peft_config=peft_config, callbacks=[common.GuardCallback(), *callbacks])
+    finally:
+        tokenizer.chat_template = own_template
+    trainer.training_template = training_template.describe()
     trainer.data_collator = common.guarded_collator(trainer.data_collator)
     if plain_loss:
         trainer.compute_loss = _plain_loss
@@ -144,6 +166,7 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         trainer = build_chat_trainer(model, tokenizer, chat_dataset(rows), opt, settings, device,
                                      opt.max_steps if opt.max_steps else -1, chat.max_length, chat.packing,
                                      callbacks=[lr_trace, *callbacks])
+        recorder.set(training_template=trainer.training_template)
         resumed_from = common.resume_checkpoint(settings)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
