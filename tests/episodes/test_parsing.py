@@ -187,3 +187,19 @@ def test_unknown_family_name_lists_the_families():
 
     with pytest.raises(ValueError, match="smoke, gemma4, glm4moe"):
         parse_assistant_text("x", "llama")
+
+
+def test_gemma4_reasoning_after_a_prefilled_channel_opener(family_tokenizers):
+    """With thinking on, the prompt after a tool response ends in '<|channel>thought\\n': the
+    completion starts inside the channel."""
+    from py4.episodes.parsing import parse_assistant_text
+
+    tokenizer = family_tokenizers["gemma4"]
+    messages = [{"role": "user", "content": "Task"},
+                {"role": "assistant", "content": "", "tool_calls": [gold_call("run_code", "print(1)")]},
+                {"role": "tool", "name": "run_code", "content": "1"}]
+    prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, enable_thinking=True)
+    assert prompt.endswith("<|channel>thought\n")
+    turn = parse_assistant_text("It printed 1.\n<channel|>" + '<|tool_call>call:submit{code:<|"|>print(1)<|"|>}<tool_call|>',
+                                "gemma4")
+    assert turn.reasoning == "It printed 1." and turn.valid_calls[0].arguments == {"code": "print(1)"}

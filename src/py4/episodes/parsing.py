@@ -118,6 +118,7 @@ def parse_tool_blocks(text: str) -> ParsedTurn:
 
 GEMMA4_QUOTE = '<|"|>'
 GEMMA4_CHANNEL = re.compile(r"<\|channel>thought\n?(.*?)(?:<channel\|>|$)", re.DOTALL)
+GEMMA4_CHANNEL_CLOSE = "<channel|>"
 GEMMA4_CALL_OPEN = re.compile(r"<\|tool_call>call:([^{<]*)")
 GEMMA4_CALL_CLOSE = "<tool_call|>"
 GEMMA4_END_MARKERS = re.compile(r"(?:<turn\|>|<\|tool_response>|<eos>)")
@@ -227,6 +228,10 @@ def parse_gemma4_turn(text: str) -> ParsedTurn:
     if channel:
         reasoning = channel.group(1).strip() or None
         text = text[:channel.start()] + text[channel.end():]
+    elif GEMMA4_CHANNEL_CLOSE in text:  # the prompt pre-filled "<|channel>thought\n" (thinking after a tool response)
+        end = text.index(GEMMA4_CHANNEL_CLOSE)
+        reasoning = text[:end].strip() or None
+        text = text[end + len(GEMMA4_CHANNEL_CLOSE):]
     calls, kept, pos = [], [], 0
     for match in GEMMA4_CALL_OPEN.finditer(text):
         if match.start() < pos:
