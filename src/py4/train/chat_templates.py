@@ -21,7 +21,9 @@ known revision, an explicit family name (config ``chat_template_family``) vouche
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -148,8 +150,6 @@ class TrainingTemplate:
     """True when the tokenizer's own template is the one ``text`` renders identically to."""
 
     def describe(self) -> dict[str, Any]:
-        import hashlib
-
         return {"family": self.family, "source": self.source,
                 "inference_template_match": self.inference_template_match,
                 "sha256": hashlib.sha256(self.text.encode()).hexdigest()}
@@ -192,8 +192,6 @@ def resolve_training_template(tokenizer: Any, family: str | None = None) -> Trai
     text = template_text(chosen)
     match = _matches(own, chosen)
     if not match:
-        import logging
-
         logging.getLogger(__name__).warning(
             "chat_template_family %s: the tokenizer's own template is not %s; training renders with %s, whose text "
             "may differ from what the model sees at inference", chosen.name, chosen.base_template,
