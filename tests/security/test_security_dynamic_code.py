@@ -133,6 +133,19 @@ def test_sys_modules_lookup_of_builtins_cannot_run_a_string(sandbox):
     sandbox.assert_serves_next()
 
 
+def test_certificate_says_why_eval_of_the_real_builtins_was_refused(sandbox, marker_problem):
+    source = ("use sys\n"
+              "fn solve(x: int) -> int:\n"
+              "    let real = sys.modules['builtins']\n"
+              f"    return real.eval('[0, {EXPECTED_MARKER - 1} + x][-1]', {{'x': x}})\n")
+    cert = certify(marker_problem, source, executor=sandbox.executor)
+    assert cert.compiled and not cert.certified and cert.tests_passed == 0, cert
+    assert cert.failures[0] == {"test": 0, "reason": "error", "type": "DynamicCodeError", "line": 4,
+                                "detail": "compiling text at run time: refused in Python-4 "
+                                          "(no exec, eval, compile)"}
+    sandbox.assert_serves_next()
+
+
 def test_gc_walk_to_the_real_builtins_cannot_run_a_string(sandbox):
     # `print`'s referent is the real `builtins` module, whose referent is its namespace.
     result = sandbox.executor.run(
@@ -158,6 +171,21 @@ def test_function_globals_are_refused(sandbox):
     result = sandbox.executor.run(
         f"use json\njson.dumps.__globals__['__builtins__']['exec']({FOREIGN!r})\n")
     _run_refused_at_compile(result, "`__globals__`", 2)
+    sandbox.assert_serves_next()
+
+
+def test_class_pattern_reading_globals_is_refused(sandbox):
+    # A class pattern reads the attributes it names: `case object(__globals__=g)`.
+    result = sandbox.executor.run(
+        "use json\nmatch json.dumps:\n    case object(__globals__=g):\n"
+        f"        g['__builtins__']['exec']({FOREIGN!r})\n")
+    _run_refused_at_compile(result, "`__globals__`", 3)
+    sandbox.assert_serves_next()
+
+
+def test_from_use_of_a_modules_builtins_is_refused(sandbox):
+    result = sandbox.executor.run(f"from json use __builtins__ as real\nreal['exec']({FOREIGN!r})\n")
+    _run_refused_at_compile(result, "`__builtins__`", 1)
     sandbox.assert_serves_next()
 
 

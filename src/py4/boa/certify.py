@@ -155,7 +155,10 @@ def _failure(index: int, outcome: dict) -> dict:
     if reason == "ok":
         return {"test": index, "reason": "wrong_answer"}
     if reason == "error":
-        return {"test": index, "reason": "error", "type": outcome.get("type"), "line": outcome.get("line")}
+        failure = {"test": index, "reason": "error", "type": outcome.get("type"), "line": outcome.get("line")}
+        if outcome.get("type") == "DynamicCodeError" and outcome.get("detail"):
+            failure["detail"] = outcome["detail"]  # what Boa's code gate refused (docs/boa.md)
+        return failure
     return {"test": index, "reason": reason}
 
 

@@ -293,7 +293,7 @@ def certify_solution(job: dict, code, chan: Channel, new_globals, to_py4) -> Non
                        "detail": exc.args[0]})
         except BaseException as exc:  # noqa: BLE001
             chan.send({"k": "error", "i": i, "type": _type(exc).__name__,
-                       "line": error_line(exc, filename)})
+                       "line": error_line(exc, filename), **_refusal_detail(exc)})
     _flush_streams()
     chan.send({"k": "done"})
     chan.done(0)
@@ -326,6 +326,16 @@ def warm_up(job: bytes, code: bytes, new_globals, to_py4) -> None:
     linecache.cache.pop(WARM_UP_FILENAME, None)
     del header, program, namespace, test, value
     gc.collect()
+
+
+def _refusal_detail(exc: BaseException) -> dict:
+    """The code gate's words when it stopped a test (the certificate says what was
+    refused); nothing for any other exception (its text is the program's)."""
+    gate = sys.modules.get("py4.lang.code_gate")
+    if gate is not None and _type(exc) is gate.DynamicCodeError and exc.args and _type(
+            exc.args[0]) is _str:
+        return {"detail": exc.args[0][:300]}
+    return {}
 
 
 def _guard(namespace: dict) -> None:

@@ -359,6 +359,8 @@ class Py4Analyzer(FastVisitor):
         if node.level == 0 and node.module:  # (a relative import fails at run time: no package)
             self._check_module(node.module, node)
         for alias in node.names:
+            if attribute_refused(alias.name):  # `from json use __builtins__` reads an attribute
+                self.report("internal_attribute", node, name=alias.name)
             if alias.name != "*":
                 self.declare(alias.asname or alias.name, node)
 
@@ -375,6 +377,12 @@ class Py4Analyzer(FastVisitor):
     def visit_MatchAs(self, node: ast.MatchAs) -> None:
         if node.name:
             self.declare(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        for name in node.kwd_attrs:  # `case object(__globals__=g)` reads the attribute
+            if attribute_refused(name):
+                self.report("internal_attribute", node, name=name)
         self.generic_visit(node)
 
     def visit_MatchStar(self, node: ast.MatchStar) -> None:
