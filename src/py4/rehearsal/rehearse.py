@@ -242,7 +242,7 @@ def _checkpoints(run_dir: str | Path) -> list[Path]:
 def last_error(log_path: Path, lines: int = 1) -> str:
     """The last exception line(s) of a log (what a reader needs to route the failure)."""
     text = log_path.read_text(encoding="utf-8", errors="replace").splitlines() if log_path.exists() else []
-    stated = [ln for ln in text if ln.startswith("error:")]  # py4's own message names file and field
+    stated = list(dict.fromkeys(ln for ln in text if ln.startswith("error:")))  # py4's own, file and field named
     if stated:
         return " | ".join(stated[:lines])
     errors = [ln for ln in text if ln and not ln.startswith(" ") and ("Error" in ln or "Exception" in ln)]

@@ -59,7 +59,7 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         if node.id in summary.blocked:
             status = "blocked"
         row = {"id": node.id, "stage": node.stage, "status": status,
-               "seconds": executor.seconds.get(node.id, (record.get("timings") or {}).get("total_s")),
+               "seconds": executor.seconds.get(node.id, round((record.get("timings") or {}).get("total_s") or 0, 1) or None),
                "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
                "facts": key_facts(read_manifest(node.run_dir))}
         if node.id in executor.drills:
@@ -70,8 +70,14 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         if dtypes:
             row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
         if status == "failed":
-            row["error"] = last_error(executor.log_path(node), lines=2)
+            # The runner's record holds what stopped the node (a server that never answered fails
+            # before the stage's process starts); the stage's log says more when there is one.
+            logged = last_error(executor.log_path(node), lines=2)
+            row["error"] = logged if record.get("error", "").startswith("RunFailed") or not record.get("error") \
+                else _first_and_last_line(record["error"])
             row["log"] = str(executor.log_path(node))
+            if (record.get("server") or {}).get("log"):
+                row["server_log"] = record["server"]["log"]
         if status == "blocked":
             row["needs"] = [i for i in node.inputs if node_status(layout.campaign, _by_id(nodes, i)) != "done"]
         rows.append(row)
@@ -80,6 +86,11 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     return {"campaign": str(campaign_file), "out": str(layout.root), "seconds": seconds, "counts": counts,
             "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows}
+
+
+def _first_and_last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0] if len(lines) < 2 else f"{lines[0][:300]} ... {lines[-1][:300]}"
 
 
 def _by_id(nodes, node_id: str):
