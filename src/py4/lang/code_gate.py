@@ -152,6 +152,9 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
         if args[0] in _refused_imports:  # (an ImportError: library code may try its import)
             raise _import_error(f"module `{args[0]}` is not available to Python-4 programs")
         return
+    if event == "exec" and (args[0].co_filename.startswith(_library_paths)
+                            or args[0].co_filename.startswith(_frozen_path)):
+        return  # the standard library's own code (an import): no need to look at the caller
     caller = _getframe(1)  # the Python frame whose call raised the event
     where = code_name = ""  # (the caller's file, as a repr, and its function's name)
     if caller is not None:
@@ -171,8 +174,8 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
         return
     if event == "exec":
         code_file = args[0].co_filename
-        if code_file.startswith(_library_paths) or code_file.startswith(_frozen_path) or where == _harness:
-            return  # the standard library's own code, or the program run by the harness
+        if where == _harness:
+            return  # the program's own code object, run by the harness
         if code_file == "<string>":
             if where == _dataclasses and _dataclass_template(caller):
                 return  # dataclasses' own method templates (see _dataclass_template)
