@@ -249,6 +249,24 @@ def last_error(log_path: Path, lines: int = 1) -> str:
     return " | ".join(errors[-lines:]) if errors else (text[-1] if text else "(empty log)")
 
 
+def missing_campaign_extras() -> list[str]:
+    """Requirements of pyproject's ``campaign`` extra whose module this interpreter cannot find."""
+    import importlib.util
+    import re
+    import tomllib
+
+    pyproject = Path("pyproject.toml")
+    if not pyproject.exists():
+        return []
+    extras = tomllib.loads(pyproject.read_text()).get("project", {}).get("optional-dependencies", {})
+    missing = []
+    for requirement in extras.get("campaign", []):
+        name = re.split(r"[<>=!~\[; ]", requirement, maxsplit=1)[0]
+        if importlib.util.find_spec(name.replace("-", "_")) is None:
+            missing.append(requirement)
+    return missing
+
+
 def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path | None = None,
              model: str | None = None, only: str | None = None, log: Callable[[str], None] = print) -> dict:
     """Prepare assets, run the chosen part of the DAG, write the report. Returns the report."""
@@ -263,6 +281,10 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
     # Children inherit the offline environment, the servers the runner starts for evaluations too.
     os.environ.update({k: v for k, v in layout.env().items() if k not in ("OMP_NUM_THREADS",)})
     inventory = prepare_assets(spec, config, layout, log)
+    missing = missing_campaign_extras()
+    if missing:
+        log(f"warning: the campaign extra is not importable here ({', '.join(missing)}): stages that need it "
+            "will fail; pip install -e '.[campaign]' torch==2.13.0 (or put it on PYTHONPATH)")
     nodes = rehearsal_nodes(spec, config, layout)
     selected = choose(nodes, model, only)
     executor = ChildExecutor(layout, inventory["accelerate"], tuple(config.resume_drill))
@@ -271,5 +293,6 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
                            progress=False, log=log)
     report = build_report(nodes, selected, layout, executor, summary, config, campaign_file,
                           round(time.monotonic() - t0, 1))
+    report["missing_campaign_extras"] = missing
     write_report(report, layout.root)
     return report

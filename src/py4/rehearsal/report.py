@@ -103,6 +103,8 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
     lines = [f"# Rehearsal of {report['campaign']}", "",
              f"Folder: `{report['out']}`; {report['seconds']} s; "
              + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())), "",
+             *([f"Not importable here (pyproject's campaign extra): {', '.join(report['missing_campaign_extras'])}", ""]
+               if report.get("missing_campaign_extras") else []),
              "| node | stage | status | s | key facts / error |", "|---|---|---|---|---|"]
     for row in report["nodes"]:
         detail = row.get("error") or (("needs " + ", ".join(row["needs"])) if row.get("needs") else
