@@ -225,13 +225,13 @@ class ChildExecutor:
                                 start_new_session=True)
         while proc.poll() is None:
             done = [c for c in _checkpoints(node.run_dir) if (c / "trainer_state.json").exists()]
-            if done:
-                time.sleep(1.0)  # the trainer writes trainer_state.json last; let the rename settle
+            if done:  # the trainer writes trainer_state.json last: the checkpoint is complete
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                log.write(f"\n# resume drill: killed after {done[0].name}\n")
-                return f"killed after {done[0].name}, restarted"
-            time.sleep(0.3)
+                present = ", ".join(c.name for c in _checkpoints(node.run_dir))
+                log.write(f"\n# resume drill: killed after {done[0].name} (on disk: {present})\n")
+                return f"killed after {done[0].name}, restarted (on disk: {present})"
+            time.sleep(0.1)
         return f"finished (exit {proc.returncode}) before any checkpoint was complete: no resume rehearsed"
 
 
@@ -242,6 +242,8 @@ def _checkpoints(run_dir: str | Path) -> list[Path]:
 def last_error(log_path: Path, lines: int = 1) -> str:
     """The last exception line(s) of a log (what a reader needs to route the failure)."""
     text = log_path.read_text(encoding="utf-8", errors="replace").splitlines() if log_path.exists() else []
+    starts = [i for i, ln in enumerate(text) if ln.startswith("$ ")]
+    text = text[starts[-1]:] if starts else text  # the last attempt only (the log is appended to)
     stated = list(dict.fromkeys(ln for ln in text if ln.startswith("error:")))  # py4's own, file and field named
     if stated:
         return " | ".join(stated[:lines])
