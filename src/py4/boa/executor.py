@@ -71,6 +71,22 @@ CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
                  signal.SIGABRT: "Aborted"}
 _SRC_ROOT = str(Path(__file__).resolve().parents[2])
+WORKER_ARGV0 = "boa-worker"
+# What a worker runs first: read the configuration frame (4-byte length, JSON) from its
+# job pipe, find the package, start. No path or setting appears on its command line.
+WORKER_BOOT = (
+    "import json, os, sys\n"
+    "def read(n):\n"
+    "    data = b''\n"
+    "    while len(data) < n:\n"
+    "        chunk = os.read(0, n - len(data))\n"
+    "        if not chunk: os._exit(1)\n"
+    "        data += chunk\n"
+    "    return data\n"
+    "config = json.loads(read(int.from_bytes(read(4), 'big')))\n"
+    "sys.path.insert(0, config.pop('src_root'))\n"
+    "from py4.boa.worker import main\n"
+    "main(config)\n")
 
 
 @dataclass
@@ -127,18 +143,25 @@ class _Worker:
 
     def start(self) -> None:
         self.seq, self.handover_seen = 0, False
-        boot = f"import sys; sys.path.insert(0, {_SRC_ROOT!r}); from py4.boa.worker import main; main(sys.argv[1:])"
         self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno())
+        config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno(), src_root=_SRC_ROOT)
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         try:
+            # argv holds nothing of the configuration (a run can read /proc/self/cmdline):
+            # the worker reads it from its job pipe first. argv[0] is a plain name, so the
+            # interpreter finds its base installation (not the virtual environment, whose
+            # path would show in sys.executable), and -S keeps site-packages off sys.path.
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", boot, json.dumps(config)],
+                [WORKER_ARGV0, "-I", "-S", "-c", WORKER_BOOT], executable=sys.executable,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=None if config["debug"] else subprocess.DEVNULL,
                 env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
         finally:
             theirs.close()
+        try:
+            write_all(self.proc.stdin.fileno(), frame(json.dumps(config).encode("utf-8")))
+        except OSError:
+            pass  # the worker died at once: await_ready reports it
         self.handoff.setblocking(False)  # polled first (and a hand-over is one message)
         self.handoff_poll = select.poll()  # kept: asked before every dispatch
         self.handoff_poll.register(self.handoff.fileno(), select.POLLIN)

@@ -180,6 +180,8 @@ def build_sandbox_root(caps: Capabilities, readonly_paths: list[str]) -> None:
         mount("boa-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
         for path in _system_paths(readonly_paths):
             _bind_readonly(path, root + path)
+        for path in _package_dirs():
+            _hide(root + path)
         os.makedirs(root + "/etc", exist_ok=True)
         _make_devices(root)
         os.makedirs(root + "/proc", exist_ok=True)
@@ -215,6 +217,33 @@ def _system_paths(extra: list[str]) -> list[str]:
             continue
         out.append(path)
     return out
+
+
+def _package_dirs() -> list[str]:
+    """Third-party package directories inside the system paths: runs need only the
+    standard library (workers start with -S), so each is covered by an empty read-only
+    tmpfs (the base interpreter's site-packages, Debian's dist-packages)."""
+    import glob
+    import sysconfig
+
+    base = os.path.realpath(sys.base_prefix)
+    found = {sysconfig.get_path(key, vars={"base": base, "platbase": base})
+             for key in ("purelib", "platlib")}
+    for prefix in ("/usr/lib", "/usr/local/lib", base + "/lib"):
+        found.update(glob.glob(f"{prefix}/python3*/site-packages") + glob.glob(f"{prefix}/python3*/dist-packages"))
+    return sorted(p for p in found if os.path.isdir(p))
+
+
+def _hide(target: str) -> None:
+    mount("boa-hidden", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=1")
+
+
+def forget_host_paths() -> None:
+    """Drop host paths a run could read in this process's memory and that lead nowhere in
+    the sandbox: the package's source root and the virtual environment on ``sys.path``
+    (the modules are loaded; the directories do not exist in the private root)."""
+    sys.path[:] = [p for p in sys.path if p and os.path.isdir(p)]
+    sys.argv[:] = ["-c"]
 
 
 def _bind_readonly(path: str, target: str) -> None:

@@ -33,7 +33,6 @@ import dataclasses
 import fcntl
 import gc
 import importlib
-import json
 import marshal
 import os
 import random
@@ -76,14 +75,14 @@ class PreparedChild:
     reaped: bool = False
 
 
-def main(argv: list[str]) -> None:
-    """Entry point of a worker process; ``argv[0]`` is its JSON configuration."""
-    config = json.loads(argv[0])
+def main(config: dict) -> None:
+    """Entry point of a worker process, with the configuration the executor wrote on its
+    job pipe (``executor.WORKER_BOOT``; never on the command line, which runs can read)."""
     # No parent-death signal here: the kernel sends it when the *thread* that started us
     # exits, and executors restart workers from short-lived pool threads. The job pipe
     # ties us to the executor instead: when it dies, the supervisor's next read or write
     # on the pipe fails and the supervisor exits, taking the namespace with it.
-    if os.getppid() != config["parent_pid"]:
+    if os.getppid() != config.pop("parent_pid"):
         os._exit(1)  # the executor died before we started
     if config["dialect"] == "py4":
         _import_runtime_only()
@@ -93,7 +92,7 @@ def main(argv: list[str]) -> None:
     to_py4 = _to_py4(config["dialect"])
     caps = isolation.Capabilities()
     try:  # before unsharing: the group's files are in the host's filesystem
-        cgroups.join(config.get("cgroups", []))
+        cgroups.join(config.pop("cgroups", []))
     except OSError as exc:
         caps.warnings.append(f"could not join the worker's cgroups ({exc})")
     if config["isolate"]:
@@ -171,6 +170,9 @@ class Supervisor:
         self.seq = 0  # prepared children so far: the run number of the executor's controls
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
                                                config.get("host_scratch"))
+        if caps.private_root:  # what a run could find in this process's memory
+            config.pop("host_scratch", None)
+            isolation.forget_host_paths()
         isolation.prepare_supervisor(self.scratch)
 
     def serve(self) -> None:
@@ -420,5 +422,3 @@ def _prepared_std_streams() -> tuple:
     return stream(0, "r"), stream(1, "w"), stream(2, "w")
 
 
-if __name__ == "__main__":  # pragma: no cover - started by the executor
-    main(sys.argv[1:])
