@@ -101,6 +101,9 @@ def test_the_builtins_table_has_no_dynamic_code_and_no_way_back():
         assert name not in table
     assert table["getattr"] is py4_getattr and table["__import__"] is py4_import
     assert "__build_class__" in table and table["len"] is len
+    with pytest.raises(SystemExit) as stop:  # with or without `site` (Boa's workers run without)
+        table["exit"](3)
+    assert stop.value.code == 3
 
 
 def test_getattr_refuses_computed_dunders_and_frames():

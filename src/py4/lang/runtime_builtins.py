@@ -169,12 +169,29 @@ _GUARDED = {
 }
 
 
+class _Exit:
+    """``exit``/``quit`` as ``site`` makes them, for interpreters started without ``site``
+    (Boa's workers): a program's builtins do not depend on how its interpreter started."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Use {self.name}() or Ctrl-D (i.e. EOF) to exit"
+
+    def __call__(self, code=None):
+        raise SystemExit(code)
+
+
 def vetted_builtins() -> dict:
     """The builtins a Python-4 program gets (before the Python-4 overrides): Python 3's
     public names less those that run text or start helpers, with the guards above, and
     the two dunders that compiled code needs (`__build_class__` for `class`, `__debug__`)."""
-    table = {name: value for name, value in vars(_builtins).items()
-             if not name.startswith("_") and name not in _NOT_FOR_PROGRAMS}
+    table = {"exit": _Exit("exit"), "quit": _Exit("quit")}
+    table.update({name: value for name, value in vars(_builtins).items()
+                  if not name.startswith("_") and name not in _NOT_FOR_PROGRAMS})
     table["__build_class__"] = _builtins.__build_class__
     table["__debug__"] = __debug__
     table.update(_GUARDED)
