@@ -14,11 +14,14 @@ hook that refuses them (raising ``DynamicCodeError`` before the operation happen
 except for the trusted code paths an honest program needs:
 
 - the harness running the program's own code object (child.py);
-- the import system loading standard-library modules (code whose file lies under the
-  interpreter's library, or frozen into it);
-- ``dataclasses`` and ``collections.namedtuple`` building methods from their own
-  templates, when called through their public entry points, for field names that are
-  identifiers (the only text of the program's that these templates hold).
+- the import system loading library modules: it may compile or unmarshal only bytes
+  equal to those of a file of the interpreter's library (read-only in the sandbox), so
+  the code objects whose file lies there (or that are frozen into the interpreter) are
+  the library's own, and running them is allowed;
+- ``dataclasses`` building methods from its templates while it processes a class whose
+  field names are identifiers (the only text of the program's that the templates hold),
+  and ``collections.namedtuple``'s template (its names are checked identifiers);
+- ``typing.ForwardRef`` and ``ast.parse`` compiling (a code object nobody may run, an AST).
 
 An audit hook cannot be removed, so ``install()`` is for processes that run only
 Python-4 programs (Boa's run children), never for a test process or the trusted parent.
@@ -27,10 +30,10 @@ function's ``__code__`` or defaults is itself refused, so a program that finds t
 cannot switch it off. Reading objects (``gc``, frames) is not refused: it reaches data,
 never new code (the sandbox tests in tests/security rely on it).
 
-Known limits (docs/boa.md): a program that walks the heap can reach the import system's
-internal loader functions, and with bytecode it writes by hand could load it through
-them; starting another program through the private ``_posixsubprocess.fork_exec`` is not
-announced to audit hooks (the OS sandbox's job: it needs ``execve`` refused by seccomp).
+Known limit (docs/boa.md): starting another program through the private
+``_posixsubprocess.fork_exec`` (reachable through ``sys.modules`` once ``subprocess`` is
+loaded) is not announced to audit hooks; closing it is the OS sandbox's job (seccomp
+refusing ``execve`` in run processes).
 """
 
 from __future__ import annotations
