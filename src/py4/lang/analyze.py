@@ -10,8 +10,8 @@ names reserved for the runtime (``__p4…``, ``py3_…``; P4-00), and what would
 the analyser never saw or reach the interpreter's internals (P4-00, see internals.py):
 ``exec``/``eval``/``compile``/``__import__``/``breakpoint`` (unless the program binds the
 name itself), ``__builtins__`` and the other refused names, dunder attributes outside the
-data model's ordinary ones and frame/code attributes, and modules outside the standard
-library or denied (``use marshal``).
+data model's ordinary ones and frame/code attributes (also as ``from m use __x__`` and in
+class patterns), and denied or private modules (``use marshal``, ``use _imp``).
 Warnings: P4-05, P4-25, P4-26, P4-27, P4-28, P4-29, P4-30 (see docs/dev/diagnostics.md).
 
 The walk also records *construct tags* (see exercised.py, the table from tags to the
