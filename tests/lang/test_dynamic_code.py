@@ -100,6 +100,7 @@ def test_the_builtins_table_has_no_dynamic_code_and_no_way_back():
     for name in ("exec", "eval", "compile", "breakpoint", "help", "__loader__", "__spec__"):
         assert name not in table
     assert table["getattr"] is py4_getattr and table["__import__"] is py4_import
+    assert table["ValueError"] is ValueError and table["ExceptionGroup"] is ExceptionGroup
     assert "__build_class__" in table and table["len"] is len
     with pytest.raises(SystemExit) as stop:  # with or without `site` (Boa's workers run without)
         table["exit"](3)

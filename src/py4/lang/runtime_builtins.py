@@ -1,10 +1,12 @@
 """The vetted builtins of a Python-4 program, and the guards among them.
 
-A program's ``__builtins__`` is a table built here from an explicit list, not a copy of
-the ``builtins`` module's namespace: it holds no ``exec``, ``eval``, ``compile`` or
+A program's ``__builtins__`` is a table built here from an explicit list (the functions,
+types and constants below, and Python's exception classes), not a copy of the
+``builtins`` module's namespace: it holds no ``exec``, ``eval``, ``compile`` or
 ``breakpoint``, no ``__loader__``/``__spec__`` (which lead to the import machinery) and
-none of ``site``'s helpers (``help`` starts pydoc). The entries that could reach past the
-analyser by a computed name are guarded versions (see internals.py for what is refused):
+none of ``site``'s helpers (``help`` starts pydoc), and a builtin a later Python adds is
+not in it until it is listed. The entries that could reach past the analyser by a
+computed name are guarded versions (see internals.py for what is refused):
 
 - ``getattr``, ``hasattr``, ``setattr``, ``delattr`` refuse the attributes the analyser
   refuses (``getattr(f, "__glo" + "bals__")`` raises AttributeError);
@@ -28,14 +30,25 @@ import sys as _sys
 import types as _types
 from _string import formatter_field_name_split as _split_field
 
-from py4.lang.internals import DYNAMIC_CODE_BUILTINS, attribute_refused, module_refusal
+from py4.lang.internals import attribute_refused, module_refusal
 
 _real_getattr, _real_import = _builtins.getattr, _builtins.__import__
 _str_value = str.__str__
 _getframe = _sys._getframe
 
-# site's interactive helpers: `help` starts pydoc (which runs programs and imports by name).
-_NOT_FOR_PROGRAMS = DYNAMIC_CODE_BUILTINS | {"help", "copyright", "credits", "license"}
+# Python 3.11's builtins a program gets, besides the exception classes (the guarded ones
+# are replaced below). Not listed: exec, eval, compile, breakpoint (internals.py), and
+# site's help (pydoc), copyright, credits, license; exit and quit are made here.
+PROGRAM_BUILTINS = (
+    "Ellipsis", "False", "None", "NotImplemented", "True", "abs", "aiter", "all", "anext",
+    "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod",
+    "complex", "delattr", "dict", "dir", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "getattr", "globals", "hasattr", "hash", "hex", "id", "input", "int",
+    "isinstance", "issubclass", "iter", "len", "list", "locals", "map", "max", "memoryview",
+    "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "range",
+    "repr", "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str",
+    "sum", "super", "tuple", "type", "vars", "zip",
+)
 # Objects whose namespace (vars) holds entries that lead out: copied without them.
 _NAMESPACES_FILTERED = (_types.ModuleType, type)
 
@@ -189,9 +202,10 @@ def vetted_builtins() -> dict:
     """The builtins a Python-4 program gets (before the Python-4 overrides): Python 3's
     public names less those that run text or start helpers, with the guards above, and
     the two dunders that compiled code needs (`__build_class__` for `class`, `__debug__`)."""
-    table = {"exit": _Exit("exit"), "quit": _Exit("quit")}
+    table = {name: getattr(_builtins, name) for name in PROGRAM_BUILTINS}
     table.update({name: value for name, value in vars(_builtins).items()
-                  if not name.startswith("_") and name not in _NOT_FOR_PROGRAMS})
+                  if isinstance(value, type) and issubclass(value, BaseException)})
+    table["exit"], table["quit"] = _Exit("exit"), _Exit("quit")
     table["__build_class__"] = _builtins.__build_class__
     table["__debug__"] = __debug__
     table.update(_GUARDED)
