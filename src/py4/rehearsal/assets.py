@@ -120,8 +120,11 @@ def install_models(spec, hub_cache: Path, standins_dir: Path, seed: int = 0) -> 
 
 
 def _standin(standins_dir: Path, family: str, kind: str, seed: int) -> Path:
+    from py4.rehearsal.standins import STANDIN_VERSION
+
     folder = standins_dir / f"{family}-{kind}"
-    if not (folder / "standin.json").exists():
+    marker = folder / "standin.json"
+    if not marker.exists() or json.loads(marker.read_text()).get("version") != STANDIN_VERSION:
         build_standin(family, kind, folder, seed)
     return folder
 
@@ -133,10 +136,10 @@ def _subset(source: Path, files: tuple[str, ...] | None, standins_dir: Path) -> 
     import shutil
 
     folder = standins_dir / f"{source.name}-tokenizer"
-    if not folder.exists():
-        folder.mkdir(parents=True)
-        for name in files:
-            shutil.copyfile(source / name, folder / name)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for name in files:
+        shutil.copyfile(source / name, folder / name)
     return folder
 
 

@@ -112,7 +112,9 @@ def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[
     from py4.rehearsal import assets
 
     # What the assets depend on: the data sizes and the accelerate resize (not the overrides).
-    basis = config.model_dump(mode="json", include={"data", "accelerate"})
+    from py4.rehearsal.standins import STANDIN_VERSION
+
+    basis = {**config.model_dump(mode="json", include={"data", "accelerate"}), "standins": STANDIN_VERSION}
     if layout.inventory.exists():
         inventory = json.loads(layout.inventory.read_text())
         if inventory.get("basis") == basis:

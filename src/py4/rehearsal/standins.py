@@ -82,6 +82,13 @@ FAMILY_TOKENS = {"gemma4": GEMMA4_TOKENS, "glm45": GLM45_TOKENS}
 FAMILY_TEMPLATES = {"gemma4": GEMMA4_TEMPLATE, "glm45": GLM45_TEMPLATE}
 FAMILY_CLASSES = {"gemma4": "Gemma4ForConditionalGeneration", "glm45": "Glm4MoeForCausalLM"}
 
+# The embedding rows are the tokenizer's length rounded up to a multiple of this, as the real
+# checkpoints pad theirs (GLM-4.5: 151,552 rows for a 151,365-token tokenizer); uneven rows would
+# also make FSDP shards of different sizes on 2 ranks, which the real models never have.
+VOCAB_MULTIPLE = 128
+# Bump when what build_standin writes changes: rehearsal folders rebuild their stand-ins.
+STANDIN_VERSION = 2
+
 # The GLM stand-in's sizes; the MTP layer is layer index GLM45_LAYERS (46 on GLM-4.5-Air).
 GLM45_LAYERS = 2
 
@@ -137,6 +144,10 @@ def build_tokenizer(family: str):
     return tokenizer
 
 
+def padded_vocab(tokenizer) -> int:
+    return -(-len(tokenizer) // VOCAB_MULTIPLE) * VOCAB_MULTIPLE
+
+
 def _token_id(tokenizer, token: str) -> int:
     token_id = tokenizer.convert_tokens_to_ids(token)
     if token_id is None or (token_id == tokenizer.unk_token_id and token != tokenizer.unk_token):
@@ -148,7 +159,7 @@ def gemma4_config(tokenizer, num_hidden_layers: int = 6):
     """A tiny ``Gemma4Config``: 6 text layers (five sliding, one full), a 2-layer vision tower."""
     from transformers import Gemma4Config
 
-    vocab = len(tokenizer)
+    vocab = padded_vocab(tokenizer)
     ids = {t: _token_id(tokenizer, t) for t in GEMMA4_TOKENS.special}
     text = dict(
         vocab_size=vocab, vocab_size_per_layer_input=vocab, hidden_size=64, intermediate_size=128,
@@ -175,7 +186,7 @@ def glm45_config(tokenizer, num_hidden_layers: int = GLM45_LAYERS):
 
     pad = _token_id(tokenizer, GLM45_TOKENS.pad)
     return Glm4MoeConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
+        vocab_size=padded_vocab(tokenizer), hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
         num_hidden_layers=num_hidden_layers, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
         partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False, n_routed_experts=4,
         num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1,
@@ -305,6 +316,6 @@ def build_standin(family: str, kind: str, out_dir: str | Path, seed: int = 0) ->
     if family == "glm45":
         _append_to_last_shard(out, mtp_tensors(config, seed, it_delta=kind == "it"))
     (out / "standin.json").write_text(json.dumps(
-        {"family": family, "kind": kind, "seed": seed, "class": FAMILY_CLASSES[family],
+        {"family": family, "kind": kind, "seed": seed, "version": STANDIN_VERSION, "class": FAMILY_CLASSES[family],
          "chat_template": f"trl/chat_templates/{FAMILY_TEMPLATES[family]}"}, indent=2) + "\n")
     return out
