@@ -120,3 +120,42 @@ def test_bad_spec_is_a_clear_error(tmp_path):
     bad.write_text((ROOT / "configs/campaign/smoke.yaml").read_text().replace("model: tiny", "model: huge"))
     with pytest.raises(ConfigError, match="grpo.model"):
         load_campaign(bad)
+
+
+def test_python4_evaluations_go_through_a_server_per_model(python4):
+    """Defect 9: no campaign evaluation runs the local policy (fp32 on CPU); each has its server."""
+    evals = [n for n in python4 if n.stage == "eval"]
+    assert len(evals) == 54 and all(n.server is not None for n in evals)
+    for n in evals:
+        argv, server = n.argv, n.server
+        assert "--endpoint" in argv and argv[argv.index("--endpoint") + 1] == server.base_url
+        sent = argv[argv.index("--model") + 1]
+        assert sent == server.request_model and "/" not in sent  # the served name, never a weights path
+        assert server.argv[:3] == ["vllm-env/bin/vllm", "serve", n.meta.get("base") or n.meta["weights"]]
+        family = {"gemma4_12b": "gemma4", "gemma4_31b": "gemma4", "glm45_air": "glm45"}[n.meta["model"]]
+        flags = " ".join(server.argv)
+        assert f"--enable-auto-tool-choice --tool-call-parser {family} --reasoning-parser {family}" in flags
+        assert f"policy.family={family}" in argv and n.gpus == (4 if family == "glm45" else 1)
+        if n.meta.get("base"):  # an adapter: a LoRA module on its base, served under the name the client sends
+            assert f"--enable-lora --max-lora-rank 64 --lora-modules {sent}={n.meta['weights']}" in flags
+        else:
+            assert "--enable-lora" not in flags and f"--served-model-name {sent} " in flags
+    ids = {n.id: n for n in evals}
+    assert ids["eval:gemma4_12b/iso/eft_256"].meta["base"] == "runs/campaign/gemma4_12b/iso/sft/model"
+    assert ids["eval:gemma4_31b/prop/grpo@8"].meta == {**ids["eval:gemma4_31b/prop/grpo@8"].meta,
+                                                       "base": "runs/campaign/gemma4_31b/prop/graft",
+                                                       "weights": "runs/campaign/gemma4_31b/prop/grpo/checkpoint-8"}
+    assert "base" not in ids["eval:glm45_air/prop/graft"].meta and "base" not in ids["eval:glm45_air/prop/sft"].meta
+
+
+def test_serving_settings_are_checked_with_the_campaign(tmp_path):
+    with pytest.raises(ConfigError, match=r"evaluation.serve.family: no family for model 'glm45_air'"):
+        load_campaign(ROOT / "configs/campaign/python4.yaml",
+                      ["evaluation.serve.family={gemma4_12b: gemma4, gemma4_31b: gemma4}"])
+    with pytest.raises(ConfigError, match=r"evaluation.serve.tensor_parallel.glm: 'glm' is not one of the models"):
+        load_campaign(ROOT / "configs/campaign/python4.yaml", ["evaluation.serve.tensor_parallel={glm: 4}"])
+    cpu = build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["evaluation.serve.engine=transformers"]))
+    graft = next(n for n in cpu if n.id == "eval:gemma4_12b/iso/graft")
+    assert graft.server.argv[:5] == [sys.executable, "-m", "transformers.cli.transformers", "serve",
+                                     "runs/campaign/eval/gemma4_12b__iso__graft/served_model"]
+    assert graft.argv[graft.argv.index("--model") + 1] == "runs/campaign/eval/gemma4_12b__iso__graft/served_model"

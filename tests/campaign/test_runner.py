@@ -213,3 +213,46 @@ def test_subprocess_runs_do_not_depend_on_path_or_an_activated_venv(monkeypatch,
     run_subprocess(Node("hp", "report", ["report", "hyperparameters", str(ROOT / "configs/campaign/python4.yaml"),
                                          "--format", "md", "--out", str(tmp_path / "hp.md")], str(tmp_path)))
     assert "| Seed |" in (tmp_path / "hp.md").read_text()
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("ending", ["fails", "is interrupted"])
+def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, ending):
+    """Defect 9: the runner owns the server's lifecycle: up while the evaluation runs, never left running."""
+    import os
+    import socket
+
+    import httpx
+
+    from py4.campaign.dag import Node
+    from py4.campaign.runner import record_dir
+    from py4.evaluate.serve import ServeConfig, plan_server
+    from py4.rehearsal.standins import build_standin
+
+    weights = build_standin("glm45", "it", tmp_path / "graft", seed=0)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = plan_server(ServeConfig(engine="transformers", port=port), str(weights), name="glm45/graft",
+                         scratch=str(tmp_path / "eval/served_model"))
+    node = Node("eval:glm45/graft", "eval", ["eval", "--out", str(tmp_path / "eval")], str(tmp_path / "eval"),
+                server=server)
+    seen = {}
+
+    def evaluation(n):
+        seen["models"] = [m["id"] for m in httpx.get(f"{n.server.base_url}/models").json()["data"]]
+        raise RuntimeError("the evaluation failed") if ending == "fails" else KeyboardInterrupt
+
+    if ending == "fails":
+        summary = run_campaign([node], tmp_path, {"eval": evaluation}, progress=False, log=lambda s: None)
+        assert summary.failed == [node.id]
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            run_campaign([node], tmp_path, {"eval": evaluation}, progress=False, log=lambda s: None)
+    assert seen["models"] == [server.request_model]  # it was serving while the evaluation ran
+    log = record_dir(tmp_path, node) / "server.log"
+    pid = int(next(line for line in log.read_text().splitlines() if line.startswith("pid "))[4:])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not (tmp_path / "eval/served_model").exists()
+    assert node_status(tmp_path, node) == ("failed" if ending == "fails" else "interrupted")

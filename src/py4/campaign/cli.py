@@ -51,6 +51,8 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
         if n.inputs:
             typer.echo(f"       inputs: {', '.join(n.inputs)}")
         typer.echo(f"       {n.command}")
+        if n.server:  # the runner starts it around the evaluation and stops it after
+            typer.echo(f"       served by: {n.server.command}")
         if resolve and _resolved(n):
             typer.echo("       resolved: " + json.dumps(_resolved(n)))
     counts = Counter(n.stage for n in chosen)

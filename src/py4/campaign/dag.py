@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py4.campaign.spec import CampaignSpec, ModelSpec
+from py4.evaluate.serve import ServerPlan, plan_server
 
 # The graft is built on each arm's midtraining endpoint (before SFT); the hyperparameter
 # table's 'Grafted onto' row cites this.
@@ -34,6 +35,8 @@ class Node:
     gpus: int = 0
     config: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    server: ServerPlan | None = None
+    """An evaluation through a served endpoint: the server the runner starts around this run."""
 
     @property
     def launch_argv(self) -> list[str] | None:
@@ -55,9 +58,12 @@ class Node:
         return shlex.join(launch) if launch else "py4 " + shlex.join(self.argv)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "stage": self.stage, "command": self.command, "argv": self.argv,
-                "run_dir": self.run_dir, "inputs": self.inputs, "gpus": self.gpus, "config": self.config,
-                "meta": self.meta}
+        out = {"id": self.id, "stage": self.stage, "command": self.command, "argv": self.argv,
+               "run_dir": self.run_dir, "inputs": self.inputs, "gpus": self.gpus, "config": self.config,
+               "meta": self.meta}
+        if self.server:
+            out["server"] = self.server.to_json()
+        return out
 
 
 class DagError(ValueError):
@@ -226,7 +232,7 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
                    run, [parent_node, dose_id], _gpus(_config_gpus(m.files.eft), b.smoke()),
                    m.files.eft, {**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
-                                                              "matrix": rows == e.matrix_dose})
+                                                              "matrix": rows == e.matrix_dose}, base=parent)
 
 
 def _config_gpus(path: str) -> int:
@@ -252,7 +258,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
                ["train", "eft", "--config", m.files.eft512_warmstart, f"model.path={graft}",
                 f"data.path={d}/eft_dose_{g.warmstart_dose}", f"run.output_dir={warm}", *_warmstart_overrides(b.spec)],
                warm, [graft_node, dose_id], _gpus(_config_gpus(m.files.eft512_warmstart), b.smoke()), m.files.eft512_warmstart, {**meta, "dose": g.warmstart_dose}))
-    _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0})
+    _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0}, base=graft)
     previous, run = f"{key}/{g.arm}/warmstart", f"{d}/grpo"
     for i, stop in enumerate(g.segments):
         last = i == len(g.segments) - 1
@@ -268,8 +274,8 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
-              after=previous)
-    _eval(b, f"{key}/{g.arm}/grpo", f"{run}/model", {**meta, "model_kind": "grpo", "step": g.segments[-1]})
+              after=previous, base=graft)
+    _eval(b, f"{key}/{g.arm}/grpo", f"{run}/model", {**meta, "model_kind": "grpo", "step": g.segments[-1]}, base=graft)
 
 
 def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
@@ -277,28 +283,45 @@ def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
     return list(e.overrides if e.warmstart_overrides is None else e.warmstart_overrides)
 
 
-def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str | None = None) -> None:
-    """The model's evaluation on the test splits; with a sanity split, a second run on it alone."""
+def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str | None = None,
+          base: str | None = None) -> None:
+    """The model's evaluation on the test splits; with a sanity split, a second run on it alone.
+
+    ``base``: ``model_path`` is a LoRA adapter trained on that model folder (served together).
+    """
     ev = b.spec.evaluation
     run = f"{b.out}/eval/{model_node.replace('/', '__')}"
-    _eval_node(b, f"eval:{model_node}", run, model_path, list(ev.splits), [after or model_node],
+    weights = (model_path, base)
+    _eval_node(b, f"eval:{model_node}", run, weights, list(ev.splits), [after or model_node],
                list(ev.overrides), {**meta, "model_node": model_node})
     if ev.sanity_split:
         _sanity_bank(b)
-        _eval_node(b, f"eval:{model_node}:{ev.sanity_split}", f"{run}__{ev.sanity_split}", model_path,
+        _eval_node(b, f"eval:{model_node}:{ev.sanity_split}", f"{run}__{ev.sanity_split}", weights,
                    [ev.sanity_split], [after or model_node, "sanity_bank"],
                    [*ev.overrides, *ev.sanity_overrides, f"bank_dir={b.out}/sanity_bank"],
                    {**meta, "model_node": model_node})
 
 
-def _eval_node(b: _Builder, node_id: str, run: str, model_path: str, splits: list[str], inputs: list[str],
-               overrides: list[str], meta: dict) -> None:
+def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | None], splits: list[str],
+               inputs: list[str], overrides: list[str], meta: dict) -> None:
+    """``py4 eval`` of one model: in-process (local policy), or through the server it is given."""
     ev = b.spec.evaluation
-    args = ["eval", "--out", run, "--model", model_path, "--split", ",".join(splits), "--no-progress"]
+    model_path, base = weights
+    server, served = None, []
+    if ev.serve is None:
+        model_args, gpus = ["--model", model_path], 0 if b.smoke() else 1
+    else:
+        server = plan_server(ev.serve, model_path, name=node_id.removeprefix("eval:"), base=base,
+                             model_key=meta["model"], scratch=f"{run}/served_model")
+        # The client sends the served name (not the weights' path); tool results are counted
+        # with the model's own tokenizer; text tool calls are read in the family's format.
+        model_args, gpus = ["--endpoint", server.base_url, "--model", server.request_model], server.gpus
+        served = [f"policy.tokenizer={base or model_path}", *([f"policy.family={server.family}"] if server.family else [])]
+    args = ["eval", "--out", run, *model_args, "--split", ",".join(splits), "--no-progress"]
     if ev.config:
         args += ["--config", ev.config]
-    b.add(Node(node_id, "eval", [*args, *overrides], run, inputs, 0 if b.smoke() else 1, ev.config,
-               {**meta, "splits": splits}))
+    b.add(Node(node_id, "eval", [*args, *served, *overrides], run, inputs, gpus, ev.config,
+               {**meta, "splits": splits, "weights": model_path, **({"base": base} if base else {})}, server))
 
 
 def _sanity_bank(b: _Builder) -> None:

@@ -6,6 +6,12 @@ Each node's completion is recorded by the runner in
 ``running`` / ``failed`` / ``interrupted`` is run again, and the stage itself resumes from
 its checkpoints (``run.resume: auto``). Stages are dispatched through an explicit table
 (`EXECUTORS`, stage -> callable) so tests can substitute cheap fakes.
+
+An evaluation through a served endpoint (``node.server``, campaign ``evaluation.serve``) runs
+inside the server's lifecycle, which the runner owns: the server is started for the node's
+weights, the evaluation runs once it answers, and it is stopped afterwards — also when the
+evaluation fails, on Ctrl-C and on SIGTERM (``py4.evaluate.serve.serving``). Its output goes
+to ``<out_dir>/_campaign/runs/<node id>/server.log``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -127,7 +134,8 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
             with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
                 rec.set(node=node.to_json(), fingerprint=prints[node.id],
                         resumed_from=previous if previous != "pending" else None)
-                executors[node.stage](node)
+                with _served(node, record_dir(out_dir, node), rec, log):
+                    executors[node.stage](node)
                 stage_manifest = read_manifest(node.run_dir)
                 if stage_manifest:
                     rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
@@ -141,6 +149,22 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
         bar.advance(node.id)
     bar.close()
     return summary
+
+
+@contextmanager
+def _served(node: Node, record: Path, rec: RunRecorder, log: Callable[[str], None]):
+    """The node's server around its run (nothing when it has none); stopped however the run ends."""
+    if node.server is None:
+        yield None
+        return
+    from py4.evaluate.serve import serving
+
+    server_log = record / "server.log"
+    log(f"  serving {node.server.weights} at {node.server.base_url} as {node.server.request_model!r} "
+        f"(log: {server_log})\n  {node.server.command}")
+    with serving(node.server, server_log) as server:
+        rec.set(server={"command": node.server.command, "ready_s": round(server.ready_s, 1), "log": str(server_log)})
+        yield server
 
 
 def _clear_stale_run(node: Node, nodes: list[Node], out_dir: str | Path, log: Callable[[str], None]) -> None:
@@ -166,6 +190,8 @@ def fingerprints(nodes: list[Node]) -> dict[str, str]:
     out: dict[str, str] = {}
     for n in nodes:
         h = hashlib.sha256(json.dumps(n.argv).encode())
+        if n.server is not None:  # another server (engine, parser, base) is another evaluation
+            h.update(json.dumps(n.server.argv).encode())
         for i in n.inputs:
             h.update(out.get(i, i).encode())
         out[n.id] = h.hexdigest()[:16]

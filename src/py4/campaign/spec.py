@@ -18,6 +18,7 @@ from typing import Any, Literal
 import pydantic
 
 from py4.config import StrictModel, load_config
+from py4.evaluate.serve import ServeConfig
 
 ARMS = ("control", "iso", "prop")
 
@@ -128,6 +129,9 @@ class EvalSpec(StrictModel):
     overrides: list[str] = []
     grpo_steps: list[int] = []
     """GRPO checkpoints evaluated for the ladder figure (besides the final model)."""
+    serve: ServeConfig | None = None
+    """Evaluate through a server the runner starts per evaluated model (``py4.evaluate.serve``:
+    vLLM on GPU nodes, ``transformers serve`` on CPU); None: the local policy in-process (smoke)."""
 
 
 class ReportSpec(StrictModel):
@@ -169,6 +173,13 @@ class CampaignSpec(StrictModel):
                 problems.append(f"models.{key}.files.midtrain: no config for arm(s) {', '.join(missing)}")
         if self.grpo and self.grpo.model not in self.models:
             problems.append(f"grpo.model: {self.grpo.model!r} is not one of the models ({', '.join(self.models)})")
+        serve = self.evaluation.serve
+        if serve is not None:
+            problems += [f"evaluation.serve.{field}.{k}: {k!r} is not one of the models ({', '.join(self.models)})"
+                         for field in ("family", "tensor_parallel") for k in getattr(serve, field) if k not in self.models]
+            if serve.engine == "vllm":
+                problems += [f"evaluation.serve.family: no family for model {k!r} (vLLM needs its tool-call parser)"
+                             for k in self.models if k not in serve.family]
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -1,10 +1,21 @@
-"""An OpenAI-compatible chat-completions endpoint as a policy (e.g. a vLLM server).
+"""An OpenAI-compatible chat-completions endpoint as a policy (a vLLM or ``transformers serve`` server).
 
-Each turn is one ``POST {endpoint}/chat/completions`` with ``tools``; the reply's
-``tool_calls`` are read, and so are textual ``<tool_call>{json}</tool_call>`` blocks in
-its content (servers without a tool parser return those as text). Requests of a batch
-run concurrently (``concurrency``); connection errors, 429 and 5xx are retried with
-exponential backoff; other errors raise :class:`EndpointError`.
+Each turn is one ``POST {endpoint}/chat/completions`` with ``tools``; ``model`` is the
+*served* name (vLLM: ``--served-model-name`` or a LoRA module's name; ``transformers
+serve``: the path it was started with), never a weights folder the server does not know.
+Tool calls arrive in one of two ways, and both are read:
+
+- as OpenAI ``tool_calls``, when the server parses them (vLLM with ``--enable-auto-tool-choice
+  --tool-call-parser gemma4|glm45``; ``transformers serve`` for Gemma-4, whose response
+  schema it knows);
+- as text in ``content``, when it does not (``transformers serve`` for GLM-4.5): read in the
+  model family's own format (``family``: ``py4.episodes.parsing.parse_assistant_text``;
+  Gemma-4 ``<|tool_call>call:NAME{…}<tool_call|>``, GLM-4.5 ``<tool_call>NAME<arg_key>…``;
+  None: ``<tool_call>{json}</tool_call>`` blocks).
+
+Requests of a batch run concurrently (``concurrency``); connection errors, 408/409/429 and
+5xx are retried with exponential backoff; a refusal (400, 404, …) raises
+:class:`EndpointError` at once, saying what the server needs (:func:`explain_refusal`).
 """
 
 from __future__ import annotations
@@ -16,7 +27,7 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from py4.episodes.parsing import ParsedTurn, check_call, parse_tool_blocks
+from py4.episodes.parsing import ParsedTurn, check_call, parse_assistant_text
 from py4.episodes.policy import Turn, TurnRequest, approximate_tokens
 
 RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
@@ -31,17 +42,20 @@ class EndpointPolicy:
 
     ``api_key`` defaults to the ``OPENAI_API_KEY`` environment variable (none is sent when
     unset). ``tokenizer`` (optional) counts tool-result tokens; else 4 characters a token.
+    ``family`` (gemma4, glm45, …) is the format of tool calls written as text in ``content``.
     """
 
     def __init__(self, endpoint: str, model: str, *, temperature: float = 0.7, top_p: float = 1.0,
                  seed: int = 0, concurrency: int = 8, retries: int = 4, timeout_s: float = 300.0,
-                 backoff_s: float = 0.5, api_key: str | None = None, tokenizer: Any = None):
+                 backoff_s: float = 0.5, api_key: str | None = None, tokenizer: Any = None,
+                 family: str | None = None):
         import httpx
 
         self.name = f"endpoint:{model}"
         self.model, self.temperature, self.top_p, self.seed = model, temperature, top_p, seed
         self.concurrency, self.retries, self.backoff_s = max(1, concurrency), max(0, retries), backoff_s
-        self.tokenizer = tokenizer
+        self.tokenizer, self.family = tokenizer, family
+        parse_assistant_text("", family)  # an unknown family fails here, before any request
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=headers)
@@ -63,7 +77,7 @@ class EndpointPolicy:
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise EndpointError(f"unexpected chat-completions reply: {json.dumps(data)[:500]}") from None
-        parsed = turn_from_message(message)
+        parsed = turn_from_message(message, self.family)
         usage = data.get("usage") or {}
         text = message.get("content") or ""
         tokens = usage.get("completion_tokens")
@@ -90,11 +104,22 @@ class EndpointPolicy:
                 elif response.status_code in RETRY_STATUSES:
                     last = f"HTTP {response.status_code}: {response.text[:200]}"
                 else:
-                    raise EndpointError(f"{self._http.base_url}/chat/completions: HTTP {response.status_code}: "
-                                        f"{response.text[:500]}")
+                    raise EndpointError(explain_refusal(f"{self._http.base_url}/chat/completions",
+                                                        response.status_code, response.text[:500], self.model,
+                                                        self.served_models()))
             if attempt < self.retries:
                 time.sleep(self.backoff_s * 2 ** attempt)
         raise EndpointError(f"{self._http.base_url}/chat/completions failed after {self.retries + 1} attempts: {last}")
+
+    def served_models(self) -> list[str] | None:
+        """The names the server serves (GET /models), or None when it does not say."""
+        import httpx
+
+        try:
+            reply = self._http.get("/models")
+            return [m["id"] for m in reply.json()["data"]] if reply.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return None
 
     def count_tokens(self, text: str) -> int:
         if self.tokenizer is None:
@@ -106,8 +131,27 @@ class EndpointPolicy:
         self._http.close()
 
 
-def turn_from_message(message: dict[str, Any]) -> ParsedTurn:
-    """Structured ``tool_calls`` first, then ``<tool_call>`` blocks written in the content."""
+def explain_refusal(url: str, status: int, text: str, model: str, served: list[str] | None) -> str:
+    """The error for a request the server refused (not retried), with what the server needs."""
+    hints = []
+    low = text.lower()
+    if served is not None and model not in served:
+        hints.append(f"the server serves {', '.join(map(repr, served)) or 'nothing'}, not {model!r}: send the served "
+                     "name (vLLM: --served-model-name, or the name of --lora-modules NAME=PATH; transformers serve: "
+                     "the path it was started with), not a weights folder")
+    if "lora" in low or "rank" in low:
+        hints.append("an adapter is served as a LoRA module: vllm serve BASE --enable-lora --max-lora-rank 64 "
+                     "--lora-modules NAME=ADAPTER (vLLM's default maximum rank is 16; the campaign's LoRA is r 64)")
+    if "context" in low or "max_tokens" in low or "max-model-len" in low or "too long" in low:
+        hints.append("the prompt plus max_tokens must fit the server's context (vllm --max-model-len)")
+    if (status == 400 and not hints) or "tool" in low:
+        hints.append("a vLLM server answers HTTP 400 to requests with tools unless it was started with "
+                     "--enable-auto-tool-choice --tool-call-parser gemma4 (Gemma-4) or glm45 (GLM-4.5)")
+    return f"{url}: HTTP {status}: {text}" + "".join(f"\n  - {h}" for h in hints)
+
+
+def turn_from_message(message: dict[str, Any], family: str | None = None) -> ParsedTurn:
+    """Structured ``tool_calls`` first, then calls written as text in the content, in ``family``'s format."""
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") if isinstance(call, dict) else None
@@ -116,7 +160,7 @@ def turn_from_message(message: dict[str, Any]) -> ParsedTurn:
             continue
         raw = json.dumps({"name": function.get("name"), "arguments": function.get("arguments")}, ensure_ascii=False)
         calls.append(check_call(function.get("name"), function.get("arguments"), raw, call.get("id")))
-    textual = parse_tool_blocks(message.get("content") or "")
+    textual = parse_assistant_text(message.get("content") or "", family)
     reasoning = message.get("reasoning_content") or message.get("reasoning") or textual.reasoning
     return ParsedTurn(textual.content, reasoning, calls + textual.calls)
 

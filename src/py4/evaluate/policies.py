@@ -26,6 +26,9 @@ class PolicyConfig(StrictModel):
     """endpoint: requests in flight at once."""
     retries: int = 4
     request_timeout_s: float = 300.0
+    family: str | None = None
+    """endpoint: the chat family whose tool-call text to read when calls arrive in ``content``
+    (gemma4, glm45; None: ``<tool_call>{json}</tool_call>`` blocks)."""
 
 
 class SamplingConfig(StrictModel):
@@ -62,7 +65,7 @@ def build_policy(policy: PolicyConfig, sampling: SamplingConfig):
 
         return EndpointPolicy(policy.endpoint, policy.model, temperature=sampling.temperature, top_p=sampling.top_p,
                               seed=sampling.seed, concurrency=policy.concurrency, retries=policy.retries,
-                              timeout_s=policy.request_timeout_s, tokenizer=tokenizer)
+                              timeout_s=policy.request_timeout_s, tokenizer=tokenizer, family=policy.family)
     return ScriptedPolicy(policy.name, tokenizer=tokenizer)
 
 
