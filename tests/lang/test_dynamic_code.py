@@ -172,6 +172,7 @@ GATE_PROGRAMS = {
     "enum": "use enum\nlet Color = enum.Enum('Color', 'RED GREEN')\nprint(Color.RED)\n",
     "lazy_import": "use colorsys\nprint(colorsys.rgb_to_hsv(1, 0, 0))\n",
     "literal_eval": "use ast\nprint(ast.literal_eval('[1, 2]'))\n",
+    "asyncio": "use asyncio\nasync fn answer() -> int:\n    return 42\nprint(asyncio.run(answer()))\n",
     "real_exec": "use sys\nsys.modules['builtins'].exec('print(1)')\n",
     "real_compile": "use sys\nsys.modules['builtins'].compile('1', 'x', 'eval')\n",
     "marshal": "use sys\nlet m = sys.modules['marshal']\nprint(m.loads(m.dumps(1)))\n",
@@ -179,6 +180,9 @@ GATE_PROGRAMS = {
     "defaults_write": ("use sys\nlet poke = sys.modules['builtins'].setattr\n"
                       "fn f(x: int = 1) -> int:\n    return x\npoke(f, '__defaults__', (2,))\n"),
     "program": "use os\nos.system('true')\n",
+    "unaudited_program": ("use sys\nlet start = sys.modules['_posixsubprocess'].fork_exec\n"
+                          "start(['/bin/true'], [b'/bin/true'], true, (), nil, nil, -1, -1, -1, -1,\n"
+                          "      -1, -1, -1, -1, false, false, -1, nil, nil, nil, -1, nil, false)\n"),
     "ctypes": "use sys\nlet real = sys.modules['builtins']\nreal.getattr(real, '__import__')('ctypes')\n",
     "subinterpreter": ("use sys\nlet real = sys.modules['builtins']\n"
                        "real.getattr(real, '__import__')('_xxsubinterpreters')\n"),
@@ -199,7 +203,7 @@ GATE_PROGRAMS = {
                  "open('/dev/null').close()\nprint('after')\n"),
 }
 HONEST = ("dataclass", "namedtuple", "typed_namedtuple", "enum", "lazy_import", "literal_eval",
-          "new_hook")
+          "asyncio", "new_hook")
 
 GATE_RUNNER = """
 import contextlib, io, json, sys, types

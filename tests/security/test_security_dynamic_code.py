@@ -332,6 +332,22 @@ def test_another_python_cannot_be_started(sandbox):
     sandbox.assert_serves_next()
 
 
+def test_another_python_cannot_be_started_by_the_unaudited_fork_exec(sandbox):
+    # _posixsubprocess.fork_exec starts programs without telling audit hooks.
+    result = sandbox.executor.run(
+        "use sys\nuse os\n"
+        "let real = sys.modules['builtins']\n"
+        "real.getattr(real, '__import__')('subprocess')\n"
+        "let start = sys.modules['_posixsubprocess'].fork_exec\n"
+        "let python = sys.base_prefix + '/bin/python3'\n"
+        "let r, w = os.pipe()\n"
+        f"let pid = start([python, '-c', {FOREIGN!r}], [python.encode()], true, (), nil, nil,\n"
+        "    -1, -1, -1, -1, -1, -1, r, w, false, false, -1, nil, nil, nil, -1, nil, false)\n"
+        "os.waitpid(pid, 0)\n")
+    _ran_without_foreign_code(result, "DynamicCodeError")
+    sandbox.assert_serves_next()
+
+
 # ----------------------------------------------------------------------------- indirections
 
 def test_class_made_by_three_argument_type_reaches_no_dunder(sandbox):

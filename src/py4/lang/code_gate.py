@@ -8,7 +8,8 @@ string to a standard-library function that compiles it (``typing.get_type_hints`
 ``pickle``, …). Every such path ends in a handful of interpreter operations that CPython
 announces to audit hooks (PEP 578) before doing them: ``compile`` (text to code),
 ``exec`` (running a code object), ``marshal.loads``, ``code.__new__`` (including
-``code.replace``), ``function.__new__``, setting a function's ``__code__``, loading
+``code.replace``) and ``function.__new__`` from program code, setting a function's
+``__code__`` from program code, loading
 ctypes, creating a subinterpreter, and starting another program. The gate is an audit
 hook that refuses them (raising ``DynamicCodeError`` before the operation happens),
 except for the trusted code paths an honest program needs:
@@ -30,14 +31,13 @@ function's ``__code__`` or defaults is itself refused, so a program that finds t
 cannot switch it off. Reading objects (``gc``, frames) is not refused: it reaches data,
 never new code (the sandbox tests in tests/security rely on it).
 
-Known limit (docs/boa.md): starting another program through the private
-``_posixsubprocess.fork_exec`` (reachable through ``sys.modules`` once ``subprocess`` is
-loaded) is not announced to audit hooks; closing it is the OS sandbox's job (seccomp
-refusing ``execve`` in run processes).
+Starting another program through the private ``_posixsubprocess.fork_exec`` is not
+announced to audit hooks: ``install`` replaces it by a refusal (see there).
 """
 
 from __future__ import annotations
 
+import _posixsubprocess  # loaded with the runtime, before any run: see install()
 import dataclasses
 import keyword
 import os
@@ -82,8 +82,11 @@ _CODE_ATTRIBUTES = frozenset({"__code__", "__defaults__", "__kwdefaults__"})
 # Attributes whose reads CPython announces: code objects, frames.
 _REFUSED_READS = frozenset({"__code__", "gi_code", "cr_code", "ag_code", "f_code",
                             "gi_frame", "cr_frame", "ag_frame", "tb_frame"})
+# (`_posixsubprocess` is loaded before the gate; importing it again would make a fresh
+# `fork_exec`, the one way of starting a program that audit hooks do not hear of.)
 _REFUSED_IMPORTS = frozenset({"_xxsubinterpreters", "_xxinterpchannels", "_testcapi",
-                              "_testinternalcapi", "_testmultiphase", "_ctypes", "ctypes"})
+                              "_testinternalcapi", "_testmultiphase", "_ctypes", "ctypes",
+                              "_posixsubprocess"})
 _PROGRAMS = frozenset({"os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile",
                        "subprocess.Popen"})
 
@@ -200,17 +203,27 @@ def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str
                 caller.f_locals.get("bytecode_path"), args[0], 16):  # (after the pyc header)
             return  # the import system reading a library module's own cached bytecode
         raise _error("loading marshalled code: refused in Python-4")
-    if event == "function.__new__":
+    if event == "function.__new__" or event == "code.__new__":
         if trusted:
-            return
-        raise _error("making a function from a code object: refused in Python-4")
+            return  # the library's own (e.g. types.coroutine sets a flag with code.replace)
+        raise _error("making a function or code object at run time: refused in Python-4")
     if event in _programs:
         raise _error("starting another program: refused in Python-4")
     if event == "sys.addaudithook":
         raise _error("audit hooks cannot be added in Python-4")
-    raise _error(f"{event}: refused in Python-4")  # code.__new__, subinterpreters
+    raise _error(f"{event}: refused in Python-4")  # subinterpreters
+
+
+def _refuse_program(*args, **kwargs):
+    raise DynamicCodeError("starting another program: refused in Python-4")
 
 
 def install() -> None:
-    """Install the gate in this process, for good (see the module doc: run processes only)."""
+    """Install the gate in this process, for good (see the module doc: run processes only).
+
+    ``_posixsubprocess.fork_exec`` (what ``subprocess`` and ``multiprocessing``'s spawn
+    start programs with) raises no audit event: it is replaced by a refusal first, and the
+    original, referenced by nothing else, is gone.
+    """
+    _posixsubprocess.fork_exec = _refuse_program
     sys.addaudithook(_gate)
