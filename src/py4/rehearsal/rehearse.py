@@ -103,6 +103,12 @@ class Layout:
                 "HF_HOME": str(self.root / "hf"), "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false",
                 "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
 
+    def port(self) -> int:
+        """A port for this folder's evaluation servers: 20000-39999, from the folder's path."""
+        import hashlib
+
+        return 20000 + int(hashlib.sha1(str(self.root).encode()).hexdigest(), 16) % 20000
+
     def substitute(self, items: list[str]) -> list[str]:
         return [s.replace("{rehearsal}", str(self.root)).replace("{out}", str(self.campaign)) for s in items]
 
@@ -138,6 +144,11 @@ def rehearsal_spec(config: RehearsalConfig, campaign_file: str | Path, layout: L
 
     boundary_overrides = [o for b in config.boundaries.values() for o in b.campaign_overrides]
     spec = load_campaign(campaign_file, [f"out_dir={layout.campaign}", *config.campaign_overrides, *boundary_overrides])
+    if spec.evaluation.serve is not None:
+        # Each rehearsal folder serves on its own port, so two rehearsals (or a test and a run)
+        # never meet on the spec's port; the same folder keeps its port (the nodes' fingerprints).
+        serve = spec.evaluation.serve.model_copy(update={"port": layout.port()})
+        spec = spec.model_copy(update={"evaluation": spec.evaluation.model_copy(update={"serve": serve})})
     corpus = spec.corpus.model_copy(update={"overrides": [*spec.corpus.overrides, *layout.substitute(config.corpus)]})
     merged: dict[str, list[str]] = {k: list(v) for k, v in spec.stage_overrides.items()}
     for stage, items in config.stage_overrides.items():
@@ -219,6 +230,7 @@ class ChildExecutor:
 
     def _kill_at_first_checkpoint(self, cmd: list[str], node, log) -> str:
         """Start the run, kill its process group once a checkpoint is complete; say what happened."""
+        import contextlib
         import signal
 
         log.write(f"$ {' '.join(cmd)}   # resume drill: killed at its first complete checkpoint\n")
@@ -228,13 +240,33 @@ class ChildExecutor:
         while proc.poll() is None:
             done = [c for c in _checkpoints(node.run_dir) if (c / "trainer_state.json").exists()]
             if done:  # the trainer writes trainer_state.json last: the checkpoint is complete
-                os.killpg(proc.pid, signal.SIGKILL)
+                # torchrun starts its workers in sessions of their own: kill the whole tree.
+                for pid in [*_descendants(proc.pid), proc.pid]:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
                 proc.wait()
                 present = ", ".join(c.name for c in _checkpoints(node.run_dir))
                 log.write(f"\n# resume drill: killed after {done[0].name} (on disk: {present})\n")
                 return f"killed after {done[0].name}, restarted (on disk: {present})"
             time.sleep(0.1)
         return f"finished (exit {proc.returncode}) before any checkpoint was complete: no resume rehearsed"
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children first found, read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, stack = [], list(children.get(pid, []))
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        stack.extend(children.get(child, []))
+    return found
 
 
 def _checkpoints(run_dir: str | Path) -> list[Path]:
