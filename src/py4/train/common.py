@@ -13,18 +13,53 @@ record. The pieces here keep that flow short and identical across stages:
   from the configured GPU count (:func:`check_world_size`);
 - :class:`LRTrace`, the learning rate after every optimizer step (manifest: peak, end);
 - :func:`resume_checkpoint`: the last ``checkpoint-N`` (optimizer, scheduler, RNG and
-  data position are restored by the Trainer from it).
+  data position are restored by the Trainer from it; under FSDP2 the campaign's checkpoints
+  are sharded, ``pytorch_model_fsdp_0/`` + ``optimizer_0/``, each rank writing its shard);
+- :func:`check_optimizer`: an optimizer whose package is not installed (``adamw_torch_8bit``
+  needs torchao) is refused before any weights load, naming the file, field, package and
+  install command; :data:`OPTIMIZER_PACKAGES` lists what each optimizer needs.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import json
 import math
 import os
+import sys
 from pathlib import Path
 from typing import Any, Literal
 
+import pydantic
+
 from py4.config import StrictModel
+
+# TrainingArguments.optim (transformers 5.24 OptimizerNames) -> (module it imports, what to
+# pip-install), or None when torch alone provides it. Checked against transformers' own list
+# in tests/train/test_optimizer_check.py.
+_BNB = ("bitsandbytes", "bitsandbytes")
+OPTIMIZER_PACKAGES: dict[str, tuple[str, str] | None] = {
+    "adamw_torch": None, "adamw_torch_fused": None, "adamw_torch_xla": ("torch_xla", "torch_xla"),
+    "adamw_torch_npu_fused": ("torch_npu", "torch_npu"), "adafactor": None,
+    "adamw_anyprecision": ("torchdistx", "torchdistx"),
+    "adamw_torch_4bit": ("torchao", "torchao==0.18.0"), "adamw_torch_8bit": ("torchao", "torchao==0.18.0"),
+    "ademamix": _BNB, "sgd": None, "adagrad": None, "adamw_bnb_8bit": _BNB, "adamw_8bit": _BNB,
+    "ademamix_8bit": _BNB, "lion_8bit": _BNB, "lion_32bit": _BNB, "paged_adamw_32bit": _BNB,
+    "paged_adamw_8bit": _BNB, "paged_ademamix_32bit": _BNB, "paged_ademamix_8bit": _BNB,
+    "paged_lion_32bit": _BNB, "paged_lion_8bit": _BNB, "rmsprop": None, "rmsprop_bnb": _BNB,
+    "rmsprop_bnb_8bit": _BNB, "rmsprop_bnb_32bit": _BNB,
+    **dict.fromkeys(("galore_adamw", "galore_adamw_8bit", "galore_adafactor", "galore_adamw_layerwise",
+                     "galore_adamw_8bit_layerwise", "galore_adafactor_layerwise"), ("galore_torch", "galore-torch")),
+    "lomo": ("lomo_optim", "lomo-optim"), "adalomo": ("lomo_optim", "lomo-optim"),
+    "grokadamw": ("grokadamw", "grokadamw"),
+    **dict.fromkeys(("schedule_free_radam", "schedule_free_adamw", "schedule_free_sgd"),
+                    ("schedulefree", "schedulefree")),
+    "apollo_adamw": ("apollo_torch", "apollo-torch"), "apollo_adamw_layerwise": ("apollo_torch", "apollo-torch"),
+    "stable_adamw": ("optimi", "torch-optimi"),
+}
+# Packages the `campaign` extra of pyproject.toml installs (the campaign's optimizers).
+CAMPAIGN_EXTRA_PACKAGES = {"torchao"}
 
 __all__ = [
     "Optimisation",
@@ -37,6 +72,9 @@ __all__ = [
     "check_schedule",
     "read_schedule",
     "check_world_size",
+    "check_checkpointing",
+    "check_optimizer",
+    "OPTIMIZER_PACKAGES",
     "resume_checkpoint",
     "trainable_summary",
 ]
@@ -58,7 +96,8 @@ class Optimisation(StrictModel):
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
     optim: str = "adamw_torch_fused"
-    """TrainingArguments.optim: adamw_torch_fused, adamw_torch, adamw_8bit (bitsandbytes) …"""
+    """TrainingArguments.optim: adamw_torch_fused, adamw_torch, adamw_torch_8bit (torchao) …
+    (one of :data:`OPTIMIZER_PACKAGES`; its package must be installed to train)."""
     seed: int = 42
     micro_batch: int = 1
     grad_accum: int = 1
@@ -68,6 +107,16 @@ class Optimisation(StrictModel):
     """Optimizer steps; None: from the schedule file, or from ``epochs``."""
     epochs: float = 1.0
     gradient_checkpointing: bool | Literal["auto"] = "auto"
+    """auto: on GPU unless FSDP checkpoints activations (fsdp_activation_checkpointing), off on CPU."""
+
+    @pydantic.field_validator("optim")
+    @classmethod
+    def _known_optimizer(cls, value: str) -> str:
+        if value not in OPTIMIZER_PACKAGES:
+            close = difflib.get_close_matches(value, OPTIMIZER_PACKAGES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown optimizer {value!r}{hint} (transformers 5.24 knows: {', '.join(OPTIMIZER_PACKAGES)})")
+        return value
 
 
 class RunSettings(StrictModel):
@@ -216,6 +265,52 @@ def check_world_size(opt: Optimisation) -> int:
             f"but the launch has WORLD_SIZE={world}: launch with accelerate and the matching configs/accelerate file"
         )
     return world
+
+
+def _module_available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def check_optimizer(opt: Optimisation, source: str = "the stage config") -> None:
+    """Raises ValueError when ``opt.optim`` needs a package that is not installed.
+
+    Called before any weights load (``py4.train.stages.run_stage``, :func:`run_packed`): the
+    Trainer would only find out when it builds the optimizer, after loading the model.
+    """
+    needed = OPTIMIZER_PACKAGES.get(opt.optim)
+    if needed is None:
+        return
+    module, requirement = needed
+    if _module_available(module):
+        return
+    if module in CAMPAIGN_EXTRA_PACKAGES:
+        how = ("pip install -e '.[campaign]' torch==2.13.0 (the campaign extra; torch pinned so pip "
+               f"keeps the installed build), or pip install '{requirement}'")
+    else:
+        how = f"pip install '{requirement}'"
+    raise ValueError(
+        f"{source}: optimisation.optim is {opt.optim!r}, which needs the package {requirement!r} "
+        f"(module {module!r}), which is not installed for {sys.executable}: "
+        f"install it with: {how}; or choose another optimizer (adamw_torch_fused needs nothing more)"
+    )
+
+
+def check_checkpointing(opt: Optimisation, device) -> None:
+    """Raises TrainingGuardError when gradient checkpointing and FSDP's own are both on.
+
+    The FSDP configs checkpoint activations (``fsdp_activation_checkpointing: true``, non-
+    reentrant ``checkpoint_wrapper`` per decoder layer); the Trainer refuses a second layer of
+    it, but only after the weights are loaded.
+    """
+    from py4.train import fsdp
+
+    launch = fsdp.launch()
+    if launch.enabled and launch.activation_checkpointing and device.gradient_checkpointing:
+        raise TrainingGuardError(
+            "optimisation.gradient_checkpointing is true but the accelerate config already checkpoints "
+            "activations (fsdp_activation_checkpointing: true): set optimisation.gradient_checkpointing "
+            "to false or auto"
+        )
 
 
 def resume_checkpoint(run: RunSettings) -> str | None:

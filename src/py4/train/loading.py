@@ -4,6 +4,12 @@ A model source is a local folder (smoke assets, a previous stage's output) or a 
 with a pinned revision (campaign scale). The same code loads both; a local folder is
 never looked up on the Hub. On CPU: ``use_cpu`` and float32, no bf16, no gradient
 checkpointing; on GPU: bf16 and gradient checkpointing (as the campaign ran).
+
+Under an FSDP2 launch with ``fsdp_cpu_ram_efficient_loading`` (the campaign's accelerate
+configs) only global rank 0 reads the weights; the other ranks build the model on ``meta``
+and receive rank 0's weights when accelerate prepares the model (:mod:`py4.train.fsdp`).
+That needs the process group first: the stages create their ``TrainingArguments`` (which
+starts it) before calling :func:`load_model`.
 """
 
 from __future__ import annotations
@@ -42,11 +48,25 @@ class DeviceSettings:
 
 
 def device_settings(gradient_checkpointing: bool | Literal["auto"] = "auto") -> DeviceSettings:
-    """CPU → use_cpu, no bf16, no checkpointing; GPU → bf16 and checkpointing (unless set)."""
+    """CPU → use_cpu, no bf16, no checkpointing; GPU → bf16 and checkpointing (unless set).
+
+    Under an FSDP launch that checkpoints activations itself (``fsdp_activation_checkpointing``),
+    ``auto`` means no gradient checkpointing: the Trainer refuses both at once. An FSDP launch
+    on CPU processes runs FSDP2 too (:func:`py4.train.fsdp.enable_fsdp_on_cpu`), and sharded
+    checkpoints resume with :func:`py4.train.fsdp.load_sharded_optimizer`.
+    """
     import torch
 
+    from py4.train import fsdp
+
+    launch = fsdp.launch()
+    fsdp.enable_fsdp_on_cpu()
+    if launch.enabled:
+        fsdp.install_sharded_optimizer_loading()
+    by_fsdp = launch.enabled and launch.activation_checkpointing
     if torch.cuda.is_available():
-        checkpointing = True if gradient_checkpointing == "auto" else bool(gradient_checkpointing)
+        auto = not by_fsdp
+        checkpointing = auto if gradient_checkpointing == "auto" else bool(gradient_checkpointing)
         return DeviceSettings(use_cpu=False, bf16=True, gradient_checkpointing=checkpointing, device="cuda")
     checkpointing = False if gradient_checkpointing == "auto" else bool(gradient_checkpointing)
     return DeviceSettings(use_cpu=True, bf16=False, gradient_checkpointing=checkpointing, device="cpu")
@@ -99,16 +119,67 @@ def torch_dtype(source: ModelSource, device: DeviceSettings):
 def load_model(source: ModelSource, device: DeviceSettings):
     """A causal LM from ``source`` in the dtype the device calls for.
 
+    Under an FSDP2 launch that loads on rank 0 only (and once the process group exists),
+    the other ranks get the model on ``meta`` with rank 0's non-persistent buffers.
     Raises FileNotFoundError / ValueError for a missing folder or an unpinned Hub id.
     """
+    import torch.distributed as dist
     from transformers import AutoModelForCausalLM
 
+    from py4.train import fsdp
+
     _check_source(source)
-    model = AutoModelForCausalLM.from_pretrained(
-        source.path, dtype=torch_dtype(source, device), attn_implementation=source.attn_implementation,
-        **_hub_kwargs(source.path, source.revision),
-    )
+    hub = _hub_kwargs(source.path, source.revision)
+    dtype = torch_dtype(source, device)
+    rank0_only = fsdp.launch().loads_on_rank0_only and dist.is_available() and dist.is_initialized()
+    if rank0_only and dist.get_rank() != 0:
+        model = fsdp.load_empty(source.path, hub, dtype, source.attn_implementation)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(
+            source.path, dtype=dtype, attn_implementation=source.attn_implementation, **hub,
+        )
+    if rank0_only:
+        fsdp.share_buffers_from_rank0(model)
+    # What the final save casts back to (py4.train.packed.save_final_model).
+    setattr(model, CHECKPOINT_DTYPE_ATTR, checkpoint_dtype(source))
+    model.py4_read_on_rank0_only = rank0_only
     return model
+
+
+CHECKPOINT_DTYPE_ATTR = "py4_checkpoint_dtype"
+"""Attribute :func:`load_model` sets on a model: the dtype its checkpoint is stored in."""
+
+
+def loading_facts(model) -> dict[str, Any]:
+    """What the manifest says about how the weights were loaded (the same on every rank)."""
+    from py4.train import fsdp
+
+    launch = fsdp.launch()
+    dtype = getattr(model, CHECKPOINT_DTYPE_ATTR, None)
+    rank0_only = getattr(model, "py4_read_on_rank0_only", False)
+    return {"weights_read_by": "rank 0 only" if rank0_only else "every process",
+            "world_size": launch.world_size, "fsdp": launch.enabled,
+            "checkpoint_dtype": None if dtype is None else str(dtype).removeprefix("torch.")}
+
+
+def checkpoint_dtype(source: ModelSource):
+    """The dtype the checkpoint of ``source`` is stored in (its config's ``dtype``), or None.
+
+    The final model of a full-parameter stage is saved in this dtype, whatever precision it
+    trained in (FSDP2 with bf16 mixed precision keeps fp32 master weights; CPU runs train in
+    float32): the graft and the next stage read the checkpoint as the campaign's are, bf16.
+    """
+    import torch
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(source.path, **_hub_kwargs(source.path, source.revision))
+    for candidate in (config, *(getattr(config, key, None) for key in getattr(config, "sub_configs", {}))):
+        value = getattr(candidate, "dtype", None) if candidate is not None else None
+        if isinstance(value, str):
+            value = getattr(torch, value, None)
+        if isinstance(value, torch.dtype):
+            return value
+    return None
 
 
 def model_provenance(source: ModelSource) -> dict[str, Any]:

@@ -105,12 +105,56 @@ def record_inputs(recorder, model_source: loading.ModelSource, data_path: str, s
         recorder.set(schedule=schedule)
 
 
+def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
+    """Save the trained model to ``model_dir``; returns what the manifest records about it.
+
+    A LoRA adapter is saved as the trainer saves it. A full-parameter model is saved in the
+    dtype of the checkpoint it started from (``loading.load_model`` notes it on the model):
+    FSDP2 with bf16 mixed precision trains fp32 master weights and a CPU run trains in
+    float32, but the graft (``mismatch.dtype: error``) and the next stage expect the
+    campaign's checkpoints as they are, bf16. Under FSDP the weights are gathered one tensor
+    at a time on every rank (a collective) whatever ``fsdp_state_dict_type`` the checkpoints
+    use, and rank 0 writes them.
+    """
+    from py4.train import fsdp
+
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    dtype = getattr(model, loading.CHECKPOINT_DTYPE_ATTR, None)
+    if hasattr(model, "peft_config") or dtype is None:
+        trainer.save_model(str(model_dir))
+        return {"saved_dtype": "as trained", "source_dtype": None if dtype is None else str(dtype)}
+    is_main = trainer.accelerator.is_main_process
+    if trainer.is_fsdp_enabled:
+        state = fsdp.gathered_state_dict(trainer.model, dtype, is_main)
+    else:
+        state = {name: (t.detach().to(dtype) if t.is_floating_point() else t)
+                 for name, t in model.state_dict(keep_vars=True).items()} if is_main else {}
+    if is_main:
+        model.save_pretrained(str(model_dir), state_dict=state)
+        _write_config_dtype(model, model_dir, dtype)
+    del state
+    trainer.accelerator.wait_for_everyone()
+    name = str(dtype).removeprefix("torch.")
+    return {"saved_dtype": name, "source_dtype": name}
+
+
+def _write_config_dtype(model, model_dir: Path, dtype) -> None:
+    """config.json states the saved dtype (save_pretrained writes the training dtype)."""
+    name = str(dtype).removeprefix("torch.")
+    config = model.config
+    for sub in (config, *(getattr(config, key, None) for key in getattr(config, "sub_configs", {}))):
+        if sub is not None and hasattr(sub, "dtype"):
+            sub.dtype = name
+    config.save_pretrained(str(model_dir))
+
+
 def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed_from: str | None,
            tokenizer, t0: float) -> StageResult:
     """Save the final model, record the outcome, return the stage result."""
     model_dir = Path(output_dir) / "model"
-    trainer.save_model(str(model_dir))
-    tokenizer.save_pretrained(str(model_dir))
+    saved = save_final_model(trainer, model_dir)
+    if trainer.accelerator.is_main_process:
+        tokenizer.save_pretrained(str(model_dir))
     summary = common.trainable_summary(trainer.model)
     losses = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
     lr = lr_trace.summary()
@@ -121,7 +165,7 @@ def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed
         resumed_from=resumed_from,
     )
     recorder.set(result={k: v for k, v in result.__dict__.items()}, parameters=summary,
-                 lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs})
+                 lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs}, saved_model=saved)
     recorder.add_output("model", model_dir)
     recorder.timing("train_s", time.monotonic() - t0)
     return result
@@ -136,18 +180,23 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
     from transformers import Trainer, TrainingArguments
 
     opt, settings = config.optimisation, config.run
+    common.check_optimizer(opt)
     schedule = common.read_schedule(config.data.schedule) if config.data.schedule else None
     max_steps = common.check_schedule(opt.max_steps, schedule, str(config.data.schedule))
     common.check_world_size(opt)
     device = loading.device_settings(opt.gradient_checkpointing)
+    common.check_checkpointing(opt, device)
     with common_recorder(settings.output_dir, config, kind) as recorder:
         record_inputs(recorder, config.model, config.data.path, schedule)
+        # The arguments first: they start the process group, which rank-0-only loading needs.
+        args = TrainingArguments(**common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1))
+        args.device  # noqa: B018 — accelerate's PartialState (process group) is created on first use
         tokenizer = loading.load_tokenizer(config.model)
         model = loading.load_model(config.model, device)
+        recorder.set(loading=loading.loading_facts(model))
         dataset = load_packed(config.data.path)
         recorder.set(data_rows=len(dataset), max_steps=max_steps if max_steps is not None else -1)
         lr_trace = common.LRTrace()
-        args = TrainingArguments(**common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1))
         trainer = Trainer(
             model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
             data_collator=common.guarded_collator(PackedBlockCollator(tokenizer.pad_token_id)),

@@ -31,6 +31,10 @@ def run_stage(name: str, config_path: str | None, overrides: list[str] | tuple[s
     """Load the stage's config strictly (file + overrides) and run it."""
     from py4.config import load_config
 
+    from py4.train.common import check_optimizer
+
     module, config_type = get_stage(name)
     config = load_config(config_type, config_path, list(overrides))
+    if getattr(config, "optimisation", None) is not None:  # before any weights load
+        check_optimizer(config.optimisation, str(config_path))
     return module.run(config)
