@@ -122,3 +122,36 @@ def test_standin_datasets_load_through_the_real_call_offline(tmp_path):
 
     assert all(strict_alternation_problem(r["messages"]) is None for r in kept)
     assert all(strict_alternation_problem(r["messages"]) for r in rows if r not in kept)
+
+
+def test_rehearsal_dag_is_the_campaigns_with_appended_size_overrides(tmp_path):
+    """Same runs per stage as the campaign's DAG, each from the campaign's own stage config file;
+    the rehearsal only appends key=value overrides (and names its boundaries)."""
+    from collections import Counter
+
+    from py4.campaign.dag import build_dag
+    from py4.campaign.spec import load_campaign
+    from py4.rehearsal.rehearse import Layout, load_rehearsal, rehearsal_nodes, rehearsal_spec
+
+    cwd = os.getcwd()
+    os.chdir(REPO_ROOT)
+    try:
+        config = load_rehearsal("configs/rehearsal/python4.yaml")
+        layout = Layout(tmp_path)
+        nodes = rehearsal_nodes(rehearsal_spec(config, "configs/campaign/python4.yaml", layout), config, layout)
+        campaign = build_dag(load_campaign("configs/campaign/python4.yaml"))
+    finally:
+        os.chdir(cwd)
+    # Only the GRPO checkpoints evaluated differ: 7 of 64 steps in the campaign, 1 of 4 here.
+    def shape(dag):
+        return Counter(n.stage for n in dag if "grpo@" not in n.id)
+
+    assert shape(nodes) == shape(campaign)
+    assert sum("grpo@" in n.id for n in nodes) == 1
+    campaign_configs = {(n.stage, n.meta.get("model"), n.config) for n in campaign}
+    assert {(n.stage, n.meta.get("model"), n.config) for n in nodes} == campaign_configs
+    for node in nodes:
+        if "--config" in node.argv:
+            assert not node.argv[node.argv.index("--config") + 1].startswith(str(tmp_path)), node.id
+    grpo = [n for n in nodes if n.stage == "grpo"]
+    assert grpo and all(n.argv[-1] == "grpo.use_vllm=false" for n in grpo)  # the named boundary, last

@@ -63,7 +63,9 @@ def test_gemma4_iso_chain_through_fsdp2_training_and_lora_eft(tmp_path):
         assert row["resume_drill"].startswith("killed after checkpoint-"), row
         manifest = json.loads((out / f"campaign/gemma4_12b/iso/{stage}/run_manifest.json").read_text())
         assert manifest["status"] == "done"
-        assert manifest.get("resumed_from"), {k: manifest.get(k) for k in ("resumed_from", "global_step")}
+        resumed_at = int(manifest["result"]["resumed_from"].rsplit("checkpoint-", 1)[1])
+        # Resumed in the middle of the run, and finished at the planned step.
+        assert resumed_at < manifest["result"]["global_step"] == manifest["max_steps"], manifest["result"]
 
     # Midtraining changed every weight of the language model it was given (the pinned base stand-in).
     base_snapshot = next((out / "hf/hub/models--google--gemma-4-12b/snapshots").iterdir())
