@@ -127,8 +127,7 @@ def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
     if trainer.is_fsdp_enabled:
         state = fsdp.gathered_state_dict(trainer.model, dtype, is_main)
     else:
-        state = {name: (t.detach().to(dtype) if t.is_floating_point() else t)
-                 for name, t in model.state_dict(keep_vars=True).items()} if is_main else {}
+        state = _cast_state(model.state_dict(keep_vars=True), dtype) if is_main else {}
     if is_main:
         model.save_pretrained(str(model_dir), state_dict=state)
         _write_config_dtype(model, model_dir, dtype)
@@ -136,6 +135,17 @@ def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
     trainer.accelerator.wait_for_everyone()
     name = str(dtype).removeprefix("torch.")
     return {"saved_dtype": name, "source_dtype": name}
+
+
+def _cast_state(state: dict[str, Any], dtype) -> dict[str, Any]:
+    """Floating tensors cast to ``dtype``; tied parameters stay one tensor (saved once)."""
+    cast: dict[int, Any] = {}
+    out = {}
+    for name, tensor in state.items():
+        if id(tensor) not in cast:
+            cast[id(tensor)] = tensor.detach().to(dtype) if tensor.is_floating_point() else tensor.detach()
+        out[name] = cast[id(tensor)]
+    return out
 
 
 def _write_config_dtype(model, model_dir: Path, dtype) -> None:
