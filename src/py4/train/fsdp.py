@@ -167,9 +167,10 @@ def share_buffers_from_rank0(model) -> int:
     return len(buffers)
 
 
-def gathered_state_dict(model, dtype, is_main_process: bool) -> dict[str, Any]:
-    """The full state dict of an FSDP2 model, each floating tensor cast to ``dtype``.
+def gathered_state_dict(model, dtype, is_main_process: bool, keep=None) -> dict[str, Any]:
+    """The full state dict of an FSDP2 model, each floating tensor cast to ``dtype`` (None: as is).
 
+    ``keep(name)``, when given, selects the tensors to gather (e.g. a LoRA adapter's).
     Collective (every rank must call it): each sharded tensor is all-gathered in turn; rank 0
     keeps it on CPU in ``dtype``, the others drop it at once (they return an empty dict).
     Tied parameters stay one tensor, so ``save_pretrained`` still sees them as tied.
@@ -180,6 +181,8 @@ def gathered_state_dict(model, dtype, is_main_process: bool) -> dict[str, Any]:
     seen: dict[int, Any] = {}
     # keep_vars: tied parameters come back as the same object (detached copies would not).
     for name, tensor in model.state_dict(keep_vars=True).items():
+        if keep is not None and not keep(name):
+            continue
         key = id(tensor)
         if key not in seen:
             value = tensor.full_tensor() if isinstance(tensor, DTensor) else tensor

@@ -120,10 +120,17 @@ def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
 
     model = trainer.accelerator.unwrap_model(trainer.model)
     dtype = getattr(model, loading.CHECKPOINT_DTYPE_ATTR, None)
+    is_main = trainer.accelerator.is_main_process
+    if hasattr(model, "peft_config") and trainer.is_fsdp_enabled and fsdp.is_sharded_checkpointing(trainer):
+        # The Trainer saves nothing under FSDP with sharded checkpoints: gather the adapter only.
+        adapter = fsdp.gathered_state_dict(trainer.model, None, is_main, keep=_is_adapter_tensor)
+        if is_main:
+            _write_adapter(model, model_dir, adapter)
+        trainer.accelerator.wait_for_everyone()
+        return {"saved_dtype": "as trained (adapter)", "source_dtype": None if dtype is None else str(dtype)}
     if hasattr(model, "peft_config") or dtype is None:
         trainer.save_model(str(model_dir))
         return {"saved_dtype": "as trained", "source_dtype": None if dtype is None else str(dtype)}
-    is_main = trainer.accelerator.is_main_process
     if trainer.is_fsdp_enabled:
         state = fsdp.gathered_state_dict(trainer.model, dtype, is_main)
     else:
@@ -135,6 +142,29 @@ def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
     trainer.accelerator.wait_for_everyone()
     name = str(dtype).removeprefix("torch.")
     return {"saved_dtype": name, "source_dtype": name}
+
+
+def _is_adapter_tensor(name: str) -> bool:
+    return "lora_" in name or "modules_to_save" in name
+
+
+def _write_adapter(model, model_dir: Path, adapter: dict[str, Any]) -> None:
+    """Write a gathered LoRA adapter as PEFT does (adapter_model.safetensors + adapter_config.json).
+
+    Not ``PeftModel.save_pretrained``: PEFT 0.21 selects adapter tensors by the module names it
+    walks, which under FSDP's activation checkpointing carry ``_checkpoint_wrapped_module`` while
+    the state dict's keys do not, so it would write an empty adapter.
+    """
+    from safetensors.torch import save_file
+
+    name = model.active_adapter if isinstance(model.active_adapter, str) else model.active_adapter[0]
+    tensors = {}
+    for key, tensor in adapter.items():  # PEFT's saved names: without the adapter name
+        key = key.replace(f".modules_to_save.{name}.", ".").replace(f".{name}.", ".")
+        tensors[key] = tensor.detach().contiguous()
+    model_dir.mkdir(parents=True, exist_ok=True)
+    save_file(tensors, str(model_dir / "adapter_model.safetensors"), metadata={"format": "pt"})
+    model.peft_config[name].save_pretrained(str(model_dir))
 
 
 def _cast_state(state: dict[str, Any], dtype) -> dict[str, Any]:
