@@ -70,6 +70,7 @@ CONFIG_TYPES: dict[str, Callable[[Path], type | None]] = {
     "corpus": _corpus_type,
     "graft": _check_graft,
     "campaign": lambda p: __import__("py4.campaign.spec", fromlist=["spec"]).config_type_for_file(p),
+    "rehearsal": lambda p: __import__("py4.rehearsal.rehearse", fromlist=["rehearse"]).RehearsalConfig,
 }
 
 

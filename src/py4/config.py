@@ -45,6 +45,24 @@ class StrictModel(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
+def unpinned_hub_reference(value: str | None, revision: str | None) -> bool:
+    """Whether ``value`` names a Hub repository (``owner/name``, not a folder here) without
+    a ``revision``: every Hub reference of a config is pinned, or a re-run may read other
+    files than the run it repeats (a tokenizer's template changes between revisions)."""
+    if value is None or revision:
+        return False
+    if value.startswith((".", "/", "~", "{")) or value.count("/") != 1:
+        return False  # a path (Hub ids are exactly owner/name)
+    return not Path(value).expanduser().exists()
+
+
+def require_pinned(value: str | None, revision: str | None, field: str, revision_field: str) -> None:
+    """Raise ValueError (a validation problem naming both fields) for an unpinned Hub reference."""
+    if unpinned_hub_reference(value, revision):
+        raise ValueError(f"{field} {value!r} is a Hub id without a pinned revision: set {revision_field} "
+                         "to the commit the run used")
+
+
 T = TypeVar("T", bound=pydantic.BaseModel)
 
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 import pydantic
 
-from py4.config import StrictModel
+from py4.config import StrictModel, require_pinned
 
 DOC_TYPES = (
     "reference", "tutorial", "whats_new", "pep", "migration_guide", "qa_thread",
@@ -23,10 +23,15 @@ class TokenizerSpec(StrictModel):
     """The tokenizer that counts the corpus's tokens (local folder or Hub id)."""
 
     name_or_path: str = pydantic.Field(..., description="local tokenizer folder or Hub id")
-    revision: str | None = None
+    revision: str | None = pydantic.Field(None, description="Hub commit; required with a Hub id")
     add_bos: bool = pydantic.Field(True, description="count the BOS token per document (campaign basis)")
     add_eos: bool = pydantic.Field(False, description="count the EOS token per document")
     batch_docs: int = pydantic.Field(256, ge=1, description="documents per batched (Rust) encode call")
+
+    @pydantic.model_validator(mode="after")
+    def _pinned(self):
+        require_pinned(self.name_or_path, self.revision, "tokenizer.name_or_path", "tokenizer.revision")
+        return self
 
 
 class PoolSpec(StrictModel):

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from py4.config import StrictModel
+from py4.config import StrictModel, require_pinned
 from py4.data.instructions import InstructionSourceSpec
 from py4.data.sources import TextSourceSpec
 
@@ -33,8 +33,15 @@ class ScheduleSpec(StrictModel):
 
 class _TokenizerFields(StrictModel):
     tokenizer: str = pydantic.Field(..., description="local folder or Hub id of the run's tokenizer")
-    tokenizer_revision: str | None = None
+    tokenizer_revision: str | None = pydantic.Field(None, description="Hub commit; required with a Hub id")
     seq_len: int = pydantic.Field(8192, ge=8)
+
+    @pydantic.model_validator(mode="after")
+    def _tokenizers_pinned(self):
+        require_pinned(self.tokenizer, self.tokenizer_revision, "tokenizer", "tokenizer_revision")
+        require_pinned(getattr(self, "count_tokenizer", None), getattr(self, "count_tokenizer_revision", None),
+                       "count_tokenizer", "count_tokenizer_revision")
+        return self
 
 
 # How documents share a packed midtraining row (py4.data.pack_text.BlockPacker).
