@@ -158,3 +158,16 @@ def test_a_server_that_exits_or_is_not_ready_is_a_clear_error_and_is_stopped(ste
         with serving(plan_server(ServeConfig(engine="transformers"), str(tmp_path / "missing"), name="x"),
                      tmp_path / "x.log"):
             pass
+
+
+def test_a_missing_vllm_environment_is_named(tmp_path):
+    weights = tmp_path / "graft"
+    weights.mkdir()
+    config = ServeConfig(engine="vllm", executable=str(tmp_path / "vllm-env/bin/vllm"), family={"m": "glm45"})
+    with pytest.raises(ServeError, match=r"evaluation.serve.executable: .*vllm-env/bin/vllm is not an executable"):
+        with serving(plan_server(config, str(weights), name="m/graft", model_key="m"), tmp_path / "server.log"):
+            pass
+    with pytest.raises(ServeError, match="no family for model 'other'"):
+        plan_server(config, str(weights), name="other/graft", model_key="other")
+    with pytest.raises(ValueError, match="executable: engine vllm needs the vllm program"):
+        ServeConfig(engine="vllm")

@@ -40,7 +40,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
@@ -171,7 +171,6 @@ class RunningServer:
     process: subprocess.Popen
     log_path: Path
     ready_s: float = 0.0
-    events: list[str] = field(default_factory=list)
 
     @property
     def base_url(self) -> str:
@@ -191,20 +190,19 @@ def serving(plan: ServerPlan, log_path: str | Path) -> Iterator[RunningServer]:
     missing, the port is taken, the server exits early or is not ready in time (naming the
     log and quoting its end).
     """
-    _check_weights(plan)
+    _check_inputs(plan)
     _check_port_free(plan)
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    copy = None
-    if plan.servable_copy:
-        try:
-            copy = servable_copy(plan)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise ServeError(f"cannot serve {plan.weights}: its servable copy for the transformers engine "
-                             f"({plan.servable_copy}) could not be made: {exc}") from exc
     process = None
     restore = _sigterm_as_exit()
     try:
+        if plan.servable_copy:
+            try:
+                servable_copy(plan)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise ServeError(f"cannot serve {plan.weights}: its servable copy for the transformers engine "
+                                 f"({plan.servable_copy}) could not be made: {exc}") from exc
         with open(log_path, "ab") as log:
             log.write(f"$ {plan.command}\n".encode())
             log.flush()
@@ -218,8 +216,8 @@ def serving(plan: ServerPlan, log_path: str | Path) -> Iterator[RunningServer]:
     finally:
         if process is not None:
             stop(process, plan.stop_timeout_s)
-        if copy is not None:
-            shutil.rmtree(copy, ignore_errors=True)
+        if plan.servable_copy:
+            shutil.rmtree(plan.servable_copy, ignore_errors=True)
         restore()
 
 
@@ -238,10 +236,14 @@ def stop(process: subprocess.Popen, timeout_s: float) -> None:
     process.wait()
 
 
-def _check_weights(plan: ServerPlan) -> None:
+def _check_inputs(plan: ServerPlan) -> None:
     for label, path in (("weights", plan.weights), ("base model", plan.base)):
         if path and not Path(path).exists():
             raise ServeError(f"cannot serve {plan.weights}: its {label} folder {path} does not exist")
+    program = plan.argv[0]
+    if not (Path(program).is_file() and os.access(program, os.X_OK)):
+        raise ServeError(f"evaluation.serve.executable: {program} is not an executable file (vLLM's own "
+                         "environment, e.g. python3 -m venv vllm-env && vllm-env/bin/pip install vllm)")
 
 
 def _check_port_free(plan: ServerPlan) -> None:
