@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The GPU check of issue 17 (docs/rehearsal.md, "GPU check"): the rehearsal's key paths on a ~1B
+# Gemma-4 in bf16 on one accelerator, report in $OUT.
+#
+# On the device (no internet; torch and transformers preinstalled), from the repository root:
+#   bash scripts/gpu_check.sh                 # ~1B, all steps, BUDGET_S=540 in all
+#   bash scripts/gpu_check.sh --tiny          # the same path at tiny sizes (CPU or GPU, ~2 min)
+#   bash scripts/gpu_check.sh --steps build,midtrain
+# On a machine with internet, beforehand (wheels for the device's Python, no dependencies):
+#   bash scripts/gpu_check.sh --fetch-wheels [PYTHON_VERSION, default 3.11]
+#
+# Environment: OUT (report folder; default runs/gpu_check), WHEELS (carried wheels; default
+# gpu_wheels), DEPS (where missing packages are installed; default /tmp/py4_gpu_deps),
+# PYTHON (default python3), BUDGET_S (default 540).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+WHEELS=${WHEELS:-gpu_wheels}
+DEPS=${DEPS:-/tmp/py4_gpu_deps}
+PY=${PYTHON:-python3}
+OUT=${OUT:-runs/gpu_check}
+BUDGET_S=${BUDGET_S:-540}
+# What py4's training and graft code needs beyond torch, at the project's pins (pyproject.toml).
+PINS=(transformers==5.24.0 accelerate==1.16.0 peft==0.21.2 trl==1.16.0 datasets==5.2.0
+      safetensors==0.8.0 tokenizers==0.23.3 pydantic==2.14.4 PyYAML==6.0.4)
+
+if [[ "${1:-}" == "--fetch-wheels" ]]; then
+    pyver=${2:-3.11}
+    mkdir -p "$WHEELS"
+    "$PY" -m pip download --no-deps --only-binary=:all: --python-version "$pyver" \
+        --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+        -d "$WHEELS" "${PINS[@]}" || exit 2
+    du -sh "$WHEELS"  # the device tool carries at most 64 MiB in all
+    exit 0
+fi
+
+mkdir -p "$OUT" "$DEPS"
+# Install from the carried wheels only what is missing or at another version than pinned; the
+# device's own torch (and anything already right) stays. Unavailable wheels are reported, not fatal:
+# the report records every package version the checks ran with.
+"$PY" - "$WHEELS" "$DEPS" "${PINS[@]}" <<'EOF' 2>&1 | tee "$OUT/install.log"
+import glob, importlib.metadata as md, subprocess, sys
+wheels, target, pins = sys.argv[1], sys.argv[2], sys.argv[3:]
+for pin in pins:
+    name, version = pin.split("==")
+    try:
+        have = md.version(name)
+    except md.PackageNotFoundError:
+        have = None
+    if have == version:
+        print(f"{name} {have}: preinstalled"); continue
+    found = glob.glob(f"{wheels}/{name.replace('-', '_')}-{version}-*.whl") + glob.glob(f"{wheels}/{name}-{version}-*.whl")
+    if not found:
+        print(f"{name}: have {have}, want {version}, no wheel in {wheels}: using what is installed"); continue
+    rc = subprocess.call([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                          "--target", target, "--upgrade", found[0]])
+    print(f"{name}: {'installed' if rc == 0 else 'FAILED to install'} {version} (had {have})")
+EOF
+
+export PYTHONPATH="$PWD/src:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee -a "$OUT/install.log"
+"$PY" -m py4.rehearsal.gpu_check --out "$OUT" --budget-s "$BUDGET_S" "$@"
+rc=$?
+cat "$OUT/GPU_CHECK_REPORT.md" 2>/dev/null | cut -c1-2000
+exit $rc
