@@ -21,8 +21,12 @@ PY=${PYTHON:-python3}
 OUT=${OUT:-runs/gpu_check}
 BUDGET_S=${BUDGET_S:-540}
 # What py4's training and graft code needs beyond torch, at the project's pins (pyproject.toml).
-PINS=(transformers==5.24.0 accelerate==1.16.0 peft==0.21.2 trl==1.16.0 datasets==5.2.0
-      safetensors==0.8.0 tokenizers==0.23.3 pydantic==2.14.4 PyYAML==6.0.4)
+# Wheel sizes (cp311, manylinux): pyarrow 55 MB, transformers 13.5 MB, pandas ~12 MB, the rest ~7 MB
+# together: pyarrow and transformers do not fit the 64 MiB carry together (docs/rehearsal.md).
+PINS=(transformers==5.24.0 huggingface_hub==2.4.0 tokenizers==0.23.3 safetensors==0.8.0
+      accelerate==1.16.0 peft==0.21.2 trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19
+      xxhash==4.1.0 fsspec==2026.9.0 pyarrow==26.0.1 pandas==3.1.1 pydantic==2.14.4 pydantic_core==2.50.5
+      PyYAML==6.0.4)
 
 if [[ "${1:-}" == "--fetch-wheels" ]]; then
     pyver=${2:-3.11}
@@ -30,7 +34,8 @@ if [[ "${1:-}" == "--fetch-wheels" ]]; then
     "$PY" -m pip download --no-deps --only-binary=:all: --python-version "$pyver" \
         --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
         -d "$WHEELS" "${PINS[@]}" || exit 2
-    du -sh "$WHEELS"  # the device tool carries at most 64 MiB in all
+    ls -l "$WHEELS" | awk 'NR > 1 {printf "%8.1f MB  %s\n", $5 / 1e6, $9}'
+    du -sh "$WHEELS"  # the device tool carries at most 64 MiB in all: carry only what the device lacks
     exit 0
 fi
 
@@ -39,7 +44,7 @@ mkdir -p "$OUT" "$DEPS"
 # device's own torch (and anything already right) stays. Unavailable wheels are reported, not fatal:
 # the report records every package version the checks ran with.
 "$PY" - "$WHEELS" "$DEPS" "${PINS[@]}" <<'EOF' 2>&1 | tee "$OUT/install.log"
-import glob, importlib.metadata as md, subprocess, sys
+import glob, importlib.metadata as md, os, re, subprocess, sys
 wheels, target, pins = sys.argv[1], sys.argv[2], sys.argv[3:]
 for pin in pins:
     name, version = pin.split("==")
@@ -49,9 +54,12 @@ for pin in pins:
         have = None
     if have == version:
         print(f"{name} {have}: preinstalled"); continue
-    found = glob.glob(f"{wheels}/{name.replace('-', '_')}-{version}-*.whl") + glob.glob(f"{wheels}/{name}-{version}-*.whl")
+    norm = lambda text: re.sub(r"[-_.]+", "_", text).lower()
+    found = [w for w in glob.glob(f"{wheels}/*.whl")
+             if norm(os.path.basename(w)).startswith(norm(f"{name}-{version}") + "_")]
     if not found:
-        print(f"{name}: have {have}, want {version}, no wheel in {wheels}: using what is installed"); continue
+        state = f"have {have}, want {version}" if have else f"MISSING (want {version})"
+        print(f"{name}: {state}, no wheel in {wheels}"); continue
     rc = subprocess.call([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
                           "--target", target, "--upgrade", found[0]])
     print(f"{name}: {'installed' if rc == 0 else 'FAILED to install'} {version} (had {have})")
