@@ -10,7 +10,8 @@
 #   bash scripts/gpu_check.sh --fetch-wheels [PYTHON_VERSION, default 3.11]
 #
 # Environment: OUT (report folder; default runs/gpu_check), WHEELS (carried wheels; default
-# gpu_wheels), DEPS (where missing packages are installed; default /tmp/py4_gpu_deps),
+# gpu_wheels), WORK (models and runs, GBs; default /tmp/py4_gpu_check), DEPS (where missing
+# packages are installed; default /tmp/py4_gpu_deps),
 # PYTHON (default python3), BUDGET_S (default 540).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ WHEELS=${WHEELS:-gpu_wheels}
 DEPS=${DEPS:-/tmp/py4_gpu_deps}
 PY=${PYTHON:-python3}
 OUT=${OUT:-runs/gpu_check}
+WORK=${WORK:-/tmp/py4_gpu_check}  # models and runs (GBs): outside $OUT, which the device tool brings back
 BUDGET_S=${BUDGET_S:-540}
 # What py4's training and graft code needs beyond torch, at the project's pins (pyproject.toml).
 # Wheel sizes (cp311, manylinux): pyarrow 55 MB, transformers 13.5 MB, pandas ~12 MB, the rest ~7 MB
@@ -68,7 +70,7 @@ EOF
 export PYTHONPATH="$PWD/src:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee -a "$OUT/install.log"
-"$PY" -m py4.rehearsal.gpu_check --out "$OUT" --budget-s "$BUDGET_S" "$@"
+"$PY" -m py4.rehearsal.gpu_check --out "$OUT" --work "$WORK" --budget-s "$BUDGET_S" "$@"
 rc=$?
 cat "$OUT/GPU_CHECK_REPORT.md" 2>/dev/null | cut -c1-2000
 exit $rc

@@ -64,7 +64,7 @@ def test_a_failed_step_is_recorded_its_dependents_skipped_and_the_rest_runs(tmp_
 
 @pytest.mark.smoke
 def test_a_step_over_its_timeout_is_killed_and_recorded(tmp_path):
-    result = gpu_check.run_step("build", tmp_path, TINY, timeout=0.5)
+    result = gpu_check.run_step("build", gpu_check.Work(tmp_path), TINY, timeout=0.5)
     assert result.status == "timeout" and "budget" in result.error
     assert not (tmp_path / "facts" / "build.json").exists()
 

@@ -111,14 +111,16 @@ class StepResult:
 # --- the work folder ----------------------------------------------------------------------------
 
 class Work:
-    """Where each step reads and writes inside ``--out``."""
+    """Where each step reads and writes: logs, facts and the report in ``out`` (small: the device
+    tool brings ``$OUT`` back), models, runs and data in ``root`` (GBs at 1B scale)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, root: Path | None = None):
         self.out = out
-        self.base, self.it = out / "models" / "base", out / "models" / "it"
-        self.midtrain, self.graft = out / "runs" / "midtrain", out / "runs" / "graft"
-        self.sft, self.lora = out / "runs" / "sft", out / "runs" / "lora"
-        self.data, self.logs, self.facts = out / "data", out / "logs", out / "facts"
+        self.root = root = root or out / "work"
+        self.base, self.it = root / "models" / "base", root / "models" / "it"
+        self.midtrain, self.graft = root / "runs" / "midtrain", root / "runs" / "graft"
+        self.sft, self.lora = root / "runs" / "sft", root / "runs" / "lora"
+        self.data, self.logs, self.facts = root / "data", out / "logs", out / "facts"
 
     def fact_file(self, step: str) -> Path:
         return self.facts / f"{step}.json"
@@ -225,7 +227,7 @@ def write_packed(folder: Path, tokenizer, rows: int, seq_len: int, docs_per_row:
 
     doc_len = seq_len // docs_per_row
     columns: dict[str, list] = {"input_ids": [], "labels": [], "position_ids": []}
-    for row, docs in enumerate(_chunks(_documents(tokenizer, rows * docs_per_row, doc_len, seed=1), docs_per_row)):
+    for docs in _chunks(_documents(tokenizer, rows * docs_per_row, doc_len, seed=1), docs_per_row):
         ids, labels, positions = [], [], []
         for doc in docs:
             ids += doc
@@ -248,7 +250,7 @@ def accelerate_config(work: Work) -> Path:
     """The campaign's FSDP2 config with one process (and ``use_cpu`` without a GPU), nothing else changed."""
     from py4.rehearsal.assets import write_accelerate_configs
 
-    mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.out / "accelerate", 1, not _on_gpu())
+    mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.root / "accelerate", 1, not _on_gpu())
     return Path(mapping[str(REPO / ACCELERATE_CONFIG)])
 
 
@@ -410,7 +412,7 @@ def write_synthetic_checkpoint(folder: Path, params: int, shard_size: str, value
 
 
 def step_graft_large(work: Work, scale: Scale) -> dict[str, Any]:
-    root = work.out / "graft_large"
+    root = work.root / "graft_large"
     t0 = time.monotonic()
     for role, value in (("mid", 0.5), ("it", 0.25), ("base", 0.125)):
         write_synthetic_checkpoint(root / role, scale.large_graft_params, scale.large_graft_shard, value)
@@ -562,9 +564,8 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def run_step_here(step: str, out: Path, scale: Scale) -> dict[str, Any]:
+def run_step_here(step: str, work: Work, scale: Scale) -> dict[str, Any]:
     """One step in this process (the child the parent started); its facts."""
-    work = Work(out)
     log = work.logs / f"{step}.log"
     if step == "build":
         return step_build(work, scale)
@@ -583,14 +584,13 @@ def run_step_here(step: str, out: Path, scale: Scale) -> dict[str, Any]:
     raise KeyError(f"unknown step {step!r} (steps: {', '.join(STEPS)})")
 
 
-def run_step(step: str, out: Path, scale: Scale, timeout: float) -> StepResult:
+def run_step(step: str, work: Work, scale: Scale, timeout: float) -> StepResult:
     """The step in a child process under ``timeout``: its status, seconds and facts."""
-    work = Work(out)
     for folder in (work.logs, work.facts):
         folder.mkdir(parents=True, exist_ok=True)
     log, facts_file = work.logs / f"{step}.log", work.fact_file(step)
     facts_file.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "py4.rehearsal.gpu_check", "--out", str(out), "--child", step,
+    argv = [sys.executable, "-m", "py4.rehearsal.gpu_check", "--out", str(work.out), "--work", str(work.root), "--child", step,
             *(["--tiny"] if scale is TINY else [])]
     t0 = time.monotonic()
     status, error = "done", None
@@ -615,13 +615,12 @@ def run_step(step: str, out: Path, scale: Scale, timeout: float) -> StepResult:
     return StepResult(step, status, seconds, record.get("facts", {}), error, tail)
 
 
-def child_main(step: str, out: Path, scale: Scale) -> int:
+def child_main(step: str, work: Work, scale: Scale) -> int:
     """Run ``step``; write {facts} or {error} to its fact file."""
     import traceback
 
-    work = Work(out)
     try:
-        facts = run_step_here(step, out, scale)
+        facts = run_step_here(step, work, scale)
         record: dict[str, Any] = {"facts": facts}
     except Exception as exc:  # noqa: BLE001 — recorded in the report, the parent continues
         traceback.print_exc()
@@ -661,10 +660,14 @@ def write_report(out: Path, scale: Scale, results: list[StepResult], budget_s: f
     return report
 
 
-def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s: float = 540.0) -> dict[str, Any]:
+def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s: float = 540.0,
+               work_dir: Path | None = None) -> dict[str, Any]:
     """Every chosen step in order, each in its own child under its timeout (capped by what is left
-    of ``budget_s``); a step whose inputs failed is skipped. Writes and returns the report."""
+    of ``budget_s``); a step whose inputs failed is skipped. Writes and returns the report.
+
+    ``work_dir`` holds the models and runs (default ``out/work``)."""
     out.mkdir(parents=True, exist_ok=True)
+    work = Work(out, work_dir)
     deadline = time.monotonic() + budget_s
     results: list[StepResult] = []
     status: dict[str, str] = {}
@@ -675,7 +678,7 @@ def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s
             why = f"needs {', '.join(missing)}" if missing else "the total budget is spent"
             results.append(StepResult(step, "skipped", 0.0, {}, why))
         else:
-            results.append(run_step(step, out, scale, min(scale.step_timeout_s[step], left)))
+            results.append(run_step(step, work, scale, min(scale.step_timeout_s[step], left)))
             print(f"{step}: {results[-1].status} in {results[-1].seconds} s", flush=True)
         status[step] = results[-1].status
         write_report(out, scale, results, budget_s)  # a report even if the machine goes away mid-run
@@ -685,6 +688,8 @@ def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m py4.rehearsal.gpu_check", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "runs/gpu_check")))
+    parser.add_argument("--work", type=Path, default=None,
+                        help="models, runs and data (GBs at 1B scale; default OUT/work)")
     parser.add_argument("--tiny", "--cpu", action="store_true", dest="tiny", help="tiny sizes (the CPU test)")
     parser.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated subset of {','.join(STEPS)}")
     parser.add_argument("--budget-s", type=float, default=540.0, help="total seconds for all steps")
@@ -699,12 +704,12 @@ def main(argv: list[str] | None = None) -> int:
         run_worker(args.worker, args.worker_config, args.overrides, args.worker_facts)
         return 0
     if args.child:
-        return child_main(args.child, args.out, scale)
+        return child_main(args.child, Work(args.out, args.work), scale)
     steps = tuple(s.strip() for s in args.steps.split(",") if s.strip())
     unknown = [s for s in steps if s not in STEPS]
     if unknown:
         parser.error(f"--steps: unknown {unknown}; expected a subset of {', '.join(STEPS)}")
-    report = run_checks(args.out, scale, steps, args.budget_s)
+    report = run_checks(args.out, scale, steps, args.budget_s, args.work)
     print(f"report: {args.out / 'GPU_CHECK_REPORT.md'}")
     return 0 if report["ok"] else 1
 
