@@ -82,11 +82,14 @@ def test_whole_check_in_tiny_mode(tmp_path):
     assert resumed["resumed_from"].endswith("checkpoint-2") and len(resumed["losses"]) == 2
     assert midtrain["resumed_losses_match"]
     assert set(resumed["saved_dtypes"]) == {"BF16"}
+    assert resumed["weights"]["tensors_changed"] > 0
     assert steps["graft"]["facts"]["grafted"] > 0
     packed = steps["packed_attention"]["facts"]
     assert packed["max_abs_diff_packed_vs_alone"] <= packed["tolerance"]
     assert packed["max_abs_diff_running_positions_vs_alone"] > packed["tolerance"]
-    assert steps["sft"]["facts"]["global_step"] == 1
+    sft = steps["sft"]["facts"]
+    assert sft["global_step"] == 1 and sft["weights"]["tensors_changed"] > 0
+    assert sft["supervised_tokens"]["supervised"] * 2 == sft["supervised_tokens"]["tokens"]
     lora = steps["lora"]["facts"]
     assert lora["expected_adapted_modules"] == 6 * 7 - 1  # the one full-attention layer has no v_proj
     short, long = TINY.lora_lengths

@@ -154,6 +154,29 @@ def _saved_dtypes(folder: Path) -> dict[str, int]:
     return counts
 
 
+def changed_tensors(before: Path, after: Path) -> dict[str, int]:
+    """How many tensors of ``after`` differ from ``before`` (same names): training moved the weights.
+
+    At a learning rate of 1e-5 a few steps move the fp32 master weights by less than bf16's
+    spacing for many of them, so "unchanged" counts in a bf16 save are expected, not a failure."""
+    from safetensors import safe_open
+
+    def tensors(folder: Path) -> dict[str, tuple[Path, str]]:
+        found = {}
+        for shard in sorted(folder.glob("*.safetensors")):
+            with safe_open(str(shard), "pt") as handle:
+                found.update({name: (shard, name) for name in handle.keys()})
+        return found
+
+    old, new = tensors(before), tensors(after)
+    changed = 0
+    for name in sorted(set(old) & set(new)):
+        with safe_open(str(old[name][0]), "pt") as a, safe_open(str(new[name][0]), "pt") as b:
+            x, y = a.get_tensor(name), b.get_tensor(name)
+            changed += int(x.shape != y.shape or x.dtype != y.dtype or not bool((x == y).all()))
+    return {"tensors_compared": len(set(old) & set(new)), "tensors_changed": changed}
+
+
 # --- step 1: the ~1B stand-ins ------------------------------------------------------------------
 
 def gemma4_check_config(tokenizer, scale: Scale):
@@ -327,6 +350,9 @@ def step_midtrain(work: Work, scale: Scale, log: Path) -> dict[str, Any]:
         raise RuntimeError(f"resume: expected checkpoint-2 → step 4, got {resumed['resumed_from']} → "
                            f"{resumed['global_step']}")
     _drop_checkpoints(work.midtrain)
+    resumed["weights"] = changed_tensors(work.base, work.midtrain / "model")
+    if resumed["weights"]["tensors_changed"] == 0:
+        raise RuntimeError(f"midtraining saved the base weights unchanged ({resumed['weights']})")
     # Steps 3-4 again from the restored optimizer, scheduler, RNG and data position: the same losses.
     return {"first_run": _stage_facts(first), "resumed_run": _stage_facts(resumed),
             "resumed_losses_match": _close(first["losses"][2:], resumed["losses"])}
@@ -344,7 +370,7 @@ def _drop_checkpoints(run_dir: Path) -> None:
 
 def _stage_facts(facts: dict) -> dict:
     keys = ("global_step", "losses", "train_loss", "resumed_from", "peak_memory_gib", "device", "saved_model",
-            "saved_dtypes", "loading", "trainable_parameters", "adapted_modules")
+            "saved_dtypes", "loading", "trainable_parameters", "adapted_modules", "weights", "supervised_tokens")
     return {k: facts.get(k) for k in keys}
 
 
@@ -360,6 +386,13 @@ def step_sft(work: Work, scale: Scale, log: Path) -> dict[str, Any]:
                  "optimisation.grad_accum=1", "optimisation.warmup=0", f"run.output_dir={work.sft}"]
     facts = _stage_facts(launch_stage(work, "sft", SFT_CONFIG, overrides, log))
     _drop_checkpoints(work.sft)
+    facts["weights"] = changed_tensors(work.graft, work.sft / "model")
+    # The loss mask: only the second half of each packed document (the "assistant turn") is supervised.
+    from datasets import load_from_disk
+
+    rows = load_from_disk(str(data))
+    supervised = sum(sum(label != -100 for label in row) for row in rows["labels"])
+    facts["supervised_tokens"] = {"supervised": supervised, "tokens": sum(len(row) for row in rows["input_ids"])}
     return facts
 
 
