@@ -65,7 +65,16 @@ def test_uid_fallback_kills_only_that_uids_processes():
     victim, bystander = sleeper(run_uid), sleeper(other_uid)
     time.sleep(0.1)
     try:
-        isolation.kill_everything_else(run_uid)  # not PID 1 here: the uid helper is used
+        # From a process with no descendants of its own (not PID 1 either), so that only
+        # the uid helper acts: the supervisor's descendant sweep would also reach the
+        # bystander, which is a child of this test's process.
+        caller = os.fork()
+        if caller == 0:
+            try:
+                isolation.kill_everything_else(run_uid)
+            finally:
+                os._exit(0)
+        os.waitpid(caller, 0)
         _, status = os.waitpid(victim, 0)
         assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         assert os.waitpid(bystander, os.WNOHANG) == (0, 0)  # still alive

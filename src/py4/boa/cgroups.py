@@ -96,6 +96,34 @@ def create(name: str, memory_bytes: int, pids_max: int) -> WorkerCgroup:
     return group
 
 
+# memory.stat keys of memory that only a live process or a kernel object keeps: anonymous
+# memory and shmem (tmpfs files, SysV shared memory). Page cache is left out: it is
+# reclaimable, and an honest run that reads library files leaves some charged here.
+_HELD_KEYS = {b"rss", b"anon", b"shmem"}  # v1: rss + shmem; v2: anon + shmem
+
+
+def open_memory_stat(paths: list[str]) -> int | None:
+    """A descriptor on the memory.stat of the group among ``paths`` that has one (None:
+    no memory group). Opened before isolation: the cgroup filesystem is not in the
+    sandbox."""
+    for path in paths:
+        try:
+            return os.open(os.path.join(path, "memory.stat"), os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue
+    return None
+
+
+def held_bytes(stat_fd: int) -> int:
+    """Anonymous and shared memory charged to the group now (``open_memory_stat``)."""
+    total = 0
+    for line in os.pread(stat_fd, 1 << 16, 0).splitlines():
+        key, _, value = line.partition(b" ")
+        if key in _HELD_KEYS:
+            total += int(value)
+    return total
+
+
 def join(paths: list[str]) -> None:
     """Move the calling process into ``paths`` (called by the worker at start)."""
     for path in paths:

@@ -63,6 +63,7 @@ def _run_uid_block() -> int:
     return RUN_UID_BASE + block * RUN_UID_BLOCK
 BACKSTOP_GRACE_S = 3.0  # extra time before the parent kills a worker that does not answer
 WORKER_START_TIMEOUT_S = 60.0
+STOP_GRACE_S = 5.0  # a stopping worker's sweep of its runs' processes, then SIGKILL
 # How long a worker may take to clean up after a run and hand over its next child (its
 # own reaping waits up to 2 s) before the parent replaces it.
 VERDICT_TIMEOUT_S = 2.0 + BACKSTOP_GRACE_S
@@ -259,19 +260,54 @@ class _Worker:
             return None
 
     def kill(self) -> None:
+        """Stop the worker and every process of its runs; returns when they are gone.
+
+        SIGTERM first: the worker's outer process kills the supervisor and then (without
+        a PID namespace, where runs' processes may have left the supervisor's group
+        with ``setsid``) kills and reaps every process left in its tree. SIGKILL to the
+        group is the backstop. Then the supervisor's end of the hand-over socket must
+        close: it has stopped running (so it can no longer, e.g., recreate the scratch
+        directory ``remove_scratch`` is about to remove).
+        """
         if self.proc is None:
             return
+        try:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
         try:  # the whole group: outer process and supervisor (and with it every run)
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         self.proc.wait()
+        self._await_supervisor_exit()
         for stream in (self.proc.stdin, self.proc.stdout, self.handoff):
             if stream is not None:
                 stream.close()
         for fd in (self.child_fds or {}).values():
             os.close(fd)
         self.proc, self.handoff, self.child_fds = None, None, None
+
+    def _await_supervisor_exit(self) -> None:
+        """Wait (≤ STOP_GRACE_S) for the end of the hand-over socket: only the supervisor
+        holds its other end, so EOF means it has stopped running."""
+        if self.handoff is None:
+            return
+        deadline = time.monotonic() + STOP_GRACE_S
+        while (left := deadline - time.monotonic()) > 0:
+            if not select.select([self.handoff], [], [], left)[0]:
+                return
+            try:
+                data, fds, _, _ = socket.recv_fds(self.handoff, 64, len(HandOver.FDS))
+            except BlockingIOError:
+                continue
+            except OSError:
+                return
+            for fd in fds:  # a child handed over meanwhile
+                os.close(fd)
+            if not data:
+                return
 
     def remove_scratch(self) -> None:
         """Remove the host scratch directory (call when the worker is dead)."""

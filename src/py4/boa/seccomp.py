@@ -5,7 +5,10 @@ never needs and that widen the kernel's attack surface fail with EPERM — names
 creation (``unshare``, ``setns``, ``clone`` with namespace flags), mounts, ``ptrace`` and
 cross-process memory access, BPF, perf, keyrings, io_uring, userfaultfd, module and
 kexec loading. Sockets are allowed only for ``AF_UNIX`` (the network namespace already
-has no usable interface). ``clone3`` answers ENOSYS so that libc falls back to ``clone``,
+has no usable interface). File locks and leases (``flock``, ``fcntl`` lock and lease
+commands) and inotify are refused too: the read-only root is shared by every worker (and
+the host), so a lock held on one of its files, or the open of one watched with inotify,
+would be a channel between concurrent runs. ``clone3`` answers ENOSYS so that libc falls back to ``clone``,
 whose flags the filter can inspect. Any other architecture's syscall kills the process.
 """
 
@@ -20,13 +23,17 @@ X32_SYSCALL_BIT = 0x40000000
 RET_ALLOW, RET_KILL_PROCESS, RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
-OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0 = 0, 4, 16
+OFFSET_NR, OFFSET_ARCH, OFFSET_ARG0, OFFSET_ARG1 = 0, 4, 16, 24
 
-SYS_CLONE, SYS_CLONE3, SYS_SOCKET = 56, 435, 41
+SYS_CLONE, SYS_CLONE3, SYS_SOCKET, SYS_FCNTL = 56, 435, 41, 72
+# fcntl commands refused: F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK,
+# F_OFD_SETLKW, F_SETLEASE (F_GETLK too: it would show another run's lock).
+FCNTL_LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024)
 AF_UNIX = 1
 NAMESPACE_FLAGS = 0x00020000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x02000000
 
 DENIED = {  # x86_64 syscall numbers
+    "flock": 73, "inotify_init": 253, "inotify_add_watch": 254, "inotify_init1": 294,
     "ptrace": 101, "syslog": 103, "personality": 135, "pivot_root": 155, "adjtimex": 159,
     "chroot": 161, "acct": 163, "settimeofday": 164, "mount": 165, "umount2": 166, "swapon": 167,
     "swapoff": 168, "reboot": 169, "init_module": 175, "delete_module": 176, "quotactl": 179,
@@ -77,6 +84,11 @@ def _instructions() -> list[tuple[int, int, int, int]]:
         (RET_K, 0, 0, RET_ERRNO | errno.EAFNOSUPPORT),
         (RET_K, 0, 0, RET_ALLOW),
     ]
+    # fcntl: refuse the lock and lease commands (the second argument)
+    commands = FCNTL_LOCK_COMMANDS
+    prog += [(JEQ_K, 0, len(commands) + 3, SYS_FCNTL), (LD_W_ABS, 0, 0, OFFSET_ARG1)]
+    prog += [(JEQ_K, len(commands) - i, 0, cmd) for i, cmd in enumerate(commands)]
+    prog += [(RET_K, 0, 0, RET_ALLOW), (RET_K, 0, 0, eperm)]
     for number in sorted(DENIED.values()):
         prog += [(JEQ_K, 0, 1, number), (RET_K, 0, 0, eperm)]
     prog.append((RET_K, 0, 0, RET_ALLOW))

@@ -61,6 +61,10 @@ IDLE_CPU_LIMIT_S = 600  # CPU limit while a prepared child waits (lowered per jo
 # median 0.83-0.91 -> 0.67-0.79 ms; back-to-back runs unchanged. The run's own process
 # is stopped meanwhile; what a program left running runs on until the kill.
 END_GRACE_S = 0.0003
+# After a run, the worker's memory group may hold this much more anonymous and shared
+# memory than before its first run (the supervisor's own heap grows a little) ...
+MEMORY_SLACK_BYTES = 16 * 2**20
+MEMORY_RELEASE_TIMEOUT_S = 1.0  # ... once the kernel has freed a dead run's IPC namespace
 
 
 @dataclass
@@ -91,18 +95,26 @@ def main(config: dict) -> None:
     new_globals = new_globals_factory(config["dialect"])
     to_py4 = _to_py4(config["dialect"])
     caps = isolation.Capabilities()
+    groups = config.pop("cgroups", [])
     try:  # before unsharing: the group's files are in the host's filesystem
-        cgroups.join(config.pop("cgroups", []))
+        cgroups.join(groups)
     except OSError as exc:
         caps.warnings.append(f"could not join the worker's cgroups ({exc})")
+    memory_stat = cgroups.open_memory_stat(groups)
+    config["memory_stat_fd"] = None if memory_stat is None else _above_child_range(memory_stat)
     if config["isolate"]:
         isolation.isolate_worker(caps, user_namespace=config.get("user_namespace", False))
     else:
         caps.warnings.append("isolation disabled by configuration")
+    # The outer process and (without a PID namespace) the supervisor are subreapers, so
+    # no process of a run can leave their tree, however it detaches (setsid, double fork).
+    isolation.become_subreaper()
     pid = os.fork()
     if pid:
-        _wait_for_supervisor(pid, config["handoff_fd"])
+        _wait_for_supervisor(pid, config["handoff_fd"], sweep="pid" not in caps.namespaces)
     isolation.die_with_parent()  # the outer process is single-threaded: this is reliable
+    if "pid" not in caps.namespaces:
+        isolation.become_subreaper()
     Supervisor(config, caps, new_globals, to_py4).serve()
 
 
@@ -131,19 +143,29 @@ def _to_py4(dialect: str):
     return lambda value: value
 
 
-def _wait_for_supervisor(pid: int, handoff_fd: int) -> None:
-    """The outer process only waits: it keeps no copy of the job pipes."""
+def _wait_for_supervisor(pid: int, handoff_fd: int, sweep: bool) -> None:
+    """The outer process only waits: it keeps no copy of the job pipes. The executor
+    stops a worker with SIGTERM here: the supervisor is killed and, once it is gone,
+    every process left in this tree (``sweep``: without a PID namespace, where killing
+    the supervisor does not end the run's processes; they are this process's
+    descendants, since it is a subreaper) is killed and reaped before this one exits."""
     for fd in (JOB_FD_IN, JOB_FD_OUT, handoff_fd):
         os.close(fd)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(pid, signal.SIGKILL))
+    code = 0
     while True:
         try:
             _, status = os.waitpid(pid, 0)
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+            code = os.waitstatus_to_exitcode(status) & 0xFF
         except ChildProcessError:
-            os._exit(0)
+            pass
         except InterruptedError:
             continue
+        break
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish the sweep first
+    if sweep:
+        isolation.kill_descendants(reap=True)
+    os._exit(code)
 
 
 class Supervisor:
@@ -168,6 +190,13 @@ class Supervisor:
         self.devnull_w = _above_child_range(os.open("/dev/null", os.O_WRONLY))
         self.last: PreparedChild | None = None  # the last run's child, until clean_up
         self.seq = 0  # prepared children so far: the run number of the executor's controls
+        # Kernel state no earlier run may have touched (docs/boa.md, "Between runs").
+        self.private_ipc = caps.run_ipc_namespace = "ipc" in caps.namespaces
+        self.pid_counter = isolation.PidCounter()
+        caps.pid_counter_reset = self.pid_counter.active
+        self.memory_stat = config.get("memory_stat_fd")
+        caps.memory_check = self.memory_stat is not None
+        self.memory_baseline = 0
         self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
                                                config.get("host_scratch"))
         if caps.private_root:  # what a run could find in this process's memory
@@ -180,6 +209,8 @@ class Supervisor:
         self.handoff = socket.socket(fileno=self.config["handoff_fd"])
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
+        if self.memory_stat is not None:
+            self.memory_baseline = cgroups.held_bytes(self.memory_stat)
         self.prepared = self.prepare_child()
         self.hand_over(self.prepared)
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
@@ -210,6 +241,7 @@ class Supervisor:
         theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w, end_w)]
         _enlarge_pipe(chan_r)
         chan_fd = random.randrange(NULL_FD_CHILD + 1, self.limits.nofile - 3)
+        self.pid_counter.reset()
         pid = os.fork()
         if pid == 0:
             self._child(theirs, chan_fd)
@@ -280,15 +312,32 @@ class Supervisor:
         last, self.last = self.last, None
         os.close(last.pidfd)
         os.close(last.end_fd)
-        if not self._reap_and_check():
+        if not self._reap_and_check() or isolation.leftover_kernel_state() is not None:
             return False
         try:
             self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits,
                                                    self.config.get("host_scratch"))
+            if not self._memory_released():
+                return False
             self.prepared = self.prepare_child()
             self.hand_over(self.prepared)
         except OSError:
             return False
+        return True
+
+    def _memory_released(self) -> bool:
+        """Whether the worker's memory group holds no more anonymous or shared memory than
+        before its first run (give or take ``MEMORY_SLACK_BYTES``): what a run pinned
+        (SysV shared memory in its IPC namespace, freed by the kernel shortly after its
+        last process) would otherwise count against every later run. Waits up to
+        ``MEMORY_RELEASE_TIMEOUT_S`` for the kernel to release it."""
+        if self.memory_stat is None:
+            return True
+        deadline = time.monotonic() + MEMORY_RELEASE_TIMEOUT_S
+        while cgroups.held_bytes(self.memory_stat) > self.memory_baseline + MEMORY_SLACK_BYTES:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
         return True
 
     def _owner(self) -> tuple[int, int]:
@@ -313,7 +362,8 @@ class Supervisor:
             os.dup2(end_w, chan_fd + 2, inheritable=False)
             os.closerange(NULL_FD_CHILD + 1, chan_fd)
             os.closerange(chan_fd + 3, 1 << 16)
-            isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch, self.use_seccomp)
+            isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch,
+                                    self.use_seccomp, self.private_ipc)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             del fds

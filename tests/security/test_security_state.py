@@ -1,0 +1,156 @@
+"""Kernel state between runs (issue 18, class 3): run A, then run B on the same worker.
+
+Each test is one attack: run A leaves something in the kernel (SysV shared memory, a
+message queue, a semaphore, an abstract Unix socket name, the scratch directory's
+timestamps, the PID counter, memory charged to the worker's cgroup), run B looks for
+it; or a run takes a lock on a file of the shared read-only root, which any other run
+(or the host) could see. Runs are plain Python 3 with ctypes: the layers below must hold
+for whatever code a run manages to execute. Before the fix, every attack got through.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+import pytest
+
+from py4.boa.executor import Executor
+
+pytestmark = pytest.mark.security
+
+KEY = 0x0B0A5EC3  # a SysV key run A uses and run B looks up
+LIBC = "import ctypes, ctypes.util\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+
+
+@pytest.fixture
+def executor():
+    """A fresh one-worker executor per attack: run A and run B share its worker."""
+    with Executor(workers=1, timeout_s=5.0, output_cap=4096, dialect="python3") as ex:
+        yield ex
+
+
+def _ok(result) -> str:
+    assert result.status == "ok", result
+    return result.stdout
+
+
+def test_sysv_shared_memory_does_not_reach_the_next_run(executor):
+    _ok(executor.run(LIBC + (
+        f"shm = libc.shmget({KEY}, 4096, 0o1666)\n"  # IPC_CREAT | 0666
+        "libc.shmat.restype = ctypes.c_void_p\n"
+        "addr = libc.shmat(shm, None, 0)\n"
+        "ctypes.memmove(addr, b'SECRET-FROM-A', 13)\n"
+        "print(shm >= 0)\n")))
+    out = _ok(executor.run(LIBC + (
+        f"shm = libc.shmget({KEY}, 0, 0)\n"
+        "if shm < 0:\n    print('NONE')\nelse:\n"
+        "    libc.shmat.restype = ctypes.c_void_p\n"
+        "    print(ctypes.string_at(libc.shmat(shm, None, 0), 13))\n")))
+    assert out == "NONE\n", out
+
+
+def test_sysv_message_queue_does_not_reach_the_next_run(executor):
+    _ok(executor.run(LIBC + (
+        f"q = libc.msgget({KEY}, 0o1666)\n"
+        "msg = ctypes.create_string_buffer(b'\\x01\\0\\0\\0\\0\\0\\0\\0SECRET', 14)\n"
+        "print(libc.msgsnd(q, msg, 6, 0))\n")))
+    out = _ok(executor.run(LIBC + f"print('NONE' if libc.msgget({KEY}, 0) < 0 else 'FOUND')\n"))
+    assert out == "NONE\n", out
+
+
+def test_sysv_semaphore_does_not_reach_the_next_run(executor):
+    _ok(executor.run(LIBC + (
+        f"sem = libc.semget({KEY}, 1, 0o1666)\n"
+        "print(libc.semctl(sem, 0, 16, 42))\n")))  # SETVAL 42
+    out = _ok(executor.run(LIBC + (
+        f"sem = libc.semget({KEY}, 1, 0)\n"
+        "print('NONE' if sem < 0 else libc.semctl(sem, 0, 12))\n")))  # GETVAL
+    assert out == "NONE\n", out
+
+
+def test_abstract_socket_name_does_not_reach_the_next_run(executor):
+    # Run A keeps its socket alive after death: the socket's own descriptor is in flight
+    # in its own receive queue, a cycle only the kernel's unix garbage collector breaks.
+    _ok(executor.run(
+        "import array, socket\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "s.bind('\\0boa-state-channel')\n"
+        "fds = array.array('i', [s.fileno()])\n"
+        "s.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)], 0, '\\0boa-state-channel')\n"
+        "print('LEFT')\n"))
+    out = _ok(executor.run(
+        "import socket\n"
+        "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "try:\n    s.connect('\\0boa-state-channel')\n    print('FOUND')\n"
+        "except OSError as exc:\n    print('NONE')\n"))
+    assert out == "NONE\n", out
+
+
+def test_scratch_timestamps_do_not_reach_the_next_run(executor):
+    fresh = _ok(executor.run("import os\nprint(os.stat('.').st_mtime_ns)\n"))
+    _ok(executor.run("import os\nos.utime('.', ns=(123456789000000000, 987654321000000000))\nprint('SET')\n"))
+    out = _ok(executor.run("import os\nst = os.stat('.')\nprint(st.st_atime_ns, st.st_mtime_ns)\n"))
+    assert "123456789000000000" not in out and "987654321000000000" not in out, out
+    assert out.split()[1] != fresh.strip() or fresh.strip() != "987654321000000000"
+
+
+def test_pid_counter_does_not_reach_the_next_run(executor):
+    first = _ok(executor.run("import os\nprint(os.getpid())\n"))
+    _ok(executor.run(
+        "import os\n"
+        "for _ in range(20):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n        os._exit(0)\n"
+        "    os.waitpid(pid, 0)\n"
+        "print('FORKED')\n"))
+    after = _ok(executor.run("import os\nprint(os.getpid())\n"))
+    assert after == first, (first, after)
+
+
+def test_pinned_shared_memory_is_not_charged_to_later_runs():
+    # Run A leaves 250 MiB of touched SysV shared memory with no process attached; the
+    # worker's memory group allows 256 + 96 MiB, so an honest 100 MiB run after it must
+    # still fit. Before: every later run returned `memory`, and the worker counted as clean.
+    with Executor(workers=1, timeout_s=10.0, memory_mb=256, dialect="python3") as ex:
+        pinned = _ok(ex.run(LIBC + (
+            "libc.shmat.restype = ctypes.c_void_p\n"
+            "size = 50 * 2**20\n"
+            "made = 0\n"
+            "for i in range(5):\n"
+            "    shm = libc.shmget(0, size, 0o1600)\n"  # IPC_PRIVATE | IPC_CREAT
+            "    addr = libc.shmat(shm, None, 0)\n"
+            "    if addr in (None, ctypes.c_void_p(-1).value):\n        break\n"
+            "    ctypes.memset(addr, 1, size)\n"
+            "    libc.shmdt(ctypes.c_void_p(addr))\n"
+            "    made += 1\n"
+            "print(made)\n")))
+        assert pinned == "5\n", pinned
+        for _ in range(3):
+            out = ex.run("data = bytearray(100 * 2**20)\nfor i in range(0, len(data), 4096):\n"
+                         "    data[i] = 1\nprint(len(data) // 2**20)\n")
+            assert out.status == "ok" and out.stdout == "100\n", out
+
+
+def test_lock_on_the_shared_root_is_refused(executor):
+    # A lock on a file every worker (and the host) can open is a channel between
+    # concurrent runs: this test process holds one; the run must neither see nor take it.
+    with open(os.__file__, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        out = _ok(executor.run(
+            "import fcntl, os\n"
+            "with open(os.__file__, 'rb') as fh:\n"
+            "    for name, take in (('flock', lambda: fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)),\n"
+            "                       ('lockf', lambda: fcntl.lockf(fh, fcntl.LOCK_SH | fcntl.LOCK_NB))):\n"
+            "        try:\n            take()\n            print(name, 'TAKEN')\n"
+            "        except BlockingIOError:\n            print(name, 'SEES HOLDER')\n"
+            "        except PermissionError:\n            print(name, 'REFUSED')\n"))
+    assert out == "flock REFUSED\nlockf REFUSED\n", out
+
+
+def test_inotify_on_the_shared_root_is_refused(executor):
+    # A watch on a file of the shared root would see every other run open it.
+    out = _ok(executor.run(LIBC + (
+        "fd = libc.inotify_init1(0)\n"
+        "print('REFUSED' if fd < 0 and ctypes.get_errno() == 1 else 'WATCHING')\n")))
+    assert out == "REFUSED\n", out
