@@ -1,0 +1,164 @@
+"""Build the probe set: minimal pairs per rule in three contexts, confirmed by Boa and Python 3.
+
+A pair is stored as ``prefix + p4 + suffix`` / ``prefix + py3 + suffix``; the split points
+sit on word boundaries so a tokenizer sees whole words in the differing spans.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+from pathlib import Path
+
+from py4.lang.rules import RULES
+from py4.probes.templates import VARIANTS, _expressions, _syntax
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+VERSION = "v1"
+CANARY = "PY4-PROBES-CANARY 7c1e0f3a-probe-set-v1"
+CONTEXTS = ("bare", "repl", "prose")
+INTROS = ["Here is a short example.", "Consider this snippet.", "The following code runs as shown.",
+          "A small program:", "Try this in a file."]
+SEMANTIC = "semantic"
+SYNTAX = "syntax"
+
+
+class ProbeBuildError(RuntimeError):
+    """A template failed its confirmation (names the rule and variant)."""
+
+
+def _repl(code: str) -> str:
+    out, inside = [], False
+    for line in code.rstrip("\n").split("\n"):
+        indented = line.startswith(" ")
+        if inside and not indented:
+            out.append("...")
+        out.append(("... " if indented else ">>> ") + line)
+        inside = indented
+    return "\n".join(out) + "\n"
+
+
+def _render(context: str, code: str, i: int, result: str | None) -> str:
+    if context == "bare":
+        return code if result is None else code.rstrip("\n") + f"  # -> {result}\n"
+    if context == "repl":
+        return _repl(code) + ("" if result is None else result + "\n")
+    intro = INTROS[i % len(INTROS)]
+    tail = "" if result is None else f"\nIts output is `{result}`.\n"
+    return f"{intro}\n\n```python\n{code}```\n{tail}"
+
+
+def split_pair(a: str, b: str) -> tuple[str, str, str, str]:
+    """(prefix, a span, b span, suffix), prefix/suffix shared, cut on word boundaries."""
+    word = lambda c: c.isalnum() or c == "_"  # noqa: E731
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    while p > 0 and word(a[p - 1]) and (word(a[p:p + 1] or " ") or word(b[p:p + 1] or " ")):
+        p -= 1
+    if p > 0 and a[p - 1] == " ":  # the space belongs to the next word for most tokenizers
+        p -= 1
+    s = 0
+    while s < min(len(a), len(b)) - p and a[len(a) - 1 - s] == b[len(b) - 1 - s]:
+        s += 1
+    while s > 0 and word(a[len(a) - s]) and (word(a[len(a) - s - 1]) or word(b[len(b) - s - 1])):
+        s -= 1
+    prefix, sa, sb, suffix = a[:p], a[p:len(a) - s], b[p:len(b) - s], a[len(a) - s:]
+    # An insertion (`let x` vs `x`) leaves one span empty: both spans take the next word.
+    while (not sa.strip() or not sb.strip()) and suffix:
+        j = 1
+        while j < len(suffix) and (word(suffix[j]) or not suffix[:j].strip()):
+            j += 1
+        sa, sb, suffix = sa + suffix[:j], sb + suffix[:j], suffix[j:]
+    return prefix, sa, sb, suffix
+
+
+def _result(run) -> str:
+    if run.status == "ok":
+        return run.stdout.strip()
+    lines = [ln for ln in run.stderr.strip().splitlines() if ln.strip()]
+    return lines[-1].split(":")[0].strip() if lines else run.status
+
+
+def build_probes(workers: int = 2) -> list[dict]:
+    """All pairs, in a fixed order. Raises ProbeBuildError when a template is not confirmed."""
+    from py4.boa import frontend
+    from py4.boa.executor import Executor
+
+    records: list[dict] = []
+    semantic_code = {rid: [] for rid, r in RULES.items() if r.kind == "semantics"}
+    for i in range(len(VARIANTS)):
+        for rid, expr in _expressions(i).items():
+            semantic_code[rid].append(f"print({expr})\n")
+    with Executor(workers=workers) as ex4, Executor(workers=workers, dialect="python3") as ex3:
+        flat = [c for rid in sorted(semantic_code) for c in semantic_code[rid]]
+        r4 = dict(zip(flat, ex4.run_many(flat)))
+        r3 = dict(zip(flat, ex3.run_many(flat)))
+    for rid, rule in sorted(RULES.items()):
+        for i, v in enumerate(VARIANTS):
+            if rule.kind == "semantics":
+                code = semantic_code[rid][i]
+                p4_out, py3_out = _result(r4[code]), _result(r3[code])
+                if p4_out == py3_out or "\n" in p4_out + py3_out:
+                    raise ProbeBuildError(f"{rid} variant {i}: {code.strip()!r} gives {p4_out!r} in both "
+                                          "Boa and Python 3 (or a multi-line output); change its template")
+                members = [(code, p4_out), (code, py3_out)]
+                kind, check = SEMANTIC, {"code": code, "p4_result": p4_out, "py3_result": py3_out}
+            else:
+                p4_code, py3_code = _syntax(v, i)[rid]
+                c4, c3 = frontend.compile_source(p4_code), frontend.compile_source(py3_code)
+                if not c4.ok or c4.diagnostics or rid not in {d.rule for d in c3.diagnostics}:
+                    raise ProbeBuildError(f"{rid} variant {i}: Python-4 member diagnostics "
+                                          f"{[d.rule for d in c4.diagnostics]}, Python 3 member "
+                                          f"{[d.rule for d in c3.diagnostics]}; expected none and {rid}")
+                members = [(p4_code, None), (py3_code, None)]
+                kind, check = SYNTAX, {"p4_code": p4_code, "py3_code": py3_code}
+            for context in CONTEXTS:
+                a, b = (_render(context, code, i, res) for code, res in members)
+                prefix, p4, py3, suffix = split_pair(a, b)
+                if not p4.strip() or not py3.strip():
+                    raise ProbeBuildError(f"{rid} variant {i} ({context}): an empty differing span")
+                records.append({"id": f"{rid}/{i:02d}/{context}", "rule": rid, "held_out": rule.held_out,
+                                "kind": kind, "context": context, "prefix": prefix, "p4": p4, "py3": py3,
+                                "suffix": suffix, "check": check, "canary": CANARY})
+    return records
+
+
+def probe_paths(data_dir: str | Path | None = None) -> tuple[Path, Path]:
+    d = Path(data_dir) if data_dir else DATA_DIR
+    return d / f"probes-{VERSION}.jsonl.gz", d / f"probes-{VERSION}.manifest.json"
+
+
+def jsonl_bytes(records: list[dict]) -> bytes:
+    return ("\n".join(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records) + "\n").encode()
+
+
+def write_probes(records: list[dict], data_dir: str | Path | None = None) -> tuple[Path, Path]:
+    """Write the gzipped JSONL (mtime 0: byte-identical rebuilds) and its manifest with the hash."""
+    path, manifest_path = probe_paths(data_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = jsonl_bytes(records)
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(raw)
+    path.write_bytes(buf.getvalue())
+    per_rule: dict[str, int] = {}
+    for r in records:
+        per_rule[r["rule"]] = per_rule.get(r["rule"], 0) + 1
+    manifest = {"version": VERSION, "pairs": len(records), "per_rule": per_rule, "contexts": list(CONTEXTS),
+                "canary": CANARY, "jsonl_sha256": hashlib.sha256(raw).hexdigest(), "file": path.name}
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return path, manifest_path
+
+
+def load_probes(data_dir: str | Path | None = None, verify: bool = True) -> list[dict]:
+    """The shipped pairs; raises ValueError naming the file when its hash is not the manifest's."""
+    path, manifest_path = probe_paths(data_dir)
+    raw = gzip.decompress(path.read_bytes())
+    manifest = json.loads(manifest_path.read_text())
+    if verify and hashlib.sha256(raw).hexdigest() != manifest["jsonl_sha256"]:
+        raise ValueError(f"{path}: content hash does not match {manifest_path.name} jsonl_sha256; "
+                         "rebuild with `py4 probes build`")
+    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
