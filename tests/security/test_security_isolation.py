@@ -251,5 +251,5 @@ def test_forged_end_of_run_stops_the_program_at_once(sandbox):
                "time.sleep(0.5)\nwhile true:\n    print('after')\n")
     result = sandbox.run(program)
     assert (result.status, result.exit_code) == ("runtime_error", 7), result
-    assert result.stdout.startswith("before\n") and result.duration_s < 0.5, result
+    assert result.stdout == "before\n", result  # ended at the forged report, before "after"
     sandbox.assert_serves_next()

@@ -13,7 +13,7 @@ def test_infinite_loop_times_out(sandbox):
     started = time.monotonic()
     result = sandbox.run("while true:\n    pass\n")
     assert result.status == "timeout" and result.exit_code is None
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # generous: holds on a loaded machine
     sandbox.assert_serves_next()
 
 
@@ -21,7 +21,7 @@ def test_sleep_times_out_on_wall_clock(sandbox):
     started = time.monotonic()
     result = sandbox.run("use time\ntime.sleep(60)\n")
     assert result.status == "timeout"
-    assert time.monotonic() - started < 5  # not CPU time: the wall clock stops it
+    assert time.monotonic() - started < 30  # not CPU time: the wall clock stops it (sleep is 60 s)
     sandbox.assert_serves_next()
 
 
@@ -72,7 +72,7 @@ def test_fork_bomb_is_contained(sandbox):
     started = time.monotonic()
     result = sandbox.run(program)
     assert result.status in ("runtime_error", "timeout", "output_limit")
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 30
     sandbox.assert_serves_next()
 
 
@@ -117,7 +117,7 @@ def test_infinite_output_is_cut(sandbox):
     assert result.status == "output_limit"
     assert result.stdout.endswith("…[output truncated]")
     assert len(result.stdout) <= 2048 + len("…[output truncated]")
-    assert time.monotonic() - started < 5  # (the status says the cap stopped it, not the clock)
+    assert time.monotonic() - started < 30  # (the status says the cap stopped it, not the clock)
     sandbox.assert_serves_next()
 
 
@@ -195,7 +195,7 @@ def test_power_tower_is_stopped(sandbox):
     started = time.monotonic()
     result = sandbox.run("let x = 10 ** 10 ** 8\nprint(x > 0)\n")
     assert result.status in ("timeout", "memory")
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 30
     sandbox.assert_serves_next()
 
 
