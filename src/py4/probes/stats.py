@@ -1,0 +1,81 @@
+"""Summaries of probe scores: accuracy, length-normalised accuracy, mean margin, bootstrap CIs.
+
+``summarize(scores, probes)`` groups by rule, held-in / held-out and syntax / semantic
+(``by_kind``); ``paired_difference(a, b, probes)`` is model a minus model b on the same pairs,
+with a paired bootstrap interval (pairs resampled together, so the shared variance cancels).
+"""
+
+from __future__ import annotations
+
+import random
+
+B_DEFAULT = 1000
+
+
+def _wins(row: dict) -> tuple[float, float, float]:
+    margin = row["p4_logprob"] - row["py3_logprob"]
+    norm = row["p4_logprob"] / max(row["p4_tokens"], 1) - row["py3_logprob"] / max(row["py3_tokens"], 1)
+    return float(margin > 0), float(norm > 0), margin
+
+
+def bootstrap_ci(values: list[float], b: int = B_DEFAULT, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``values``."""
+    if not values:
+        return (float("nan"), float("nan"))
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(b))
+    lo = means[int((1 - level) / 2 * b)]
+    hi = means[min(b - 1, int((1 + level) / 2 * b))]
+    return lo, hi
+
+
+def _group(rows: list[dict], b: int, seed: int) -> dict:
+    wins = [_wins(r) for r in rows]
+    acc, norm, margin = ([w[i] for w in wins] for i in range(3))
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    lo, hi = bootstrap_ci(acc, b, seed)
+    nlo, nhi = bootstrap_ci(norm, b, seed)
+    mlo, mhi = bootstrap_ci(margin, b, seed)
+    return {"pairs": len(rows), "accuracy": mean(acc), "ci_low": lo, "ci_high": hi,
+            "accuracy_per_token": mean(norm), "per_token_ci_low": nlo, "per_token_ci_high": nhi,
+            "mean_margin": mean(margin), "margin_ci_low": mlo, "margin_ci_high": mhi}
+
+
+def _groups(probes: list[dict]) -> dict[str, set[str]]:
+    by: dict[str, set[str]] = {"heldin": set(), "heldout": set(), "syntax": set(), "semantic": set()}
+    for p in probes:
+        by["heldout" if p["held_out"] else "heldin"].add(p["id"])
+        by[p["kind"]].add(p["id"])
+        by.setdefault(p["rule"], set()).add(p["id"])
+    return by
+
+
+def summarize(scores: list[dict], probes: list[dict], b: int = B_DEFAULT, seed: int = 0) -> dict:
+    by = _groups(probes)
+    pick = lambda ids: [s for s in scores if s["id"] in ids]  # noqa: E731
+    rules = sorted(k for k in by if k.startswith("P4-"))
+    return {"all": _group(scores, b, seed),
+            "heldin": _group(pick(by["heldin"]), b, seed), "heldout": _group(pick(by["heldout"]), b, seed),
+            "by_kind": {k: _group(pick(by[k]), b, seed) for k in ("syntax", "semantic")},
+            "per_rule": {r: _group(pick(by[r]), b, seed) for r in rules if pick(by[r])}}
+
+
+def paired_difference(a: list[dict], b_scores: list[dict], probes: list[dict], b: int = B_DEFAULT,
+                      seed: int = 0) -> dict:
+    """Accuracy and per-token accuracy of model a minus model b, per group, with paired bootstrap CIs."""
+    other = {s["id"]: s for s in b_scores}
+    by = _groups(probes)
+    out = {}
+    for name, ids in [("all", {s["id"] for s in a}), *sorted(by.items())]:
+        rows = [(s, other[s["id"]]) for s in a if s["id"] in ids and s["id"] in other]
+        diffs = [_wins(x)[0] - _wins(y)[0] for x, y in rows]
+        ndiffs = [_wins(x)[1] - _wins(y)[1] for x, y in rows]
+        if not rows:
+            continue
+        lo, hi = bootstrap_ci(diffs, b, seed)
+        nlo, nhi = bootstrap_ci(ndiffs, b, seed)
+        out[name] = {"pairs": len(rows), "difference": sum(diffs) / len(rows), "ci_low": lo, "ci_high": hi,
+                     "per_token_difference": sum(ndiffs) / len(rows), "per_token_ci_low": nlo,
+                     "per_token_ci_high": nhi}
+    return out
