@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, str] = {
     "train": "py4.train.cli",
     "graft": "py4.graft.cli",
     "eval": "py4.evaluate.cli",
+    "probes": "py4.probes.cli",
     "campaign": "py4.campaign.cli",
     "report": "py4.report.cli",
 }
