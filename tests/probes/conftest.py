@@ -1,32 +1,14 @@
-"""Fixtures for the evaluation tests.
-
-``smoke_assets`` reuses the training tests' cached smoke assets (same folder, same key:
-tests/train/conftest.py), so the tiny -it model is built at most once per machine.
-"""
+"""Fixtures for the probe tests: the evaluation tests' ``smoke_assets`` (one definition, the
+same cached tiny models; see tests/evaluate/conftest.py)."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 
-import pytest
+_path = Path(__file__).resolve().parents[1] / "evaluate" / "conftest.py"
+_spec = importlib.util.spec_from_file_location("py4_evaluate_conftest", _path)
+_evaluate_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_evaluate_conftest)
 
-
-def _train_conftest():
-    path = Path(__file__).resolve().parents[1] / "train" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("py4_train_conftest", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
-def smoke_assets() -> Path:
-    import os
-    import tempfile
-
-    from py4.train.assets import build_smoke_assets
-
-    key = _train_conftest()._assets_key()
-    out = Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) / f"py4-smoke-assets-{key}")
-    return build_smoke_assets(out)
+smoke_assets = _evaluate_conftest.smoke_assets
