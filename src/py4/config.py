@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import pydantic
 import yaml
 
+from py4.errors import Py4Error
+
 __all__ = [
     "ConfigError",
     "StrictModel",
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-class ConfigError(ValueError):
+class ConfigError(Py4Error, ValueError):
     """A config could not be loaded; ``problems`` lists every problem found."""
 
     def __init__(self, source: str, problems: list[str]):

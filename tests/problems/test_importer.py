@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from py4.problems.importer import ImportError_, import_file, parse_assert
+from py4.problems.importer import ProblemImportError, import_file, parse_assert
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,11 +42,11 @@ def test_import_humaneval_uses_check_asserts(tmp_path):
 
 
 def test_import_rejects_bad_input(tmp_path):
-    with pytest.raises(ImportError_, match="unknown format"):
+    with pytest.raises(ProblemImportError, match="unknown format"):
         import_file(FIXTURES / "mbpp_small.jsonl", "apps", tmp_path / "x.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": 1}\n')
-    with pytest.raises(ImportError_, match="lacks"):
+    with pytest.raises(ProblemImportError, match="lacks"):
         import_file(bad, "mbpp", tmp_path / "x.jsonl")
 
 

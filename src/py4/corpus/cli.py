@@ -7,56 +7,50 @@ from typing import Optional
 
 import typer
 
+from py4.errors import cli_errors, fail
+
 app = typer.Typer(help="Synthetic documents that teach Python-4: generate, subset, stats, validate.",
                   no_args_is_help=True)
 
 
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(2)
-
-
 @app.command()
+@cli_errors
 def generate(config: str = typer.Option(..., "--config", help="corpus YAML (configs/corpus/*.yaml)"),
              out: str = typer.Option(..., "--out", help="output folder (shards + manifest.json)"),
              overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides"),
              no_progress: bool = typer.Option(False, "--no-progress")) -> None:
     """Generate a corpus: documents validated by Boa, deduplicated, token-counted."""
-    from py4.config import ConfigError, load_config
+    from py4.config import load_config
     from py4.corpus.config import CorpusConfig
     from py4.corpus.generate import run
-    from py4.data.tokens import DataError
+
+    cfg = load_config(CorpusConfig, config, overrides or [])
     try:
-        cfg = load_config(CorpusConfig, config, overrides or [])
         manifest = run(cfg, out, progress=not no_progress)
-    except (ConfigError, DataError, OSError) as exc:
-        _fail(str(exc))
+    except OSError as exc:  # an unwritable output folder, a full disk: the user's to fix
+        raise fail(str(exc)) from None
     typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {out}")
 
 
 @app.command()
+@cli_errors
 def subset(corpus: str = typer.Option(..., "--corpus"), target_tokens: int = typer.Option(..., "--target-tokens"),
            seed: int = typer.Option(..., "--seed"), out: str = typer.Option(..., "--out")) -> None:
     """Whole documents in seeded random order until the total reaches at least N tokens."""
-    from py4.corpus.output import CorpusError
     from py4.corpus.subset import subset as make_subset
-    try:
-        manifest = make_subset(corpus, target_tokens, seed, out)
-    except CorpusError as exc:
-        _fail(str(exc))
+
+    manifest = make_subset(corpus, target_tokens, seed, out)
     typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {out}")
 
 
 @app.command()
+@cli_errors
 def stats(corpus: str = typer.Argument(..., help="corpus folder"),
           as_json: bool = typer.Option(False, "--json", help="print the JSON object only")) -> None:
     """Documents, tokens, documents per rule and per type."""
-    from py4.corpus.output import CorpusError
     from py4.corpus.subset import stats as corpus_stats
-    try:
-        data = corpus_stats(corpus)
-    except CorpusError as exc:
-        _fail(str(exc))
+
+    data = corpus_stats(corpus)
     if as_json:
         typer.echo(json.dumps(data))
         return
@@ -68,15 +62,13 @@ def stats(corpus: str = typer.Argument(..., help="corpus folder"),
 
 
 @app.command()
+@cli_errors
 def validate(corpus: str = typer.Argument(..., help="corpus folder"),
              cache_dir: Optional[str] = typer.Option("campaign-out/cache/corpus-boa", help="Boa results cache ('' = none)"),
              workers: int = typer.Option(2)) -> None:
     """Re-check every code block of every document with Boa; exit 1 when any claim is wrong."""
-    from py4.corpus.output import CorpusError
     from py4.corpus.subset import validate_corpus
-    try:
-        report = validate_corpus(corpus, cache_dir or None, workers)
-    except CorpusError as exc:
-        _fail(str(exc))
+
+    report = validate_corpus(corpus, cache_dir or None, workers)
     typer.echo(json.dumps(report, indent=2))
     raise typer.Exit(1 if report["failed_docs"] else 0)

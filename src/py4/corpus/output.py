@@ -11,11 +11,14 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+from py4.errors import Py4Error
+from py4.jsonio import iter_jsonl, read_json_object
+
 SHARD_DIR = "shards"
 MANIFEST = "manifest.json"
 
 
-class CorpusError(ValueError):
+class CorpusError(Py4Error, ValueError):
     """A corpus folder is missing or malformed (the message names the file and line)."""
 
 
@@ -61,16 +64,8 @@ class ShardWriter:
 
 def read_manifest(corpus_dir: str | Path) -> dict:
     """The corpus's manifest.json. Raises CorpusError when absent or not a JSON object."""
-    path = Path(corpus_dir) / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CorpusError(f"{path}: no manifest.json (is {corpus_dir} a corpus folder?)") from None
-    except json.JSONDecodeError as exc:
-        raise CorpusError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise CorpusError(f"{path}: expected a JSON object")
-    return data
+    return read_json_object(Path(corpus_dir) / MANIFEST, error=CorpusError,
+                            missing=f"no manifest.json (is {corpus_dir} a corpus folder?)")
 
 
 def iter_documents(corpus_dir: str | Path) -> Iterator[dict]:
@@ -83,18 +78,8 @@ def iter_documents(corpus_dir: str | Path) -> Iterator[dict]:
     if not shards:
         raise CorpusError(f"{root}: no *.jsonl shards")
     for shard in shards:
-        with shard.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CorpusError(f"{shard}:{number}: not JSON: {exc}") from None
-                for key in ("id", "text"):
-                    if not isinstance(record.get(key), str):
-                        raise CorpusError(f"{shard}:{number}: field {key!r} must be a string")
-                yield record
+        for _, record in iter_jsonl(shard, fields={"id": str, "text": str}, error=CorpusError):
+            yield record
 
 
 def text_sha256(text: str) -> str:

@@ -15,17 +15,14 @@ from typing import Any, Optional
 import typer
 from rich.console import Console
 
+from py4.data.errors import DataError
+from py4.errors import cli_errors
+
 app = typer.Typer(help="Data: replay and instruction sources, mixing, packing, step schedules.",
                   no_args_is_help=True)
 
 _console = Console(soft_wrap=True)
-_err = Console(stderr=True, soft_wrap=True)
 OVERRIDES = typer.Argument(None, help="key=value overrides of the config, e.g. seed=7 replay.path=dir")
-
-
-def _fail(exc: Exception) -> None:
-    _err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
-    raise typer.Exit(2)
 
 
 def _load(kind: str, config: Optional[Path], overrides: list[str] | None, extra: dict[str, Any] | None = None):
@@ -58,30 +55,25 @@ def _summary(manifest: dict[str, Any]) -> None:
 
 
 @app.command()
+@cli_errors
 def mix(config: Path = typer.Option(..., "--config", help="a data.mix YAML"), overrides: list[str] = OVERRIDES) -> None:
     """Mix N corpus copies into an equal-token replay stream and pack it (midtraining data)."""
     from py4.data.mix import run_mix
 
-    try:
-        _summary(run_mix(_load("data.mix", config, overrides)))
-    except ValueError as exc:  # ConfigError and DataError are ValueErrors
-        _fail(exc)
+    _summary(run_mix(_load("data.mix", config, overrides)))
 
 
 @app.command()
+@cli_errors
 def pack(config: Path = typer.Option(..., "--config", help="a data.pack YAML"), overrides: list[str] = OVERRIDES) -> None:
     """Pack chat conversations (SFT, assistant-only labels) or text documents."""
     from py4.data.pack import run_pack
 
-    try:
-        _summary(run_pack(_load("data.pack", config, overrides)))
-    except ValueError as exc:
-        _fail(exc)
+    _summary(run_pack(_load("data.pack", config, overrides)))
 
 
 def _total_from(path: str) -> int:
     from py4.data.packed_io import read_data_manifest
-    from py4.data.tokens import DataError
 
     manifest = read_data_manifest(path)
     total = manifest.get("total_mix_tokens", manifest.get("total_tokens"))
@@ -91,6 +83,7 @@ def _total_from(path: str) -> int:
 
 
 @app.command()
+@cli_errors
 def schedule(
     config: Optional[Path] = typer.Option(None, "--config", help="a data.schedule YAML"),
     overrides: list[str] = OVERRIDES,
@@ -110,23 +103,20 @@ def schedule(
     """Compute max steps from token (or row) counts and write step_schedule.json."""
     from py4.data.schedule import compute_schedule, parse_count, write_step_schedule
 
-    try:
-        flags = {"total_tokens": parse_count(total_tokens) if total_tokens is not None else None, "rows": rows,
-                 "epochs": epochs, "seq_len": seq_len, "micro_batch": micro_batch, "grad_accum": grad_accum,
-                 "gpus": gpus, "rounding": rounding, "warmup": warmup, "max_steps_cap": max_steps_cap,
-                 "out_dir": str(out) if out is not None else None}
-        if config is not None and (flags["total_tokens"] is not None or rows is not None):
-            overrides = list(overrides or []) + ["total_tokens=null", "total_tokens_from=null", "rows=null"]
-        cfg = _load("data.schedule", config, overrides, flags)
-        total = cfg.total_tokens if cfg.total_tokens_from is None else _total_from(cfg.total_tokens_from)
-        result = compute_schedule(seq_len=cfg.seq_len, micro_batch=cfg.micro_batch, grad_accum=cfg.grad_accum,
-                                  gpus=cfg.gpus, rounding=cfg.rounding, total_tokens=total if cfg.rows is None else None,
-                                  rows=cfg.rows, epochs=cfg.epochs, warmup=cfg.warmup, max_steps_cap=cfg.max_steps_cap)
-        if cfg.expected_max_steps is not None and result.max_steps != cfg.expected_max_steps:
-            raise ValueError(f"max_steps {result.max_steps} differs from the expected {cfg.expected_max_steps}")
-        path = write_step_schedule(cfg.out_dir or ".", result)
-    except ValueError as exc:
-        _fail(exc)
+    flags = {"total_tokens": parse_count(total_tokens) if total_tokens is not None else None, "rows": rows,
+             "epochs": epochs, "seq_len": seq_len, "micro_batch": micro_batch, "grad_accum": grad_accum,
+             "gpus": gpus, "rounding": rounding, "warmup": warmup, "max_steps_cap": max_steps_cap,
+             "out_dir": str(out) if out is not None else None}
+    if config is not None and (flags["total_tokens"] is not None or rows is not None):
+        overrides = list(overrides or []) + ["total_tokens=null", "total_tokens_from=null", "rows=null"]
+    cfg = _load("data.schedule", config, overrides, flags)
+    total = cfg.total_tokens if cfg.total_tokens_from is None else _total_from(cfg.total_tokens_from)
+    result = compute_schedule(seq_len=cfg.seq_len, micro_batch=cfg.micro_batch, grad_accum=cfg.grad_accum,
+                              gpus=cfg.gpus, rounding=cfg.rounding, total_tokens=total if cfg.rows is None else None,
+                              rows=cfg.rows, epochs=cfg.epochs, warmup=cfg.warmup, max_steps_cap=cfg.max_steps_cap)
+    if cfg.expected_max_steps is not None and result.max_steps != cfg.expected_max_steps:
+        raise DataError(f"max_steps {result.max_steps} differs from the expected {cfg.expected_max_steps}")
+    path = write_step_schedule(cfg.out_dir or ".", result)
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
         return
@@ -140,6 +130,7 @@ def schedule(
 
 
 @app.command()
+@cli_errors
 def inspect(
     args: list[str] = typer.Argument(None, help="[DATASET] [key=value ...]: a packed dataset folder and/or overrides"),
     config: Optional[Path] = typer.Option(None, "--config", help="a data.inspect YAML"),
@@ -153,21 +144,19 @@ def inspect(
 
     overrides = [a for a in args or [] if "=" in a]
     positional = [a for a in args or [] if "=" not in a]
-    try:
-        if len(positional) > 1:
-            raise ValueError(f"one dataset folder expected, got {positional}")
-        cfg = _load("data.inspect", config, overrides, {"dataset": positional[0] if positional else None,
-                                                       "index": index, "tokenizer": tokenizer,
-                                                       "max_tokens": max_tokens, "show_tokens": tokens or None})
-        text = inspect_packed_row(cfg.dataset, cfg.index, tokenizer_name=cfg.tokenizer,
-                                  tokenizer_revision=cfg.tokenizer_revision, max_tokens=cfg.max_tokens,
-                                  show_tokens=cfg.show_tokens)
-    except ValueError as exc:
-        _fail(exc)
+    if len(positional) > 1:
+        raise DataError(f"one dataset folder expected, got {positional}")
+    cfg = _load("data.inspect", config, overrides, {"dataset": positional[0] if positional else None,
+                                                   "index": index, "tokenizer": tokenizer,
+                                                   "max_tokens": max_tokens, "show_tokens": tokens or None})
+    text = inspect_packed_row(cfg.dataset, cfg.index, tokenizer_name=cfg.tokenizer,
+                              tokenizer_revision=cfg.tokenizer_revision, max_tokens=cfg.max_tokens,
+                              show_tokens=cfg.show_tokens)
     _console.print(text, highlight=False, markup=False)
 
 
 @app.command("smoke-replay")
+@cli_errors
 def smoke_replay(
     out: Path = typer.Option(..., help="folder for the jsonl shards and manifest.json"),
     max_docs: Optional[int] = typer.Option(None, help="stop after this many documents"),
@@ -180,10 +169,7 @@ def smoke_replay(
     from py4.data.schedule import parse_count
     from py4.data.tokens import load_tokenizer
 
-    try:
-        tok = load_tokenizer(tokenizer) if tokenizer else None
-        manifest = build_smoke_replay(out, target_tokens=parse_count(target_tokens) if target_tokens else None,
-                                      max_docs=max_docs, tokenizer=tok, max_chars_per_doc=max_chars_per_doc)
-    except ValueError as exc:
-        _fail(exc)
+    tok = load_tokenizer(tokenizer) if tokenizer else None
+    manifest = build_smoke_replay(out, target_tokens=parse_count(target_tokens) if target_tokens else None,
+                                  max_docs=max_docs, tokenizer=tok, max_chars_per_doc=max_chars_per_doc)
     _console.print(json.dumps(manifest, indent=2), highlight=False)

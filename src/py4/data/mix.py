@@ -286,7 +286,7 @@ def run_mix(config: MixConfig) -> dict[str, Any]:
         total = manifest["total_mix_tokens"]
         schedule = write_outputs(out, manifest, config.schedule, config.seq_len, total, config.expected_max_steps)
         if config.expected_total_mix_tokens is not None and total != config.expected_total_mix_tokens:
-            raise ValueError(f"total_mix_tokens {total} differs from the expected {config.expected_total_mix_tokens}")
+            raise DataError(f"total_mix_tokens {total} differs from the expected {config.expected_total_mix_tokens}")
         for name, entry in inputs.items():
             run.add_input(name, path=entry.get("path"), hub_id=entry.get("hub_id"), revision=entry.get("revision"),
                           hash_content=False, details=entry)

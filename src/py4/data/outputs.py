@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.data.configs import ScheduleSpec
+from py4.data.errors import DataError
 from py4.data.packed_io import DATA_MANIFEST
 from py4.data.schedule import StepSchedule, compute_schedule, write_step_schedule
 from py4.runs import atomic_write_json, library_versions
@@ -33,5 +34,5 @@ def write_outputs(out_dir: str | Path, manifest: dict[str, Any], schedule_spec: 
     manifest["libraries"] = library_versions(("py4", "datasets", "tokenizers", "transformers", "pyarrow", "numpy"))
     atomic_write_json(Path(out_dir) / DATA_MANIFEST, manifest)
     if expected_max_steps is not None and schedule is not None and schedule.max_steps != expected_max_steps:
-        raise ValueError(f"max_steps {schedule.max_steps} differs from the expected {expected_max_steps}")
+        raise DataError(f"max_steps {schedule.max_steps} differs from the expected {expected_max_steps}")
     return schedule

@@ -96,7 +96,7 @@ def _check_expected_rows(config: PackConfig, result: dict[str, Any]) -> None:
     read_whole = not result["counts"]["stopped_at_max_sequences"] and config.instructions.max_rows is None
     for key, expected in (("rows_total", config.expected_rows_total), ("rows_kept", config.expected_rows_kept)):
         if read_whole and expected is not None and result["source"][key] != expected:
-            raise ValueError(f"{key} {result['source'][key]} differs from the expected {expected}")
+            raise DataError(f"{key} {result['source'][key]} differs from the expected {expected}")
 
 
 def run_pack(config: PackConfig) -> dict[str, Any]:

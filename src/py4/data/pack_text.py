@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from py4.data.errors import DataError
 from py4.data.packed_io import PackedDatasetWriter
 
 __all__ = ["BlockPacker", "BlockPackStats", "pack_token_stream", "DOCUMENT_MODES", "block_positions"]
@@ -66,7 +67,7 @@ class BlockPacker:
     def __init__(self, seq_len: int, writer: PackedDatasetWriter, blocks_per_batch: int = 64,
                  max_blocks: int | None = None, documents: str = "concatenated"):
         if documents not in DOCUMENT_MODES:
-            raise ValueError(f"documents must be one of {', '.join(DOCUMENT_MODES)}, got {documents!r}")
+            raise DataError(f"documents must be one of {', '.join(DOCUMENT_MODES)}, got {documents!r}")
         self.seq_len = seq_len
         self.max_blocks = max_blocks
         self.documents = documents

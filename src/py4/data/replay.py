@@ -27,7 +27,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from py4.data.sources import Document
+from py4.data.documents import Document
+from py4.data.errors import DataError
 
 __all__ = ["stdlib_files", "iter_stdlib_documents", "build_smoke_replay"]
 
@@ -122,7 +123,7 @@ def build_smoke_replay(out_dir: str | Path, *, target_tokens: int | None = None,
     from py4.runs import atomic_write_json
 
     if target_tokens is not None and tokenizer is None:
-        raise ValueError("target_tokens needs a tokenizer to count with")
+        raise DataError("target_tokens needs a tokenizer to count with")
     encoder = DocumentEncoder(tokenizer) if tokenizer is not None else None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,7 +150,7 @@ def build_smoke_replay(out_dir: str | Path, *, target_tokens: int | None = None,
         if shard:
             shard.close()
     if target_tokens is not None and tokens < target_tokens:
-        raise ValueError(f"the standard library gave only {tokens} tokens; {target_tokens} were asked for")
+        raise DataError(f"the standard library gave only {tokens} tokens; {target_tokens} were asked for")
     manifest = {
         "kind": "smoke_replay", "source": "python stdlib (sysconfig stdlib path)", "python": platform.python_version(),
         "max_chars_per_doc": max_chars_per_doc, "docs": docs, "chars": chars, "shards": shard_index,

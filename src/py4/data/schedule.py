@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from py4.data.errors import DataError
 from py4.runs import atomic_write_json
 
 __all__ = ["StepSchedule", "compute_schedule", "write_step_schedule", "read_step_schedule",
@@ -64,17 +65,17 @@ def _round_div(numerator: int, denominator: int, rounding: Rounding) -> int:
         return numerator // denominator
     if rounding == "ceil":
         return -(-numerator // denominator)
-    raise ValueError(f"rounding must be 'ceil' or 'floor', got {rounding!r}")
+    raise DataError(f"rounding must be 'ceil' or 'floor', got {rounding!r}")
 
 
 def _warmup(warmup: float | int | None, max_steps: int) -> tuple[int, float | None]:
     if warmup is None or warmup == 0:
         return 0, None
     if warmup < 0:
-        raise ValueError(f"warmup must be >= 0 (steps, or a ratio below 1), got {warmup}")
+        raise DataError(f"warmup must be >= 0 (steps, or a ratio below 1), got {warmup}")
     if warmup >= 1:
         if float(warmup) != int(warmup):
-            raise ValueError(f"warmup >= 1 is a step count and must be whole, got {warmup}")
+            raise DataError(f"warmup >= 1 is a step count and must be whole, got {warmup}")
         return int(warmup), None
     return math.ceil(max_steps * float(warmup)), float(warmup)
 
@@ -93,26 +94,26 @@ def compute_schedule(*, seq_len: int, micro_batch: int, grad_accum: int, gpus: i
     for name, value in (("seq_len", seq_len), ("micro_batch", micro_batch),
                         ("grad_accum", grad_accum), ("gpus", gpus), ("epochs", epochs)):
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise DataError(f"{name} must be a positive integer, got {value!r}")
     if (total_tokens is None) == (rows is None):
-        raise ValueError("give exactly one of total_tokens (packed) or rows (unpacked)")
+        raise DataError("give exactly one of total_tokens (packed) or rows (unpacked)")
     if max_steps_cap is not None and max_steps_cap < 1:
-        raise ValueError(f"max_steps_cap must be >= 1, got {max_steps_cap}")
+        raise DataError(f"max_steps_cap must be >= 1, got {max_steps_cap}")
     sequences_per_step = micro_batch * grad_accum * gpus
     tokens_per_step = seq_len * sequences_per_step
     if total_tokens is not None:
         if int(total_tokens) != total_tokens or total_tokens < 1:
-            raise ValueError(f"total_tokens must be a positive integer, got {total_tokens!r}")
+            raise DataError(f"total_tokens must be a positive integer, got {total_tokens!r}")
         unit = "tokens"
         uncapped = _round_div(int(total_tokens) * epochs, tokens_per_step, rounding)
     else:
         if int(rows) != rows or rows < 1:
-            raise ValueError(f"rows must be a positive integer, got {rows!r}")
+            raise DataError(f"rows must be a positive integer, got {rows!r}")
         unit = "rows"
         uncapped = _round_div(int(rows), sequences_per_step, rounding) * epochs
     if uncapped < 1:
         size = f"{total_tokens} tokens" if unit == "tokens" else f"{rows} rows"
-        raise ValueError(f"{size} make zero steps of {tokens_per_step if unit == 'tokens' else sequences_per_step} "
+        raise DataError(f"{size} make zero steps of {tokens_per_step if unit == 'tokens' else sequences_per_step} "
                          f"{unit} with {rounding} rounding")
     max_steps = min(uncapped, max_steps_cap) if max_steps_cap is not None else uncapped
     warmup_steps, warmup_ratio = _warmup(warmup, max_steps)
@@ -141,7 +142,7 @@ def read_step_schedule(path: str | Path) -> StepSchedule:
         data = json.loads(path.read_text(encoding="utf-8"))
         return StepSchedule(**data)
     except (OSError, json.JSONDecodeError, TypeError) as exc:
-        raise ValueError(f"{path}: not a step schedule: {exc}") from None
+        raise DataError(f"{path}: not a step schedule: {exc}") from None
 
 
 _SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}
@@ -156,7 +157,7 @@ def parse_count(text: str | int) -> int:
         return text
     cleaned = str(text).strip().replace(",", "").replace("_", "")
     if not cleaned:
-        raise ValueError("empty count")
+        raise DataError("empty count")
     multiplier = _SUFFIXES.get(cleaned[-1].lower())
     number = cleaned[:-1] if multiplier else cleaned
     from decimal import Decimal, InvalidOperation
@@ -164,7 +165,7 @@ def parse_count(text: str | int) -> int:
     try:
         value = Decimal(number) * (multiplier or 1)
     except InvalidOperation:
-        raise ValueError(f"not a count: {text!r} (expected e.g. 80090880, 80,090,880 or 77.05M)") from None
+        raise DataError(f"not a count: {text!r} (expected e.g. 80090880, 80,090,880 or 77.05M)") from None
     if value != value.to_integral_value():
-        raise ValueError(f"count {text!r} is not a whole number of tokens")
+        raise DataError(f"count {text!r} is not a whole number of tokens")
     return int(value)

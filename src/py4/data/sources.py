@@ -15,27 +15,20 @@ Formats (the contract with the corpus engineer and with users, see docs/data.md)
 
 from __future__ import annotations
 
-import gzip
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 
 from py4.config import StrictModel
+from py4.data.documents import Document
+from py4.data.replay import iter_stdlib_documents
 from py4.data.tokens import DataError
+from py4.jsonio import iter_jsonl, read_json_object
 
 __all__ = ["Document", "TextSourceSpec", "corpus_shards", "iter_corpus", "read_corpus_manifest",
            "iter_text_source", "open_rows", "local_data_files", "describe_source"]
-
-
-@dataclass(frozen=True)
-class Document:
-    id: str
-    text: str
-    source: str
 
 
 class _RowSource(StrictModel):
@@ -100,46 +93,14 @@ def corpus_shards(corpus_dir: str | Path) -> list[Path]:
 
 def read_corpus_manifest(corpus_dir: str | Path) -> dict[str, Any]:
     """The corpus's ``manifest.json``; raises DataError if missing or not a JSON object."""
-    path = Path(corpus_dir) / "manifest.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"corpus {corpus_dir}: manifest.json is missing (the corpus contract requires one)") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    return data
-
-
-def _open_text(path: Path):
-    if path.name.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
-
-
-def _iter_jsonl(path: Path, fields: dict[str, type]) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
-            for name, kind in fields.items():
-                if not isinstance(row.get(name), kind):
-                    got = type(row[name]).__name__ if name in row else "nothing"
-                    raise DataError(f"{path}:{lineno}: field {name!r}: expected {kind.__name__}, got {got}")
-            yield lineno, row
+    return read_json_object(Path(corpus_dir) / "manifest.json", error=DataError,
+                            missing=f"corpus {corpus_dir}: manifest.json is missing (the corpus contract requires one)")
 
 
 def iter_corpus(corpus_dir: str | Path) -> Iterator[Document]:
     """Stream the corpus's documents in shard order; raises DataError on a malformed line."""
     for shard in corpus_shards(corpus_dir):
-        for _, row in _iter_jsonl(shard, {"id": str, "text": str}):
+        for _, row in iter_jsonl(shard, fields={"id": str, "text": str}, error=DataError):
             yield Document(id=row["id"], text=row["text"], source="corpus")
 
 
@@ -191,8 +152,6 @@ def open_rows(spec: _RowSource) -> Iterator[dict[str, Any]]:
 def iter_text_source(spec: TextSourceSpec) -> Iterator[Document]:
     """Stream a replay source's documents; raises DataError on a row without text."""
     if spec.builtin == "stdlib":
-        from py4.data.replay import iter_stdlib_documents
-
         yield from iter_stdlib_documents(max_chars_per_doc=spec.max_chars_per_doc)
         return
     where = spec.hub_id or spec.path

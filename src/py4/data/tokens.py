@@ -14,11 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from py4.data.errors import DataError
+
 __all__ = ["DataError", "load_tokenizer", "DocumentEncoder", "encode_documents", "batched", "prefetched"]
-
-
-class DataError(ValueError):
-    """Bad input data: the message names the file, line and field, and what was expected."""
 
 
 def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:

@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from py4.errors import Py4Error
 from py4.problems.schema import Problem
 
 __all__ = ["BankError", "bank_paths", "load_bank", "load_manifest", "find_problem"]
@@ -14,7 +15,7 @@ __all__ = ["BankError", "bank_paths", "load_bank", "load_manifest", "find_proble
 DATA_DIR = Path(__file__).parent / "data"
 
 
-class BankError(ValueError):
+class BankError(Py4Error, ValueError):
     """The bank files are missing, corrupt or do not match their manifest."""
 
 

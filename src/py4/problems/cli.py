@@ -11,6 +11,8 @@ from typing import Optional
 
 import typer
 
+from py4.errors import cli_errors, fail
+
 app = typer.Typer(help="The Python-4 problem bank: build, validate, inspect, import.", no_args_is_help=True)
 
 _OUT = typer.Option(None, "--data-dir", help="bank folder (default: the package's data/)")
@@ -18,13 +20,9 @@ _VERSION = typer.Option("v1", "--version", help="bank version")
 
 
 def _load(version: str, data_dir: Optional[Path]):
-    from py4.problems.bank import BankError, load_bank
+    from py4.problems.bank import load_bank
 
-    try:
-        return load_bank(version, data_dir)
-    except BankError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    return load_bank(version, data_dir)
 
 
 def _print_json(data) -> None:
@@ -32,6 +30,7 @@ def _print_json(data) -> None:
 
 
 @app.command()
+@cli_errors
 def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML BuildConfig"),
           overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. held_out=[P4-09] seed=7"),
           data_dir: Optional[Path] = _OUT,
@@ -43,15 +42,11 @@ def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML Bui
 
     from rich.progress import Progress
 
-    from py4.config import ConfigError, load_config
+    from py4.config import load_config
     from py4.problems.build import DATA_DIR, BuildConfig, build_bank, write_bank
     from py4.problems.family import FamilyError, all_families
 
-    try:
-        cfg = load_config(BuildConfig, config, overrides or [])
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    cfg = load_config(BuildConfig, config, overrides or [])
     n = len(cfg.families) or len(all_families())
     recorder = RunRecorder(run_dir, cfg, "problems-build") if run_dir else contextlib.nullcontext()
     with recorder as rec:
@@ -60,8 +55,7 @@ def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML Bui
             try:
                 result = build_bank(cfg, progress=lambda name: bar.advance(task))
             except FamilyError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(1)
+                raise fail(str(exc), exit_code=1) from None
         bank_path, manifest_path = write_bank(result, cfg, data_dir or DATA_DIR)
         if rec is not None:
             rec.add_output("bank", bank_path)
@@ -75,6 +69,7 @@ def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML Bui
 
 
 @app.command()
+@cli_errors
 def validate(as_json: bool = typer.Option(False, "--json"),
              sample: int = typer.Option(0, help="validate a seeded sample of N problems (0 = the whole bank)"),
              family: list[str] = typer.Option(None, "--family", help="only these families"),
@@ -125,14 +120,14 @@ def validate(as_json: bool = typer.Option(False, "--json"),
 
 
 @app.command("list")
+@cli_errors
 def list_(split: Optional[str] = typer.Option(None, "--split"), as_json: bool = typer.Option(False, "--json"),
           version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """List problems (all, or one split); --json prints full problem objects."""
     from py4.problems.schema import SPLITS
 
     if split is not None and split not in SPLITS:
-        typer.echo(f"error: unknown split {split!r}; choose from {', '.join(SPLITS)}", err=True)
-        raise typer.Exit(2)
+        raise fail(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     problems = [p for p in _load(version, data_dir) if split is None or p.split == split]
     if as_json:
         _print_json([p.to_json() for p in problems])
@@ -142,6 +137,7 @@ def list_(split: Optional[str] = typer.Option(None, "--split"), as_json: bool = 
 
 
 @app.command()
+@cli_errors
 def show(problem_id: str, as_json: bool = typer.Option(False, "--json"),
          version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """Show one problem by id."""
@@ -150,8 +146,7 @@ def show(problem_id: str, as_json: bool = typer.Option(False, "--json"),
     try:
         p = find_problem(_load(version, data_dir), problem_id)
     except KeyError as exc:
-        typer.echo(f"error: {exc.args[0]}", err=True)
-        raise typer.Exit(2)
+        raise fail(exc.args[0]) from None
     if as_json:
         _print_json(p.to_json())
         return
@@ -176,6 +171,7 @@ def bank_stats(problems) -> dict:
 
 
 @app.command()
+@cli_errors
 def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """Counts per split, rule and family."""
     data = bank_stats(_load(version, data_dir))
@@ -188,22 +184,18 @@ def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION
 
 
 @app.command("import")
+@cli_errors
 def import_(path: Optional[Path] = typer.Argument(None, help="local JSONL file in the format (omit with --from-hub)"),
             fmt: str = typer.Option(..., "--format", help="mbpp or humaneval"),
             from_hub: bool = typer.Option(False, "--from-hub", help="read the benchmark from the Hugging Face Hub (campaign scale)"),
             out: Path = typer.Option(Path("imported.jsonl"), "--out", help="where the imported problems go (JSONL)"),
             as_json: bool = typer.Option(False, "--json")) -> None:
     """Migrate Python 3 benchmark problems into Python-4 problems (split `imported`), keeping discriminative ones."""
-    from py4.problems.importer import ImportError_, import_file, import_hub
+    from py4.problems.importer import import_file, import_hub
 
     if (path is None) == (not from_hub):
-        typer.echo("error: give either a PATH or --from-hub", err=True)
-        raise typer.Exit(2)
-    try:
-        result = import_hub(fmt, out) if from_hub else import_file(path, fmt, out)
-    except ImportError_ as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        raise fail("give either a PATH or --from-hub")
+    result = import_hub(fmt, out) if from_hub else import_file(path, fmt, out)
     if as_json:
         _print_json(result)
     else:
@@ -211,6 +203,7 @@ def import_(path: Optional[Path] = typer.Argument(None, help="local JSONL file i
 
 
 @app.command("try")
+@cli_errors
 def try_family(name: str, count: int = typer.Option(20, help="variants to draw"),
                seed: int = typer.Option(20261202), as_json: bool = typer.Option(False, "--json")) -> None:
     """Draw a family's variants and run every per-problem gate on them, without rebuilding the bank.
@@ -226,8 +219,7 @@ def try_family(name: str, count: int = typer.Option(20, help="variants to draw")
         fam = get_family(name)
         generated = generate_family(fam, seed, count)
     except (KeyError, FamilyError) as exc:
-        typer.echo(f"error: {exc.args[0] if isinstance(exc, KeyError) else exc}", err=True)
-        raise typer.Exit(1)
+        raise fail(exc.args[0] if isinstance(exc, KeyError) else str(exc), exit_code=1) from None
     problems = [gp.to_problem(f"try/{gp.index:04d}", "eft_large", seed, "try") for gp in generated]
     report = validate_problems(problems, held_out=DEFAULT_HELD_OUT, check_coverage=False)
     if as_json:

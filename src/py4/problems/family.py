@@ -19,6 +19,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from py4.errors import Py4Error
+
 __all__ = [
     "Call",
     "Variant",
@@ -33,7 +35,7 @@ __all__ = [
 _NON_CORE = {f"P4-{n:02d}" for n in range(6, 31)}
 
 
-class FamilyError(ValueError):
+class FamilyError(Py4Error, ValueError):
     """A family or one of its variants is malformed (names the family)."""
 
 

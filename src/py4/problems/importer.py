@@ -20,11 +20,12 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from py4.errors import Py4Error
 from py4.problems.family import Call, FamilyError
 from py4.problems.generate import load_reference, run_reference, to_json_value
 from py4.problems.schema import CANARY, Problem, TestCase
 
-__all__ = ["ImportError_", "parse_assert", "records_to_candidates", "import_records", "import_file", "import_hub",
+__all__ = ["ProblemImportError", "parse_assert", "records_to_candidates", "import_records", "import_file", "import_hub",
            "load_hub_records"]
 
 FORMATS = ("mbpp", "humaneval")
@@ -33,7 +34,7 @@ HUB_DATASETS = {"mbpp": ("google-research-datasets/mbpp", "full", "test"),
                 "humaneval": ("openai/openai_humaneval", None, "test")}
 
 
-class ImportError_(ValueError):
+class ProblemImportError(Py4Error, ValueError):
     """The input file or a record is unusable as a whole (names the file and line)."""
 
 
@@ -138,7 +139,7 @@ def import_records(records: Iterable[dict], fmt: str, workers: int | None = None
     from py4.lang.migrate import migrate
 
     if fmt not in FORMATS:
-        raise ImportError_(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise ProblemImportError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     candidates, skips = records_to_candidates(records, fmt)
     kept: list[Problem] = []
     with Executor(workers=workers) as executor:
@@ -168,14 +169,14 @@ def _read_jsonl(path: Path) -> list[dict]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        raise ImportError_(f"{path}: no such file") from None
+        raise ProblemImportError(f"{path}: no such file") from None
     records = []
     for i, line in enumerate(lines, 1):
         if line.strip():
             try:
                 records.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise ImportError_(f"{path}:{i}: not JSON ({exc.msg})") from None
+                raise ProblemImportError(f"{path}:{i}: not JSON ({exc.msg})") from None
     return records
 
 
@@ -185,7 +186,7 @@ def _check_fields(records: list[dict], fmt: str, path: Path) -> None:
     for i, rec in enumerate(records, 1):
         missing = [k for k in need if k not in rec]
         if missing:
-            raise ImportError_(f"{path}: record {i} lacks {missing} (a {fmt} record needs {list(need)})")
+            raise ProblemImportError(f"{path}: record {i} lacks {missing} (a {fmt} record needs {list(need)})")
 
 
 def _write_and_summarise(records: list[dict], fmt: str, out: str | Path, workers: int | None) -> dict:
@@ -202,20 +203,20 @@ def _write_and_summarise(records: list[dict], fmt: str, out: str | Path, workers
 
 
 def import_hub(fmt: str, out: str | Path, workers: int | None = None) -> dict:
-    """Import the benchmark straight from the Hub (campaign scale; needs network). Raises ImportError_ for a bad format."""
+    """Import the benchmark straight from the Hub (campaign scale; needs network). Raises ProblemImportError for a bad format."""
     if fmt not in FORMATS:
-        raise ImportError_(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise ProblemImportError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     return _write_and_summarise(load_hub_records(fmt), fmt, out, workers)
 
 
 def import_file(path: str | Path, fmt: str, out: str | Path, workers: int | None = None) -> dict:
     """Import a local JSONL file in ``fmt``; writes kept problems to ``out`` (JSONL) and returns a summary.
 
-    Raises ImportError_ for an unknown format, a missing/unreadable file or records
+    Raises ProblemImportError for an unknown format, a missing/unreadable file or records
     lacking the format's fields.
     """
     if fmt not in FORMATS:
-        raise ImportError_(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
+        raise ProblemImportError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     path = Path(path)
     records = _read_jsonl(path)
     _check_fields(records, fmt, path)

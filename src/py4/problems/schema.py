@@ -7,12 +7,14 @@ sees ``args``/``kwargs``; the trusted side compares the returned value with
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
+
+from py4.errors import FileFormatError, where
+from py4.jsonio import iter_jsonl, read_json_object
 
 __all__ = ["TestCase", "Problem", "SPLITS", "CANARY", "load_problem", "load_problems"]
 
@@ -65,33 +67,25 @@ class Problem(pydantic.BaseModel):
         return self.model_dump(mode="json")
 
 
+def _validation_summary(exc: pydantic.ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+
+
 def load_problem(path: str | Path) -> Problem:
-    """Load one problem JSON file; raises ValueError naming the file and the fields."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such problem file") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    """Load one problem JSON file; raises FileFormatError (a ValueError) naming the file and the fields."""
+    data = read_json_object(path, missing="no such problem file")
     try:
         return Problem.model_validate(data)
     except pydantic.ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"{path}: invalid problem: {problems}") from None
+        raise FileFormatError(f"{path}: invalid problem: {_validation_summary(exc)}") from None
 
 
 def load_problems(path: str | Path) -> list[Problem]:
     """Load a JSONL file of problems; errors name the file and line."""
-    path = Path(path)
     out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Problem.model_validate_json(line))
-            except pydantic.ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-                raise ValueError(f"{path}:{lineno}: invalid problem: {problems}") from None
+    for lineno, row in iter_jsonl(path):
+        try:
+            out.append(Problem.model_validate(row))
+        except pydantic.ValidationError as exc:
+            raise FileFormatError(f"{where(path, lineno)}: invalid problem: {_validation_summary(exc)}") from None
     return out

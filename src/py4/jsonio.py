@@ -1,0 +1,75 @@
+"""Reading JSON and JSONL files, with errors that name the file, the line and the field.
+
+Every reader of the toolkit's JSON artefacts (corpus shards and manifests, data sources,
+problem files, instruction rows) goes through these functions, so a malformed input is
+reported the same way everywhere: ``path:line: what is wrong, what was expected`` as a
+:class:`~py4.errors.FileFormatError`, or the caller's own :class:`~py4.errors.Py4Error`
+subclass (``error=``) so that a subsystem still catches its own errors.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from py4.errors import FileFormatError, Py4Error, where
+
+__all__ = ["read_json_object", "iter_jsonl", "open_text"]
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a text file for reading, transparently decompressing ``*.gz``."""
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def read_json_object(path: str | Path, *, missing: str = "no such file",
+                     error: type[Py4Error] = FileFormatError) -> dict[str, Any]:
+    """The JSON object stored in ``path``.
+
+    ``missing`` completes the message when the file does not exist (say what the file is
+    and which command makes it).
+    """
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"{where(path, exc.lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def iter_jsonl(path: str | Path, *, fields: dict[str, type | tuple[type, ...]] | None = None,
+               error: type[Py4Error] = FileFormatError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a JSONL (or ``.jsonl.gz``) file.
+
+    Each line must be a JSON object; ``fields`` maps required field names to their types.
+    """
+    path = Path(path)
+    try:
+        handle = open_text(path)
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    with handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise error(f"{where(path, lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            if not isinstance(row, dict):
+                raise error(f"{where(path, lineno)}: expected a JSON object, got {type(row).__name__}")
+            for name, kind in (fields or {}).items():
+                if not isinstance(row.get(name), kind):
+                    got = type(row[name]).__name__ if name in row else "nothing"
+                    expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+                    raise error(f"{where(path, lineno)}: field {name!r}: expected {expected}, got {got}")
+            yield lineno, row
