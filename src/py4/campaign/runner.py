@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from py4.campaign.dag import Node
+from py4.campaign.spec import STAGES
 from py4.runs import RunRecorder, read_manifest, run_is_done
 
 Executor = Callable[[Node], None]
@@ -69,9 +70,7 @@ def run_subprocess(node: Node) -> None:
 def default_executors(mode: str = "inprocess") -> dict[str, Executor]:
     """stage -> executor; every stage runs its py4 command (in-process or as a subprocess)."""
     fn = {"inprocess": run_inprocess, "subprocess": run_subprocess}[mode]
-    stages = ("assets", "corpus", "subset", "pack", "mix", "midtrain", "sft", "graft", "eft_dose", "eft", "grpo",
-              "eval", "sanity_bank")
-    return {s: fn for s in stages}
+    return {s: fn for s in STAGES}
 
 
 def record_dir(out_dir: str | Path, node: Node) -> Path:
@@ -112,43 +111,65 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     for node in todo:
         if node.stage not in executors:
             raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
-        recorded = _recorded_fingerprint(out_dir, node)
-        if run_is_done(record_dir(out_dir, node)) and recorded == prints[node.id]:
+        if node_is_done(out_dir, node, prints[node.id]):
             summary.skipped.append(node.id)
             bar.advance(f"skip {node.id}")
             continue
-        if recorded is not None and recorded != prints[node.id]:
-            log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
-            _clear_stale_run(node, nodes, out_dir, log)
-        missing = [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
+        missing = missing_inputs(out_dir, node)
         if missing:
             summary.blocked.append(node.id)
             log(f"blocked {node.id}: needs {', '.join(missing)}")
             bar.advance(f"blocked {node.id}")
             continue
-        previous = node_status(out_dir, node)
-        bar.describe(("resume " if previous != "pending" else "run ") + node.id)
-        log(f"[{node.stage}] {node.id}{' (resuming after ' + previous + ')' if previous != 'pending' else ''}\n  {node.command}")
-        t0 = time.monotonic()
-        try:
-            with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
-                rec.set(node=node.to_json(), fingerprint=prints[node.id],
-                        resumed_from=previous if previous != "pending" else None)
-                with _served(node, record_dir(out_dir, node), rec, log):
-                    executors[node.stage](node)
-                stage_manifest = read_manifest(node.run_dir)
-                if stage_manifest:
-                    rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # the record says failed; dependants are blocked, the rest go on
-            summary.failed.append(node.id)
-            log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
-        else:
-            summary.ran.append(node.id)
+        bar.describe(("resume " if node_status(out_dir, node) != "pending" else "run ") + node.id)
+        ok = run_node(node, nodes, out_dir, executors[node.stage], prints[node.id], log)
+        (summary.ran if ok else summary.failed).append(node.id)
         bar.advance(node.id)
     bar.close()
     return summary
+
+
+def node_is_done(out_dir: str | Path, node: Node, fingerprint: str) -> bool:
+    """Whether the node's record says done for this very command and inputs (its fingerprint)."""
+    return run_is_done(record_dir(out_dir, node)) and _recorded_fingerprint(out_dir, node) == fingerprint
+
+
+def missing_inputs(out_dir: str | Path, node: Node) -> list[str]:
+    """The node's inputs whose records do not say done."""
+    return [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
+
+
+def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Executor, fingerprint: str,
+             log: Callable[[str], None] = print) -> bool:
+    """Run one node under its record (``running`` -> ``done`` / ``failed``); False when it failed.
+
+    The one way a node runs: `run_campaign` calls it for each node in turn, and a Slurm job
+    (`py4.campaign.slurm_job`) for its own node. A run whose command or inputs changed since its
+    record was written starts from scratch; one that was interrupted resumes. Ctrl-C (and a
+    SIGTERM that the caller turns into KeyboardInterrupt) marks the record interrupted and propagates.
+    """
+    recorded = _recorded_fingerprint(out_dir, node)
+    if recorded is not None and recorded != fingerprint:
+        log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
+        _clear_stale_run(node, nodes, out_dir, log)
+    previous = node_status(out_dir, node)
+    log(f"[{node.stage}] {node.id}{' (resuming after ' + previous + ')' if previous != 'pending' else ''}\n  {node.command}")
+    t0 = time.monotonic()
+    try:
+        with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
+            rec.set(node=node.to_json(), fingerprint=fingerprint,
+                    resumed_from=previous if previous != "pending" else None)
+            with _served(node, record_dir(out_dir, node), rec, log):
+                executor(node)
+            stage_manifest = read_manifest(node.run_dir)
+            if stage_manifest:
+                rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # the record says failed; dependants are blocked, the rest go on
+        log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
+        return False
+    return True
 
 
 @contextmanager

@@ -12,6 +12,7 @@ by code, never recorded.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +22,9 @@ from py4.config import StrictModel, load_config
 from py4.evaluate.serve import ServeConfig
 
 ARMS = ("control", "iso", "prop")
+STAGES = ("assets", "corpus", "subset", "pack", "mix", "midtrain", "sft", "graft", "eft_dose", "eft", "grpo",
+          "eval", "sanity_bank")
+"""The stages of a campaign's runs (`py4.campaign.dag.Node.stage`)."""
 
 
 class Recorded(StrictModel):
@@ -141,6 +145,83 @@ class ReportSpec(StrictModel):
     boa_pin: str = ""
 
 
+# The options the Slurm backend sets itself (py4.campaign.slurm.sbatch_argv): `cluster.sbatch_args`
+# may not repeat them, or a job would silently lose its dependencies, log or GPUs.
+SBATCH_OWNED = ("--job-name", "-J", "--dependency", "-d", "--kill-on-invalid-dep", "--output", "-o", "--error", "-e",
+                "--chdir", "-D", "--parsable", "--partition", "-p", "--account", "-A", "--time", "-t", "--gres",
+                "--gpus", "-G", "--gpus-per-node", "--nodes", "-N", "--ntasks", "-n", "--cpus-per-task", "-c",
+                "--mem", "--wrap")
+_SLURM_TIME = re.compile(r"^(\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$")
+_SLURM_NAME = re.compile(r"^[A-Za-z0-9_.,:+-]+$")
+
+
+class ClusterSpec(StrictModel):
+    """How the Slurm backend (`py4 campaign run --backend slurm`) asks for resources.
+
+    Every field may also be set on the command line (``cluster.partition=gpu``). The GPUs of a
+    job come from the campaign itself: the node's GPU count and its model's ``gpu_type``.
+    """
+
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None
+    """Default time limit of every job (Slurm syntax: ``MM``, ``HH:MM:SS``, ``D-HH:MM:SS``, ...)."""
+    time_per_stage: dict[str, str] = {}
+    """stage -> time limit, over ``time`` (e.g. ``midtrain: 3-00:00:00``, ``eval: "04:00:00"``)."""
+    gpu_option: Literal["gres", "gpus-per-node"] = "gres"
+    """How GPUs are requested: ``--gres=gpu:<type>:<n>`` or ``--gpus-per-node=<type>:<n>``."""
+    gpu_types: dict[str, str | None] = {}
+    """A model's ``gpu_type`` -> the cluster's name of that GPU (None: any GPU). Default: the
+    ``gpu_type`` lower-cased (H200 -> h200)."""
+    cpus_per_task: int | None = pydantic.Field(None, ge=1)
+    mem: str | None = None
+    """Memory per job (Slurm syntax: ``256G``; ``0`` = the whole node)."""
+    sbatch_args: list[str] = []
+    """Further sbatch options, e.g. ``["--qos=high", "--exclusive"]`` (not the ones the backend sets)."""
+    setup: list[str] = []
+    """Shell lines each job runs before its command (``module load cuda/12.4``, ``source env.sh``)."""
+
+    @pydantic.field_validator("time", "time_per_stage", mode="before")
+    @classmethod
+    def _quoted_times(cls, value: Any) -> Any:
+        # YAML reads an unquoted 4:00:00 as the number 14400 (base 60) and 90 as 90: neither is
+        # what the user wrote, so a time limit must be a string.
+        for v in (value.values() if isinstance(value, dict) else [value]):
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                raise ValueError(f"{v!r} is a number: write the time limit as a quoted string, e.g. '04:00:00' "
+                                 "(YAML reads an unquoted 4:00:00 as 14400)")
+        return value
+
+    @pydantic.model_validator(mode="after")
+    def _check(self) -> "ClusterSpec":
+        problems = []
+        for field in ("partition", "account"):
+            value = getattr(self, field)
+            if value is not None and not _SLURM_NAME.match(value):
+                problems.append(f"cluster.{field}: {value!r} is not a Slurm name (letters, digits, _.,:+-)")
+        for where, value in [("cluster.time", self.time)] + [(f"cluster.time_per_stage.{k}", v)
+                                                             for k, v in self.time_per_stage.items()]:
+            if value is not None and not _SLURM_TIME.match(str(value)):
+                problems.append(f"{where}: {value!r} is not a Slurm time limit (MM, HH:MM:SS, D-HH, D-HH:MM:SS, ...)")
+        problems += [f"cluster.time_per_stage: unknown stage {k!r}; expected one of {', '.join(STAGES)}"
+                     for k in self.time_per_stage if k not in STAGES]
+        for gpu_type, name in self.gpu_types.items():
+            if name is not None and not _SLURM_NAME.match(name):
+                problems.append(f"cluster.gpu_types.{gpu_type}: {name!r} is not a Slurm GPU type name")
+        if self.mem is not None and not re.match(r"^\d+[KMGT]?$", self.mem):
+            problems.append(f"cluster.mem: {self.mem!r} is not a Slurm memory size (e.g. 256G, 0)")
+        for arg in self.sbatch_args:
+            option = arg.split("=", 1)[0]
+            if not arg.startswith("-"):
+                problems.append(f"cluster.sbatch_args: {arg!r} is not an option (write --name=value)")
+            elif option in SBATCH_OWNED:
+                problems.append(f"cluster.sbatch_args: {option} is set by the Slurm backend itself"
+                                " (use the cluster fields or the campaign spec)")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
 class CampaignSpec(StrictModel):
     name: str
     scale: Literal["campaign", "smoke"]
@@ -163,6 +244,8 @@ class CampaignSpec(StrictModel):
     stage_overrides: dict[str, list[str]] = {}
     """stage (pack, mix, midtrain, sft, eft, grpo, eval, ...) -> key=value overrides added to every
     run of that stage (smoke: short schedules)."""
+    cluster: ClusterSpec = ClusterSpec()
+    """Slurm resources of `py4 campaign run --backend slurm` (docs/campaign.md)."""
 
     @pydantic.model_validator(mode="after")
     def _check(self) -> "CampaignSpec":
@@ -171,6 +254,9 @@ class CampaignSpec(StrictModel):
             missing = [a for a in self.arms if a not in model.files.midtrain]
             if missing:
                 problems.append(f"models.{key}.files.midtrain: no config for arm(s) {', '.join(missing)}")
+        gpu_types = {m.gpu_type for m in self.models.values()}
+        problems += [f"cluster.gpu_types.{t}: no model has gpu_type {t!r} (models: {', '.join(sorted(gpu_types))})"
+                     for t in self.cluster.gpu_types if t not in gpu_types]
         if self.grpo and self.grpo.model not in self.models:
             problems.append(f"grpo.model: {self.grpo.model!r} is not one of the models ({', '.join(self.models)})")
         serve = self.evaluation.serve
