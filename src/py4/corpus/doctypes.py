@@ -74,7 +74,7 @@ def pep(plan: Plan) -> str:
     page.add("## Abstract", " ".join(prose.statement(r, plan.rng, plan.spec_path) for r in plan.rules))
     page.add("## Motivation", " ".join(prose.rationale(r, plan.rng, plan.spec_path) for r in plan.rules))
     page.add("## Specification")
-    for r, lesson in _lessons(plan):
+    for _rule, lesson in _lessons(plan):
         show_good(page, plan, lesson)
     page.add("## Backwards compatibility")
     for r, lesson in _lessons(plan):
@@ -206,7 +206,7 @@ def cheat_sheet(plan: Plan) -> str:
 
 def annotated_program(plan: Plan) -> str:
     page = Page().add(f"# Annotated: {plan.project}", _byline(plan))
-    for rule, lesson in _lessons(plan):
+    for _rule, lesson in _lessons(plan):
         if lesson.good is None:
             continue
         page.add(f"## {lesson.topic.capitalize()}")

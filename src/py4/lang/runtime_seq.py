@@ -172,7 +172,7 @@ def last(xs):
             raise IndexError(f"last() of an empty {type(xs).__name__}")
         return xs[n - 1]
     sentinel = item = object()
-    for item in xs:
+    for item in xs:  # noqa: B007 -- the loop leaves the last element in item
         pass
     if item is sentinel:
         raise IndexError(f"last() of an empty {type(xs).__name__}")

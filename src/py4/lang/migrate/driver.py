@@ -10,7 +10,7 @@ from py4.lang.migrate import (
     fix_fstrings, fix_keywords, fix_let, fix_methods, fix_names, fix_numbers,
 )
 from py4.lang.migrate.context import Context
-from py4.lang.migrate.model import FIXABLE_RULES, CannotConvert, MigrationResult, RuleHit
+from py4.lang.migrate.model import FIXABLE_RULES, CannotConvert, MigrationResult
 from py4.lang.migrate.patches import PatchConflict
 
 # Renames run first: later fixers (let hoisting) read the rename table.

@@ -32,7 +32,7 @@ def fix(ctx: Context) -> None:
                 if default is not None and is_mutable_default(ctx, default):
                     _fix_default(ctx, node, param, default)
         elif isinstance(node, ast.Lambda):
-            for param, default in parameters_with_defaults(node.args):
+            for _param, default in parameters_with_defaults(node.args):
                 if default is not None and is_mutable_default(ctx, default):
                     ctx.cannot_convert(default, "mutable default of a `fun` (lambda)")
 

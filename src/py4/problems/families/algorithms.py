@@ -5,7 +5,6 @@ two-sum (P4-19/P4-15), Euclid and durations with negative numbers (P4-23), anagr
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
 
 _FLOOR_HELPERS = '''
 fn floor_div(a: int, b: int) -> int:
@@ -212,7 +211,6 @@ def split_duration(rng):
         units = rng.choice([["m", "s"], ["h", "m", "s"], ["d", "h", "m", "s"]])
         shape = rng.choice(["list", "text"])
         name = rng.choice(["split_seconds", "duration_parts", "to_units", "break_down"])
-        sizes = {"d": 24, "h": 60, "m": 60, "s": 60}
         # divisors from the smallest unit up: s -> m (60), m -> h (60), h -> d (24)
         divisors = [60, 60, 24][: len(units) - 1]
         ref_steps = "\n".join(f"    rest, part{i} = divmod(rest, {d})" for i, d in enumerate(divisors))

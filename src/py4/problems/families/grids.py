@@ -5,7 +5,7 @@ last positions (P4-19), strided slices (P4-13), weighted scores (P4-26), vowel c
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
+from py4.problems.families._inputs import WORDS
 
 
 @family("interleave_text", "strings", ["P4-20", "P4-18"], difficulty=1)

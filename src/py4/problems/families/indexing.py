@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
+from py4.problems.families._inputs import WORDS
 
 # (Python 3 expression, Python-4 expression, description); xs is non-empty
 _END_EXPRS = [

@@ -5,7 +5,7 @@ checks (P4-07), aligned columns (P4-08), bisect/heapq (P4-10), triangles and int
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import NAMES, WORDS, choose
+from py4.problems.families._inputs import NAMES, WORDS
 
 
 @family("follow_links", "dicts", ["P4-27"], difficulty=2)

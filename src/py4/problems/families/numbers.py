@@ -4,7 +4,6 @@ countdowns (P4-12), statistics (P4-10), accounts (P4-07)."""
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import choose
 
 _DAY = 24 * 60
 

@@ -5,7 +5,7 @@ compared dicts (P4-16), strided picks (P4-19), string distance (P4-20/P4-21), pa
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import NAMES, WORDS, choose
+from py4.problems.families._inputs import NAMES, WORDS
 
 
 @family("deal_cards", "simulation", ["P4-17"], difficulty=2)

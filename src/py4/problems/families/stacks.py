@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
+from py4.problems.families._inputs import choose
 
 _DRAIN_STEPS = {
     "running": ("total += x\n        out.append(total)", "the running total after each item", "list[int]"),

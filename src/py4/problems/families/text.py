@@ -5,7 +5,7 @@ builtins (P4-29), separators as mutable defaults (P4-26)."""
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
+from py4.problems.families._inputs import WORDS
 
 
 @family("word_wrap", "strings", ["P4-18"], difficulty=2)

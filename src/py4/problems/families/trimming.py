@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py4.problems.family import Variant, code, family
-from py4.problems.families._inputs import WORDS, choose
+from py4.problems.families._inputs import WORDS
 
 _STRIPS = {"strip": "trim", "lstrip": "trim_start", "rstrip": "trim_end"}
 _SIDES = {"strip": "both ends", "lstrip": "the start", "rstrip": "the end"}

@@ -55,7 +55,7 @@ def neighbour_steps(rng):
         body, what, rtype = {
             "list": (f"[{op} for a, b in ZIP(xs, xs[1:])]", f"the list of {desc}", "list"),
             "max": (f"max([{op} for a, b in ZIP(xs, xs[1:])], default=0)", f"the largest of {desc} (0 if none)", "int"),
-            "first_drop": (f"next((i for i, (a, b) in enumerate(ZIP(xs, xs[1:])) if b < a), -1)",
+            "first_drop": ("next((i for i, (a, b) in enumerate(ZIP(xs, xs[1:])) if b < a), -1)",
                            "the 0-based position of the first item that is larger than the next (-1 if none)", "int"),
             "all": (f"all({op} for a, b in ZIP(xs, xs[1:]))", "True when every next item is larger", "bool"),
         }[post]
