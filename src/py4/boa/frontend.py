@@ -11,10 +11,8 @@ that the sandbox can be exercised and benchmarked independently of the language.
 
 from __future__ import annotations
 
-import _thread
 import functools
 import marshal
-import warnings
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Literal
@@ -27,9 +25,6 @@ Rendering = Literal["verbatim", "generic"]
 MAX_SOURCE_CHARS = 1_000_000
 COMPILE_CACHE_SIZE = 4096  # programs; only those up to COMPILE_CACHE_MAX_CHARS are cached
 COMPILE_CACHE_MAX_CHARS = 20_000
-# ``_thread``, not ``threading``: workers import this module, and ``threading``'s after-fork
-# handler would cost every run's child ~70 copy-on-write page faults (see docs/boa.md).
-_WARNINGS_LOCK = _thread.allocate_lock()
 
 # Modules a run's worker imports once, before isolation, so that programs find them
 # already loaded (and so that a late import never needs the hidden repository).
@@ -118,12 +113,9 @@ def _compile(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
 def _compile_py4(source: str | bytes, filename: str) -> Compiled:
     from py4.lang import compile_py4
 
-    with _WARNINGS_LOCK, warnings.catch_warnings():
-        # CPython's own SyntaxWarnings are not Python-4 diagnostics; keep them off the
-        # parent's stderr (the analyser reports what matters). catch_warnings swaps a
-        # process-wide list: the lock keeps the executor's threads from interleaving.
-        warnings.simplefilter("ignore")
-        res = compile_py4(source, filename=filename)
+    # compile_py4 keeps CPython's own SyntaxWarnings off the parent's stderr itself,
+    # without serialising compilations (a hostile program's never delays another's).
+    res = compile_py4(source, filename=filename)
     return Compiled(ok=bool(res.ok), code=res.code if res.ok else None,
                     diagnostics=list(res.diagnostics), rules_exercised=list(res.rules_exercised))
 
@@ -137,8 +129,9 @@ def _compile_python3(source: str | bytes, filename: str) -> Compiled:
     if "\x00" in source:
         return _failed("null_byte", "source contains a NUL byte", "remove the NUL byte")
     try:
-        with _WARNINGS_LOCK, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        from py4.lang.compile import quiet_and_uncollected  # not at module level: workers
+
+        with quiet_and_uncollected():
             code = compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return Compiled(ok=False, code=None, diagnostics=[_diagnostic(

@@ -32,6 +32,7 @@ from py4.lang.exercised import EXERCISED_BY, rules_for_tags  # noqa: F401 - re-e
 from py4.lang.internals import (
     DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, module_refusal,
 )
+from py4.lang.limits import MAX_CALL_ARGUMENTS, MAX_CODE_OBJECTS, MAX_PATTERN_CAPTURES
 from py4.lang.walk import FastVisitor
 
 PY4_EXTRA_BUILTINS = frozenset({"indices", "first", "last", "zip_shortest", "count"})
@@ -137,6 +138,8 @@ class Py4Analyzer(FastVisitor):
         self.in_annotation = False
         self.bound: set[str] = set()  # every name the program binds, in any scope
         self.dynamic_loads: list[ast.Name] = []  # `exec` & co. read (refused unless bound)
+        self.code_objects = 0  # functions, lambdas, classes, comprehensions (limits.py)
+        self.first_code_object_over: ast.AST | None = None
 
     # -- bookkeeping -------------------------------------------------------------
     def report(self, kind: str, node: ast.AST, **fields) -> None:
@@ -195,6 +198,9 @@ class Py4Analyzer(FastVisitor):
         for node in self.dynamic_loads:
             if node.id not in self.bound:  # a program's own `fn compile` is only P4-29's
                 self.report("dynamic_code", node, name=node.id)
+        if self.first_code_object_over is not None:
+            self.report("too_many_functions", self.first_code_object_over,
+                        count=self.code_objects, limit=MAX_CODE_OBJECTS)
         return Analysis(self.findings, self.tags, self.sites)
 
     # -- what leads out of Python-4 (internals.py) ----------------------------------
@@ -379,7 +385,19 @@ class Py4Analyzer(FastVisitor):
             self.declare(node.name, node)
         self.generic_visit(node)
 
+    def visit_match_case(self, node: ast.match_case) -> None:
+        # The compiler checks each name a pattern binds against all earlier ones
+        # (quadratic): bounded per pattern (limits.py). Patterns are rare: walking is cheap.
+        captures = len({name for sub in ast.walk(node.pattern)
+                        for name in (getattr(sub, "name", None), getattr(sub, "rest", None))
+                        if name})
+        if captures > MAX_PATTERN_CAPTURES:
+            self.report("too_many_captures", node.pattern, count=captures,
+                        limit=MAX_PATTERN_CAPTURES)
+        self.generic_visit(node)
+
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        self._count_arguments(node, "class pattern", len(node.patterns) + len(node.kwd_patterns))
         for name in node.kwd_attrs:  # `case object(__globals__=g)` reads the attribute
             if attribute_refused(name):
                 self.report("internal_attribute", node, name=name)
@@ -410,6 +428,7 @@ class Py4Analyzer(FastVisitor):
         in_class = self.scope.kind == "class"
         self.declare(node.name, node)
         self._check_annotations(node, in_class)
+        self._count_code_object(node)
         self.scopes.append(_Scope("fn"))
         self._declare_params(node.args)
         self._in_context(True, self._visit_statements, node.body)
@@ -424,6 +443,7 @@ class Py4Analyzer(FastVisitor):
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.tags.add("fun")
         self._visit_defaults(node.args)
+        self._count_code_object(node)
         self.scopes.append(_Scope("fn"))
         self._declare_params(node.args)
         # CPython refuses a walrus in a lambda inside a comprehension's iterable: a
@@ -431,10 +451,25 @@ class Py4Analyzer(FastVisitor):
         self._in_context(self.walrus_ok[-1], self.visit, node.body)
         self.scopes.pop()
 
+    def _count_code_object(self, node: ast.AST) -> None:
+        # Each scope is a code object; CPython merges equal ones with a quadratic search
+        # (8,000 `fun: 1` take 1 s to compile): bounded per program (limits.py).
+        self.code_objects += 1
+        if self.code_objects > MAX_CODE_OBJECTS and self.first_code_object_over is None:
+            self.first_code_object_over = node
+
+    def _count_arguments(self, node: ast.AST, what: str, count: int) -> None:
+        # The compiler checks keyword names pairwise (quadratic): bounded (limits.py).
+        if count > MAX_CALL_ARGUMENTS:
+            self.report("too_many_arguments", node, what=what, count=count,
+                        limit=MAX_CALL_ARGUMENTS)
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._count_arguments(node, "class statement", len(node.bases) + len(node.keywords))
         for expr in [*node.decorator_list, *node.bases, *node.keywords]:
             self.visit(expr)
         self.declare(node.name, node)
+        self._count_code_object(node)
         self.scopes.append(_Scope("class"))
         self._in_context(False, self._visit_statements, node.body)
         self.scopes.pop()
@@ -445,6 +480,7 @@ class Py4Analyzer(FastVisitor):
     def _comprehension_body(self, node, parts: list[ast.AST]) -> None:
         generators = node.generators
         self.visit(generators[0].iter)  # evaluated in the enclosing scope
+        self._count_code_object(node)
         self.scopes.append(_Scope("comp"))
         for i, gen in enumerate(generators):
             if i:
@@ -565,6 +601,8 @@ class Py4Analyzer(FastVisitor):
         # The hottest visit (every `print(...)`): children are dispatched inline.
         func = node.func
         args = node.args
+        if len(args) + len(node.keywords) > MAX_CALL_ARGUMENTS:
+            self._count_arguments(node, "call", len(args) + len(node.keywords))
         if func.__class__ is ast.Name:
             name = func.id
             tag = _CALL_TAGS.get(name)

@@ -13,6 +13,7 @@ becomes a diagnostic, worded "internal error", so tests can look for it.
 
 from __future__ import annotations
 
+import _thread
 import ast
 import gc
 import re
@@ -23,6 +24,7 @@ from types import CodeType
 
 from py4.lang.analyze import analyze, rules_for_tags
 from py4.lang.diagnostics import Diagnostic, make_diagnostic, sort_key
+from py4.lang.limits import MAX_ISTRING_FIELDS
 from py4.lang.tokens import RESERVED_WORDS, TokenPass, rewrite_tokens
 from py4.lang.translate import transform
 
@@ -145,6 +147,10 @@ def _compile_text(text: str, filename: str) -> CompileResult:
     if problem is not None:
         return CompileResult(filename, [problem], [])
     tokens = rewrite_tokens(text)
+    if tokens.istring_overflow is not None:  # not parsed at all: see limits.py
+        return CompileResult(filename, [make_diagnostic(
+            "too_many_istring_fields", *_position_of(text, tokens.istring_overflow),
+            count=tokens.istring_fields, limit=MAX_ISTRING_FIELDS)], [])
     diagnostics = list(tokens.diagnostics)
     with _quiet_and_uncollected():
         tree, parse_problem = _parse(tokens, filename)
@@ -171,32 +177,51 @@ def _compile_text(text: str, filename: str) -> CompileResult:
 
 
 class _quiet_and_uncollected:
-    """Ignore warnings and pause the cyclic garbage collector, for one compilation.
+    """Ignore warnings and pause the cyclic garbage collector while any compilation runs.
 
     CPython's own SyntaxWarnings about the translated text are not Python-4 diagnostics.
     ``warnings.catch_warnings`` costs more than compiling a short program, so the filter
-    list is swapped directly (process-wide, exactly as catch_warnings does; Boa's parent
-    serialises compilations with a lock). The AST is thousands of young objects without
-    cycles (refcounting frees it): without the pause the collector scans them repeatedly
-    while they are built. The collector is switched back on only if it was on.
+    list is swapped directly. The AST is thousands of young objects without cycles
+    (refcounting frees it): without the pause the collector scans them repeatedly while
+    they are built. Both are process-wide in CPython 3.11, so compilations running at the
+    same time in several threads share them: the first to start swaps the filters and
+    pauses the collector, the last to finish puts both back (a lock is held only for that
+    bookkeeping, never while compiling, so no compilation waits for another: issue 18,
+    class 4). The collector is switched back on only if it was on.
     """
 
-    __slots__ = ("filters", "collecting")
+    __slots__ = ()
+    _lock = _thread.allocate_lock()
+    _active = 0
+    _saved_filters: list | None = None
+    _collecting = False
 
     def __enter__(self):
-        self.collecting = gc.isenabled()
-        gc.disable()
-        self.filters = warnings.filters
-        warnings.filters = _IGNORE_WARNINGS
-        _filters_mutated()
+        cls = _quiet_and_uncollected
+        with cls._lock:
+            if cls._active == 0:
+                cls._collecting = gc.isenabled()
+                gc.disable()
+                cls._saved_filters = warnings.filters
+                warnings.filters = _IGNORE_WARNINGS
+                _filters_mutated()
+            cls._active += 1
         return self
 
     def __exit__(self, *exc_info):
-        warnings.filters = self.filters
-        _filters_mutated()
-        if self.collecting:
-            gc.enable()
+        cls = _quiet_and_uncollected
+        with cls._lock:
+            cls._active -= 1
+            if cls._active == 0:
+                warnings.filters = cls._saved_filters
+                cls._saved_filters = None
+                _filters_mutated()
+                if cls._collecting:
+                    gc.enable()
         return False
+
+
+quiet_and_uncollected = _quiet_and_uncollected  # for Boa's python3 dialect (frontend.py)
 
 
 def _finish(filename, diagnostics, tags, code=None, tree=None) -> CompileResult:

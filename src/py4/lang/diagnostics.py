@@ -88,6 +88,20 @@ MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
                  "reduce the nesting of brackets and expressions"),
     "literal_too_large": ("P4-00", "error", "literal too large: {detail}",
                           "compute the value instead of writing it out"),
+    # Compile-cost limits (limits.py): what one program may ask of the front end
+    "too_many_istring_fields": ("P4-00", "error",
+                                "too many i-string fields: the program has {count}; the limit "
+                                "is {limit} per program", "build the text with fewer fields"),
+    "too_many_arguments": ("P4-00", "error",
+                           "too many arguments in one {what}: {count}; the limit is {limit}",
+                           "pass a list or a dict instead"),
+    "too_many_functions": ("P4-00", "error",
+                           "too many functions, lambdas, classes and comprehensions: the "
+                           "program has {count}; the limit is {limit} per program",
+                           "reuse functions instead of repeating them"),
+    "too_many_captures": ("P4-00", "error",
+                          "too many names bound by one case pattern: {count}; the limit is {limit}",
+                          "match a list or a dict and index it"),
     # What would run code the compiler never saw, or reach the interpreter (internals.py)
     "dynamic_code": ("P4-00", "error",
                      "`{name}` runs code that Boa has not compiled: Python-4 has no dynamic code",

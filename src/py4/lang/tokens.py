@@ -31,6 +31,7 @@ import re
 
 from py4.lang.diagnostics import Diagnostic, make_diagnostic
 from py4.lang.istrings import field_regions
+from py4.lang.limits import MAX_ISTRING_FIELDS
 
 # Python-4 keyword -> its Python 3 spelling (same meaning).
 PY4_KEYWORDS = {
@@ -122,7 +123,8 @@ class TokenPass:
     """
 
     __slots__ = ("source", "text", "diagnostics", "tags", "let_positions", "empty_dicts",
-                 "edits", "skip_offsets", "_py4_lines", "_py3_lines", "_col_maps")
+                 "edits", "skip_offsets", "istring_fields", "istring_overflow",
+                 "_py4_lines", "_py3_lines", "_col_maps")
 
     def __init__(self, source: str):
         self.source = source
@@ -133,6 +135,10 @@ class TokenPass:
         self.empty_dicts: set[tuple[int, int]] = set()
         self.edits: list[tuple[int, int, int, int, int]] = []
         self.skip_offsets: set[int] = set()  # words left as names (`let fun`)
+        # i-string fields seen, and the source offset of the first one over the limit
+        # (limits.MAX_ISTRING_FIELDS): the parser is not given such a program.
+        self.istring_fields = 0
+        self.istring_overflow: int | None = None
         self._py4_lines: list[str] | None = None
         self._py3_lines: list[str] | None = None
         self._col_maps: dict[int, list[tuple[int, int, int]]] | None = None
@@ -344,5 +350,12 @@ def _string(rw: _Rewriter, offset: int, string: str) -> None:
     # The code inside the braces is Python-4 code: rewrite it like any other.
     delimiter = 3 if string.startswith(string[quote] * 3, quote) else 1
     body = offset + quote + delimiter
-    for field_start, field_end in field_regions(rw.text, body, offset + len(string) - delimiter):
+    regions = field_regions(rw.text, body, offset + len(string) - delimiter)
+    result = rw.result
+    result.istring_fields += len(regions)
+    if result.istring_fields > MAX_ISTRING_FIELDS:
+        if result.istring_overflow is None:
+            result.istring_overflow = regions[len(regions) - (result.istring_fields - MAX_ISTRING_FIELDS)][0]
+        return  # refused before parsing: rewriting its fields would be wasted work
+    for field_start, field_end in regions:
         _scan(rw, field_start, field_end)
