@@ -1,4 +1,4 @@
-"""`py4 campaign plan|run|status|rehearse FILE [--only PATTERN]` (docs/campaign.md, docs/rehearsal.md)."""
+"""`py4 campaign plan|run|status|cancel|rehearse FILE [--only PATTERN]` (docs/campaign.md, docs/rehearsal.md)."""
 
 from __future__ import annotations
 
@@ -74,14 +74,26 @@ def _resolved(node) -> dict | None:
 @app.command()
 def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[str] = ONLY, out: Optional[str] = OUT,
         subprocess: bool = typer.Option(False, "--subprocess", help="run each command as a child process"),
-        no_progress: bool = typer.Option(False, "--no-progress")) -> None:
+        no_progress: bool = typer.Option(False, "--no-progress"),
+        backend: str = typer.Option("local", "--backend",
+                                    help="local: run here, one run at a time; slurm: submit each run as a batch job"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="slurm: print the sbatch commands, submit nothing")) -> None:
     """Run the DAG in dependency order; finished runs are skipped, interrupted ones resumed."""
     from py4.campaign.dag import select
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
 
+    if backend not in ("local", "slurm"):
+        typer.echo(f"error: --backend {backend!r}: expected local or slurm", err=True)
+        raise typer.Exit(2)
+    if dry_run and backend != "slurm":
+        typer.echo("error: --dry-run prints what the slurm backend would submit: add --backend slurm", err=True)
+        raise typer.Exit(2)
     spec, nodes = _load(file, out)
     selected = {n.id for n in select(nodes, only)}
+    if backend == "slurm":
+        _submit(file, spec, nodes, selected, [f"out_dir={out}"] if out else [], dry_run)
+        return
     summary = run_campaign(nodes, spec.out_dir, default_executors("subprocess" if subprocess else "inprocess"),
                            selected, progress=not no_progress, log=lambda s: typer.echo(s, err=True))
     paths = write_ledgers(nodes, spec.out_dir, spec.name)
@@ -93,14 +105,68 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         raise typer.Exit(1)
 
 
+def _submit(file: Path, spec, nodes, selected: set[str], overrides: list[str], dry_run: bool) -> None:
+    """`run --backend slurm`: submit what is not done; the jobs record themselves as they run."""
+    from py4.campaign.slurm import SlurmError, jobs_path, submit_campaign
+
+    try:
+        summary = submit_campaign(spec, nodes, file, overrides, selected, dry_run=dry_run,
+                                  log=lambda s: typer.echo(s, err=not dry_run))  # a dry run's sbatch lines: stdout
+    except SlurmError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    verb = "would submit" if dry_run else "submitted"
+    typer.echo(f"{verb} {len(summary.submitted)}, already queued {len(summary.queued)}, skipped "
+               f"{len(summary.skipped)} (done), blocked {len(summary.blocked)}")
+    if not dry_run:
+        typer.echo(f"-> {jobs_path(spec.out_dir)}  (py4 campaign status {file} shows progress)")
+    if summary.blocked:
+        raise typer.Exit(1)
+
+
 @app.command()
-def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT) -> None:
-    """Regenerate CAMPAIGN_STATUS.md and WEIGHTS_INDEX.md from the run manifests."""
+def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
+           show_all: bool = typer.Option(False, "--all", help="list every run that is not done")) -> None:
+    """Progress per stage (runs done / running / pending / failed / blocked, Slurm jobs) and a summary;
+    also regenerates CAMPAIGN_STATUS.md and WEIGHTS_INDEX.md from the run manifests."""
+    from rich.console import Console
+
     from py4.campaign.ledgers import write_ledgers
+    from py4.campaign.slurm import SlurmError, latest_jobs, query_jobs
+    from py4.campaign.status import run_states, status_tables, summary_line
 
     spec, nodes = _load(file, out)
+    try:
+        jobs = latest_jobs(spec.out_dir)
+        job_states = query_jobs([j.job_id for j in jobs.values()]) if jobs else {}
+    except SlurmError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    rows = run_states(nodes, spec.out_dir, jobs, job_states)
+    console = Console()
+    for table in status_tables(rows, show_all):
+        if table is not None:
+            console.print(table)
+    console.print(summary_line(rows))
     for p in write_ledgers(nodes, spec.out_dir, spec.name):
         typer.echo(f"-> {p}")
+
+
+@app.command()
+def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT) -> None:
+    """Cancel this campaign's Slurm jobs that are queued or running (only the job ids it recorded)."""
+    from py4.campaign.slurm import SlurmError, cancel_campaign, jobs_path
+
+    spec, _ = _load(file, out)
+    try:
+        cancelled = cancel_campaign(spec.out_dir)
+    except SlurmError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    if cancelled:
+        typer.echo(f"cancelled {len(cancelled)} job(s): {' '.join(cancelled)}")
+    else:
+        typer.echo(f"nothing to cancel: no job in {jobs_path(spec.out_dir)} is queued or running")
 
 
 @app.command("sanity-bank")

@@ -205,7 +205,12 @@ def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, name: str, parent: s
         args.append(f"draw_from={d}/{draw_from}")
         inputs.append(f"{key}/{meta['arm']}/{draw_from}")
     node_id = f"{key}/{meta['arm']}/{name}"
-    b.add(Node(node_id, "eft_dose", args, f"{d}/{name}", inputs, 0, cfg, {**meta, "rows": rows}))
+    # One process (not an accelerate launch), but it samples its replay answers from the parent on
+    # the GPUs it sees (device_map="auto"): a Slurm job asks for as many as serving the model takes.
+    serve = b.spec.evaluation.serve
+    generate = _gpus(serve.tensor_parallel.get(key, 1) if serve else m.gpus, b.smoke())
+    b.add(Node(node_id, "eft_dose", args, f"{d}/{name}", inputs, 0, cfg,
+               {**meta, "rows": rows, **({"generate_gpus": generate} if generate else {})}))
     return node_id
 
 

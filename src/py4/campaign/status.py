@@ -1,0 +1,141 @@
+"""Where a campaign stands: each run's state from its record and, for Slurm jobs, the job's state.
+
+States: ``done`` (record done, same fingerprint), ``running``, ``pending`` (queued in Slurm, or
+not run yet), ``failed`` (record failed or interrupted, or its job ended without a record),
+``blocked`` (an input failed or is blocked, and no job of its own is queued). The record is
+the single source of truth for done / failed; Slurm's state only says what is queued or
+running now and why a job ended. `py4 campaign status` prints `status_tables` and
+`summary_line`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from py4.campaign.dag import Node
+from py4.campaign.runner import fingerprints, node_is_done, record_dir
+from py4.campaign.slurm import LIVE_STATES
+from py4.runs import read_manifest
+
+STATES = ("done", "running", "pending", "failed", "blocked")
+
+
+@dataclass
+class RunState:
+    node: Node
+    state: str
+    job_id: str | None = None
+    slurm_state: str | None = None
+    """Slurm's state of the run's latest job (None: no job; UNKNOWN: purged, no accounting)."""
+    slurm_reason: str = ""
+    log: str | None = None
+
+
+def run_states(nodes: list[Node], out_dir: str | Path, jobs: dict | None = None,
+               job_states: dict | None = None) -> list[RunState]:
+    """Every node's state, in the DAG's order.
+
+    ``jobs``: node id -> its latest `py4.campaign.slurm.JobRecord`; ``job_states``: job id ->
+    `py4.campaign.slurm.JobState` (both empty for a campaign run locally).
+    """
+    jobs, job_states = jobs or {}, job_states or {}
+    prints = fingerprints(nodes)
+    states: dict[str, str] = {}
+    rows = []
+    for node in nodes:
+        job = jobs.get(node.id)
+        slurm = job_states.get(job.job_id) if job else None
+        row = RunState(node, "pending", job.job_id if job else None,
+                       (slurm.state if slurm else "UNKNOWN") if job else None,
+                       slurm.reason if slurm else "", job.log if job else None)
+        row.state = _state(node, out_dir, prints[node.id], job, slurm, states)
+        states[node.id] = row.state
+        rows.append(row)
+    return rows
+
+
+def _state(node: Node, out_dir, fingerprint: str, job, slurm, earlier: dict[str, str]) -> str:
+    if node_is_done(out_dir, node, fingerprint):
+        return "done"
+    if slurm is not None and slurm.live:
+        if slurm.reason == "DependencyNeverSatisfied":  # an input failed: it will never start
+            return "blocked"
+        return "running" if slurm.running else "pending"
+    recorded = (read_manifest(record_dir(out_dir, node)) or {}).get("status")
+    if recorded in ("failed", "interrupted"):
+        return "failed"
+    if recorded == "running":
+        # A local runner may be running it now; a Slurm job that is no longer live has ended
+        # without finishing its record (killed: time limit, node failure, out of memory).
+        return "failed" if job is not None else "running"
+    if any(earlier.get(i) in ("failed", "blocked") for i in node.inputs):
+        return "blocked"
+    if job is not None and slurm is not None and slurm.state not in ("CANCELLED", "COMPLETED"):
+        return "failed"  # the job ended before it could write a record (FAILED, TIMEOUT, NODE_FAIL, ...)
+    return "pending"
+
+
+def summary_line(rows: list[RunState]) -> str:
+    counts = Counter(r.state for r in rows)
+    line = f"{len(rows)} runs: " + ", ".join(f"{counts.get(s, 0)} {s}" for s in STATES)
+    submitted = [r for r in rows if r.job_id]
+    if submitted:
+        queued = sum(1 for r in submitted if r.slurm_state in LIVE_STATES)
+        line += f"; Slurm: {queued} of {len(submitted)} jobs queued or running"
+    return line
+
+
+def compact_ids(ids: list[str]) -> str:
+    """'12,13,14,20' -> '12-14,20' (job ids of one stage in one cell)."""
+    numbers = sorted({int(i) for i in ids})
+    spans, out = [], []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    for a, b in spans:
+        out.append(str(a) if a == b else f"{a}-{b}")
+    return ",".join(out)
+
+
+def status_tables(rows: list[RunState], show_all: bool = False):
+    """(per-stage table, table of runs) as rich Tables; the second lists the runs that are
+    running or failed (every run not done with ``show_all``), None when there are none."""
+    from rich.table import Table
+
+    stages: dict[str, list[RunState]] = {}
+    for r in rows:
+        stages.setdefault(r.node.stage, []).append(r)
+    with_jobs = any(r.job_id for r in rows)
+    per_stage = Table(title="Runs per stage", title_justify="left")
+    per_stage.add_column("stage")
+    per_stage.add_column("runs", justify="right")
+    for state in STATES:
+        per_stage.add_column(state, justify="right", style=_STYLE[state])
+    if with_jobs:
+        per_stage.add_column("Slurm jobs queued / running")
+    for stage, group in stages.items():
+        counts = Counter(r.state for r in group)
+        cells = [stage, str(len(group)), *(str(counts.get(s, 0) or "") for s in STATES)]
+        if with_jobs:
+            cells.append(compact_ids([r.job_id for r in group if r.job_id and r.slurm_state in LIVE_STATES]))
+        per_stage.add_row(*cells)
+    shown = [r for r in rows if r.state != "done" and (show_all or r.state in ("running", "failed"))]
+    if not shown:
+        return per_stage, None
+    runs = Table(title="Runs " + ("not done" if show_all else "running or failed"), title_justify="left")
+    for name in ("run", "stage", "state", *(("job", "Slurm state", "log") if with_jobs else ())):
+        runs.add_column(name)
+    for r in shown:
+        cells = [r.node.id, r.node.stage, f"[{_STYLE[r.state]}]{r.state}[/]"]
+        if with_jobs:
+            slurm = (r.slurm_state or "") + (f" ({r.slurm_reason})" if r.slurm_reason else "")
+            cells += [r.job_id or "", slurm, r.log or ""]
+        runs.add_row(*cells)
+    return per_stage, runs
+
+
+_STYLE = {"done": "green", "running": "cyan", "pending": "white", "failed": "red", "blocked": "yellow"}
