@@ -6,11 +6,10 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from py4.graft.checkpoint import INDEX_NAME, Checkpoint, GraftError
-from py4.runs import file_sha256
+from py4.runs import file_sha256, temp_file_beside
 
 __all__ = ["input_hashes", "copy_aux_files"]
 
@@ -44,7 +43,7 @@ def input_hashes(ckpt: Checkpoint, mode: str) -> dict:
 
 
 def _atomic_copy(src: Path, dst: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", dir=dst.parent)
+    fd, tmp = temp_file_beside(dst)  # the umask's mode, not mkstemp's 0600
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
