@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -31,13 +32,13 @@ def app(
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),
 ) -> None:
     """Run episodes of a policy on bank splits and write metrics and transcripts."""
-    from py4.config import ConfigError, load_config
-    from py4.evaluate.harness import EvalConfig, run
+    from py4.config import ConfigError
+    from py4.evaluate.harness import run
     from py4.problems.bank import BankError
 
     try:
-        cfg = load_config(EvalConfig, config, [*_flag_overrides(split, policy, model, endpoint, samples,
-                                                                 temperature, limit), *(overrides or [])])
+        cfg = _load(config, [*_flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
+                             *(overrides or [])])
         results = run(cfg, out, progress=not no_progress)
     except (ConfigError, ValueError, BankError, OSError, RuntimeError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -46,6 +47,32 @@ def app(
         typer.echo(f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
                    f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}")
     typer.echo(f"-> {out}")
+
+
+def _load(config: Optional[str], overrides: list[str]):
+    """The EvalConfig of the file (or none) and the overrides; ConfigError for what the user must fix.
+
+    A policy must be named: without one the config's default (the gold solutions) would give
+    a perfect score to a forgotten ``--model``.
+    """
+    from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
+    from py4.evaluate.harness import EvalConfig
+
+    data = read_yaml(config) if config is not None else {}
+    source = config if config is not None else "from the command line"
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
+    data = apply_overrides(data, overrides)
+    if not isinstance(data.get("policy"), dict) or "name" not in data["policy"]:
+        raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
+                                   f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])
+    cfg = validate_config(EvalConfig, data, source)
+    for field, folder in (("policy.model", cfg.policy.model if cfg.policy.name == "local" else None),
+                          ("policy.tokenizer", cfg.policy.tokenizer)):
+        if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
+            flag = " (--model)" if field == "policy.model" else ""
+            raise ConfigError(source, [f"{field}{flag} {folder!r}: no such folder (a local model folder is expected)"])
+    return cfg
 
 
 def _flag_overrides(split, policy, model, endpoint, samples, temperature, limit) -> list[str]:

@@ -1,0 +1,63 @@
+"""`py4 eval` user errors (issue 21, trips 1 and 4): say what is missing, never score by default."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from py4.cli import app
+
+
+@pytest.fixture(autouse=True)
+def _stop_boa_workers():
+    """`py4 eval` in-process starts the shared Boa pool; stop it with the test that started it."""
+    yield
+    from py4.episodes.pool import close_shared_executors
+
+    close_shared_executors()
+
+
+def _eval(*args: str):
+    return CliRunner().invoke(app, ["eval", *args, "--no-progress"])
+
+
+def test_no_model_and_no_policy_is_an_error_naming_both(tmp_path):
+    # Forgetting --model used to score the gold solutions (certified 1.000).
+    result = _eval("--split", "test_heldin", "--limit", "1", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 2, result.output
+    assert "--model" in result.output and "--policy" in result.output
+    assert "certified" not in result.output
+    assert not (tmp_path / "x" / "results.json").exists()
+
+
+def test_a_policy_named_in_the_config_or_an_override_is_enough(tmp_path):
+    config = tmp_path / "eval.yaml"
+    config.write_text("policy: {name: gold}\nlimit: 1\nsplits: [test_heldin]\n")
+    by_file = _eval("--config", str(config), "--out", str(tmp_path / "a"))
+    assert by_file.exit_code == 0, by_file.output
+    by_override = _eval("--split", "test_heldin", "--out", str(tmp_path / "b"), "limit=1", "policy.name=gold")
+    assert by_override.exit_code == 0, by_override.output
+
+
+def test_a_config_without_a_policy_is_an_error_too(tmp_path):
+    config = tmp_path / "eval.yaml"
+    config.write_text("limit: 1\n")
+    result = _eval("--config", str(config), "--out", str(tmp_path / "a"))
+    assert result.exit_code == 2 and "--model" in result.output and "--policy" in result.output
+
+
+def test_a_missing_model_folder_is_named(tmp_path):
+    missing = tmp_path / "missing" / "dir"
+    result = _eval("--split", "test_heldin", "--limit", "1", "--model", str(missing), "--out", str(tmp_path / "x"))
+    assert result.exit_code == 2, result.output
+    assert str(missing) in result.output and "Repo id" not in result.output
+    assert "no such folder" in result.output
+
+
+def test_an_unknown_policy_lists_the_known_ones_and_not_the_defaults(tmp_path):
+    result = _eval("--split", "test_heldin", "--policy", "golden", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 2, result.output
+    assert "<defaults of EvalConfig>" not in result.output
+    assert "'golden'" in result.output
+    for name in ("gold", "python3", "local", "endpoint"):
+        assert name in result.output
