@@ -47,6 +47,8 @@ class StageResult:
     trainable_parameters: int
     adapted_modules: int
     resumed_from: str | None
+    steps_this_run: int | None = None
+    """Optimizer steps this process took (global_step less the resumed checkpoint's step)."""
 
 
 def load_packed(path: str | Path):
@@ -188,6 +190,37 @@ def _write_config_dtype(model, model_dir: Path, dtype) -> None:
     config.save_pretrained(str(model_dir))
 
 
+def stop_at_max_steps(trainer) -> None:
+    """Make ``trainer`` take no optimizer step once ``max_steps`` is reached, also when resumed there.
+
+    transformers 5.24's Trainer checks ``max_steps`` only after a step (``DefaultFlowCallback.
+    on_step_end``). Resumed from the checkpoint of the last step (a run that died before its
+    final save, rerun by the campaign runner) with data holding more batches than ``max_steps``
+    (capped schedules), the resumed epoch still has batches left and step max_steps + 1 was
+    trained. No callback runs before that step's forward, backward and optimizer step, so the
+    epoch itself is skipped; the weights stay the checkpoint's, which the final save writes.
+    """
+    run_epoch = type(trainer)._run_epoch  # AttributeError if a new transformers renamed it
+
+    def run_epoch_unless_done(*args, **kwargs):
+        if 0 < trainer.state.max_steps <= trainer.state.global_step:
+            trainer.control.should_training_stop = True
+            return None
+        return run_epoch(trainer, *args, **kwargs)
+
+    trainer._run_epoch = run_epoch_unless_done
+
+
+def checkpoint_step(checkpoint: str | None) -> int:
+    """The global step a Trainer checkpoint was written at (0 for no checkpoint)."""
+    import json
+
+    if checkpoint is None:
+        return 0
+    state = Path(checkpoint) / "trainer_state.json"
+    return int(json.loads(state.read_text(encoding="utf-8"))["global_step"]) if state.exists() else 0
+
+
 def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed_from: str | None,
            tokenizer, t0: float) -> StageResult:
     """Save the final model, record the outcome, return the stage result."""
@@ -196,13 +229,15 @@ def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(model_dir))
     summary = common.trainable_summary(trainer.model)
-    losses = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
+    steps = trainer.state.global_step - checkpoint_step(resumed_from)
+    # The Trainer logs train_loss 0.0 for a call that took no step: no loss was measured.
+    losses = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h] if steps else []
     lr = lr_trace.summary()
     result = StageResult(
         output_dir=output_dir, model_dir=str(model_dir), global_step=trainer.state.global_step,
         train_loss=losses[-1] if losses else None, lr_peak=lr.get("lr_peak"), lr_end=lr.get("lr_end"),
         trainable_parameters=summary["trainable_parameters"], adapted_modules=summary["adapted_modules"],
-        resumed_from=resumed_from,
+        resumed_from=resumed_from, steps_this_run=steps,
     )
     recorder.set(result={k: v for k, v in result.__dict__.items()}, parameters=summary,
                  lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs}, saved_model=saved)
@@ -244,6 +279,7 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         )
         resumed_from = common.resume_checkpoint(settings)
         recorder.set(resumed_from=resumed_from)
+        stop_at_max_steps(trainer)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)

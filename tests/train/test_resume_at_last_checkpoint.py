@@ -1,0 +1,103 @@
+"""A run resumed from the checkpoint of its last step ends at max_steps (issue 17, rehearsal failure 3).
+
+The campaign runner reruns a node whose process died after its last checkpoint and before
+its final save (or before the node record was written); ``run.resume: auto`` then resumes
+from ``checkpoint-<max_steps>``. transformers 5.24's Trainer only checks ``max_steps`` after an
+optimizer step (``DefaultFlowCallback.on_step_end``) and, when the data hold more batches than
+``max_steps`` (mixes and packs cap their schedules), the resumed epoch still has batches left:
+it trained step max_steps + 1. Here one process, the tiny smoke model, midtraining and packed
+SFT (both ``py4.train.packed.run_packed``): a finished run's final model is removed and the run
+started again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from train_helpers import ParamSnapshot, pack_chat, pack_text
+
+pytestmark = pytest.mark.smoke
+MAX_STEPS = 2
+RUN = {"logging_steps": 1, "save_steps": MAX_STEPS, "report_to": [], "progress_bar": False}
+
+
+def _config(kind: str, **fields):
+    from py4.train.stages import get_stage
+
+    _, config_type = get_stage(kind)
+    return config_type.model_validate(fields)
+
+
+@pytest.fixture(scope="module")
+def mid_data(smoke_assets, tmp_path_factory) -> Path:
+    from py4.train.smoke_tokenizer import stdlib_texts
+
+    docs = [t[:3000] for t in stdlib_texts(200_000)][:12]
+    out = tmp_path_factory.mktemp("mid") / "packed"
+    return pack_text(out, smoke_assets / "tokenizer", docs, seq_len=128, micro_batch=2, warmup=0.25)
+
+
+@pytest.fixture(scope="module")
+def sft_data(smoke_assets, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sft") / "packed"
+    return pack_chat(out, smoke_assets / "tokenizer", smoke_assets / "instructions", seq_len=512, max_sequences=6)
+
+
+def _weights(model_dir: Path) -> dict[str, torch.Tensor]:
+    tensors: dict[str, torch.Tensor] = {}
+    for shard in sorted(model_dir.glob("*.safetensors")):
+        tensors.update(load_file(shard))
+    assert tensors, f"no weights saved in {model_dir}"
+    return tensors
+
+
+@pytest.mark.parametrize("kind, model, data_fixture", [("midtrain", "base", "mid_data"), ("sft", "it", "sft_data")])
+def test_resumed_from_the_last_checkpoint_the_run_ends_at_max_steps(kind, model, data_fixture, smoke_assets,
+                                                                     request, tmp_path):
+    import importlib
+    import shutil
+
+    from py4.train.packed import load_packed
+
+    stage = importlib.import_module(f"py4.train.{kind}")
+    data = request.getfixturevalue(data_fixture)
+    # max_steps from the config (no schedule file), below what the data hold: a capped schedule.
+    steps_in_data = len(load_packed(data)) // 2  # micro_batch 2, one process
+    assert steps_in_data > MAX_STEPS, "the data must hold more steps than max_steps to show the defect"
+    run_dir = tmp_path / "run"
+    config = _config(kind, model={"path": str(smoke_assets / model)}, data={"path": str(data)},
+                     optimisation={"learning_rate": 1e-3, "optim": "adamw_torch", "micro_batch": 2,
+                                   "max_steps": MAX_STEPS, "warmup": 1},
+                     run={"output_dir": str(run_dir), **RUN})
+
+    snapshot = ParamSnapshot()
+    first = stage.run(config, callbacks=[snapshot])
+    assert first.global_step == MAX_STEPS and first.resumed_from is None
+    snapshot.assert_every_trainable_changed_and_nothing_else()  # the first run trained
+    finished = _weights(run_dir / "model")
+    assert (run_dir / f"checkpoint-{MAX_STEPS}").is_dir()
+    # Died after its last checkpoint, before the final save: the model is not there.
+    shutil.rmtree(run_dir / "model")
+
+    again = stage.run(config)
+
+    assert again.resumed_from.endswith(f"checkpoint-{MAX_STEPS}")
+    assert again.global_step == MAX_STEPS
+    assert not (run_dir / f"checkpoint-{MAX_STEPS + 1}").exists()
+    # The final model is the last checkpoint's weights: no further optimizer step.
+    resumed = _weights(run_dir / "model")
+    assert resumed.keys() == finished.keys()
+    moved = [name for name in finished if not torch.equal(finished[name], resumed[name])]
+    assert not moved, f"weights changed after resuming at max_steps: {moved[:5]}"
+    manifest = json.loads((run_dir / "run_manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["attempt"] == 2
+    assert manifest["result"]["global_step"] == MAX_STEPS
+    # Honest about a resumed run that had nothing left to train.
+    assert manifest["result"]["steps_this_run"] == 0
+    assert manifest["result"]["train_loss"] is None
+    assert manifest["lr_trace"]["steps"] == []
