@@ -1,15 +1,75 @@
-"""`py4 demo`: the smoke campaign end to end, then the ledgers, result tables and figures."""
+"""`py4 demo`: the smoke campaign end to end, then the ledgers, result tables and figures.
+
+The smoke campaign names its stage configs relative to the repository root
+(``configs/train/smoke/…``). From the root, `py4 demo` runs it there; from any other
+folder it runs in the checkout the package is installed from (``pip install -e .``, what
+``make`` does), with ``--out`` taken relative to the folder it was started in. A wheel
+install carries no ``configs/``: the demo then says so and exits 2.
+"""
 
 from __future__ import annotations
 
+import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from py4.errors import Py4Error
 
 SMOKE_CAMPAIGN = "configs/campaign/smoke.yaml"
 
 
-def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN) -> int:
-    """Run `campaign` into `out` (finished runs are skipped); returns the exit status (0 = all done)."""
+def checkout_root() -> Path:
+    """The folder above ``src/py4`` (the repository root of an editable install)."""
+    import py4
+
+    return Path(py4.__file__).resolve().parents[2]
+
+
+def project_root(campaign: str = SMOKE_CAMPAIGN) -> Path:
+    """Where ``campaign`` (a path relative to a repository root) is found: the current folder,
+    else the package's checkout. Raises Py4Error naming both places when neither has it."""
+    here, checkout = Path.cwd(), checkout_root()
+    for root in (here, checkout):
+        if (root / campaign).is_file():
+            return root
+    raise Py4Error(f"{campaign} not found in {here} nor in {checkout} (the package's checkout): the smoke "
+                   "campaign's configs come with the repository, not with a wheel; run `py4 demo` from a "
+                   "clone after `pip install -e .` (or `make demo`)")
+
+
+@contextmanager
+def _working_directory(root: Path) -> Iterator[None]:
+    before = Path.cwd()
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, progress: bool = True) -> int:
+    """Run `campaign` into `out` (finished runs are skipped); returns the exit status.
+
+    0: every run done; 1: a run failed or was blocked; 2: a user error (printed as one line:
+    a campaign that cannot be found or is invalid).
+    """
+    from py4.campaign.dag import DagError
+
+    try:
+        root = project_root(campaign)
+        out_dir = Path(out) if root == Path.cwd() else Path(out).resolve()  # relative to where we started
+        with _working_directory(root):
+            return _run(str(out_dir), campaign, progress)
+    except (Py4Error, DagError) as exc:
+        import sys
+
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(out: str, campaign: str, progress: bool) -> int:
     from py4.campaign.dag import build_dag
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
@@ -19,7 +79,7 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN) ->
     t0 = time.monotonic()
     spec = load_campaign(campaign, [f"out_dir={out}"])
     nodes = build_dag(spec)
-    summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"))
+    summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"), progress=progress)
     ledgers = write_ledgers(nodes, spec.out_dir, spec.name)
     reports = write_results(spec, Path(spec.out_dir) / "report", figures=True)
     wall = time.monotonic() - t0

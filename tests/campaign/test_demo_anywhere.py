@@ -1,0 +1,60 @@
+"""`py4 demo` from any folder (issue 21, trip 2): the packaged campaign is found, errors are one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from py4.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fake_campaign(monkeypatch, seen: dict):
+    """Stand-ins for the runner and the report: the test checks what the demo hands them."""
+    from py4.campaign import runner
+    from py4.report import results
+
+    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print):
+        seen.update(nodes=nodes, out_dir=out_dir, cwd=Path.cwd())
+        return runner.RunSummary(ran=[n.id for n in nodes])
+
+    monkeypatch.setattr(runner, "run_campaign", run_campaign)
+    monkeypatch.setattr(results, "write_results", lambda spec, out, figures=True: [])
+
+
+def test_demo_from_another_folder_finds_the_smoke_campaign(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    seen: dict = {}
+    _fake_campaign(monkeypatch, seen)
+    result = CliRunner().invoke(app, ["demo", "--out", "x"])
+    assert result.exit_code == 0, result.output
+    assert seen["cwd"] == ROOT  # the stage configs are named relative to the repository root
+    assert Path(seen["out_dir"]) == elsewhere / "x"  # --out is relative to where the user is
+    assert any(n.id == "tiny/iso/midtrain" for n in seen["nodes"])
+    assert Path.cwd() == elsewhere  # and the demo goes back there
+    assert (elsewhere / "x" / "CAMPAIGN_STATUS.md").is_file()
+
+
+def test_demo_without_the_configs_is_one_line_exit_2(tmp_path, monkeypatch):
+    from py4.campaign import demo
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(demo, "checkout_root", lambda: tmp_path / "wheel-install")
+    result = CliRunner().invoke(app, ["demo", "--out", "x"])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert "configs/campaign/smoke.yaml not found" in result.output and str(tmp_path) in result.output
+
+
+def test_demo_with_an_invalid_campaign_is_one_line_exit_2(tmp_path, monkeypatch):
+    from py4.campaign.demo import run_demo
+
+    (tmp_path / "configs" / "campaign").mkdir(parents=True)
+    (tmp_path / "configs" / "campaign" / "smoke.yaml").write_text("name: smoke\nnot_a_field: 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert run_demo("x") == 2
