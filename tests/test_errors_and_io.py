@@ -1,4 +1,4 @@
-"""One error base (py4.errors) and one JSON/JSONL reader (py4.jsonio) for the whole toolkit.
+"""One error base (py4.errors) and one JSON/JSONL reader (py4.fileio) for the whole toolkit.
 
 A user error prints one line and exits 2; a bug keeps its traceback (issue 20: the data and
 training commands used to catch ValueError around whole stages).
@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from py4.errors import FileFormatError, Py4Error
-from py4.jsonio import iter_jsonl, read_json_object
+from py4.fileio import iter_jsonl, read_json_object
 
 
 def test_jsonl_errors_name_file_line_and_field(tmp_path):

@@ -19,6 +19,7 @@ import pydantic
 import yaml
 
 from py4.errors import Py4Error
+from py4.fileio import atomic_write_text
 
 __all__ = [
     "ConfigError",
@@ -203,6 +204,4 @@ def dump_config(config: pydantic.BaseModel) -> str:
 
 def write_resolved_config(run_dir: str | Path, config: pydantic.BaseModel, name: str = "resolved_config.yaml") -> Path:
     """Write the resolved config next to a run's outputs (atomically)."""
-    from py4.runs import atomic_write_text
-
     return atomic_write_text(Path(run_dir) / name, dump_config(config))

@@ -30,7 +30,7 @@ class Py4Error(Exception):
 
 
 class FileFormatError(Py4Error, ValueError):
-    """A file that is missing or malformed; the message starts ``path:line:`` (see py4.jsonio)."""
+    """A file that is missing or malformed; the message starts ``path:line:`` (see py4.fileio)."""
 
 
 def where(path: str | Path, line: int | None = None) -> str:

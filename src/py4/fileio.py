@@ -1,23 +1,29 @@
-"""Reading JSON and JSONL files, with errors that name the file, the line and the field.
+"""File I/O of the toolkit: JSON/JSONL readers whose errors name the file, the line and the
+field, and atomic writers.
 
 Every reader of the toolkit's JSON artefacts (corpus shards and manifests, data sources,
 problem files, instruction rows) goes through these functions, so a malformed input is
 reported the same way everywhere: ``path:line: what is wrong, what was expected`` as a
 :class:`~py4.errors.FileFormatError`, or the caller's own :class:`~py4.errors.Py4Error`
 subclass (``error=``) so that a subsystem still catches its own errors.
+
+Writes are atomic (a temporary file in the same folder, then a rename) so an interrupted
+run never leaves a half-written file that a resume would trust.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from py4.errors import FileFormatError, Py4Error, where
 
-__all__ = ["read_json_object", "iter_jsonl", "open_text"]
+__all__ = ["read_json_object", "iter_jsonl", "open_text", "temp_file_beside", "atomic_write_text", "atomic_write_json"]
 
 
 def open_text(path: Path) -> IO[str]:
@@ -73,3 +79,39 @@ def iter_jsonl(path: str | Path, *, fields: dict[str, type | tuple[type, ...]] |
                     expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
                     raise error(f"{where(path, lineno)}: field {name!r}: expected {expected}, got {got}")
             yield lineno, row
+
+
+def temp_file_beside(path: str | Path) -> tuple[int, str]:
+    """A new, empty temporary file in ``path``'s folder (for write-then-rename); (fd, its path).
+
+    Created with mode 0666 less the umask, as ``open()`` would create ``path`` itself:
+    ``tempfile.mkstemp`` makes 0600 files, and renaming one into place would leave the
+    output unreadable to colleagues on a shared filesystem.
+    """
+    path = Path(path)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = temp_file_beside(path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_json(path: str | Path, data: Any) -> Path:
+    return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")

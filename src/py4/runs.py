@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import platform
-import secrets
 import socket
 import time
 import traceback
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
+
+from py4.fileio import atomic_write_json, atomic_write_text, temp_file_beside
 
 __all__ = [
     "MANIFEST_NAME",
@@ -45,42 +46,6 @@ __all__ = [
 
 MANIFEST_NAME = "run_manifest.json"
 _HASH_CHUNK = 1 << 20
-
-
-def temp_file_beside(path: str | Path) -> tuple[int, str]:
-    """A new, empty temporary file in ``path``'s folder (for write-then-rename); (fd, its path).
-
-    Created with mode 0666 less the umask, as ``open()`` would create ``path`` itself:
-    ``tempfile.mkstemp`` makes 0600 files, and renaming one into place would leave the
-    output unreadable to colleagues on a shared filesystem.
-    """
-    path = Path(path)
-    for _ in range(100):
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}"
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), str(tmp)
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary name beside {path}")
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = temp_file_beside(path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def atomic_write_json(path: str | Path, data: Any) -> Path:
-    return atomic_write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
 
 def file_sha256(path: str | Path) -> str:

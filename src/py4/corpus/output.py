@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from py4.errors import Py4Error
-from py4.jsonio import iter_jsonl, read_json_object
+from py4.fileio import iter_jsonl, read_json_object
 
 SHARD_DIR = "shards"
 MANIFEST = "manifest.json"

@@ -25,7 +25,7 @@ from py4.config import StrictModel
 from py4.data.documents import Document
 from py4.data.replay import iter_stdlib_documents
 from py4.data.tokens import DataError
-from py4.jsonio import iter_jsonl, read_json_object
+from py4.fileio import iter_jsonl, read_json_object
 
 __all__ = ["Document", "TextSourceSpec", "corpus_shards", "iter_corpus", "read_corpus_manifest",
            "iter_text_source", "open_rows", "local_data_files", "describe_source"]

@@ -14,7 +14,7 @@ from typing import Any
 import pydantic
 
 from py4.errors import FileFormatError, where
-from py4.jsonio import iter_jsonl, read_json_object
+from py4.fileio import iter_jsonl, read_json_object
 
 __all__ = ["TestCase", "Problem", "SPLITS", "CANARY", "load_problem", "load_problems"]
 
