@@ -1,4 +1,5 @@
-"""`py4 campaign plan|run|status|cancel|rehearse FILE [--only PATTERN]` (docs/campaign.md, docs/rehearsal.md)."""
+"""`py4 campaign plan|run|status|cancel|rehearse FILE [--only PATTERN] [key=value ...]` (docs/campaign.md,
+docs/rehearsal.md). plan, run, status and cancel take key=value overrides of the campaign spec."""
 
 from __future__ import annotations
 
@@ -13,15 +14,22 @@ app = typer.Typer(help="The campaign: spec -> DAG of runs, runner (skip-done, re
 
 ONLY = typer.Option(None, "--only", help="glob (or substring) of run ids, e.g. 'tiny/iso/*' or 'eval:'")
 OUT = typer.Option(None, "--out", help="campaign output folder (default: the spec's out_dir)")
+OVERRIDES = typer.Argument(None, metavar="[KEY=VALUE]...",
+                           help="overrides of the campaign spec, e.g. eft.doses=[0,8] (after --out)")
 
 
-def _load(file: Path, out: Optional[str]):
+def _spec_overrides(out: Optional[str], overrides: Optional[list[str]]) -> list[str]:
+    """--out as out_dir=…, then the key=value overrides (which win)."""
+    return [*([f"out_dir={out}"] if out else []), *(overrides or [])]
+
+
+def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None):
     from py4.campaign.dag import DagError, build_dag
     from py4.campaign.spec import load_campaign
     from py4.config import ConfigError
 
     try:
-        spec = load_campaign(file, [f"out_dir={out}"] if out else [])
+        spec = load_campaign(file, _spec_overrides(out, overrides))
         return spec, build_dag(spec)
     except (ConfigError, DagError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -31,14 +39,15 @@ def _load(file: Path, out: Optional[str]):
 @app.command()
 def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[str] = ONLY,
          out: Optional[str] = OUT, as_json: bool = typer.Option(False, "--json", help="print the DAG as JSON"),
-         resolve: bool = typer.Option(False, "--resolve", help="also resolve each training run's stage config")) -> None:
+         resolve: bool = typer.Option(False, "--resolve", help="also resolve each training run's stage config"),
+         overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Print the DAG: each run's id, stage, inputs, GPU needs and command."""
     from collections import Counter
 
     from py4.campaign.dag import select
     from py4.campaign.runner import node_status
 
-    spec, nodes = _load(file, out)
+    spec, nodes = _load(file, out, overrides)
     chosen = select(nodes, only)
     if as_json:
         items = [n.to_json() | ({"resolved_config": _resolved(n)} if resolve else {}) for n in chosen]
@@ -77,7 +86,8 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         no_progress: bool = typer.Option(False, "--no-progress"),
         backend: str = typer.Option("local", "--backend",
                                     help="local: run here, one run at a time; slurm: submit each run as a batch job"),
-        dry_run: bool = typer.Option(False, "--dry-run", help="slurm: print the sbatch commands, submit nothing")) -> None:
+        dry_run: bool = typer.Option(False, "--dry-run", help="slurm: print the sbatch commands, submit nothing"),
+        overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Run the DAG in dependency order; finished runs are skipped, interrupted ones resumed."""
     from py4.campaign.dag import select
     from py4.campaign.ledgers import write_ledgers
@@ -89,10 +99,10 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
     if dry_run and backend != "slurm":
         typer.echo("error: --dry-run prints what the slurm backend would submit: add --backend slurm", err=True)
         raise typer.Exit(2)
-    spec, nodes = _load(file, out)
+    spec, nodes = _load(file, out, overrides)
     selected = {n.id for n in select(nodes, only)}
     if backend == "slurm":
-        _submit(file, spec, nodes, selected, [f"out_dir={out}"] if out else [], dry_run)
+        _submit(file, spec, nodes, selected, _spec_overrides(out, overrides), dry_run)
         return
     summary = run_campaign(nodes, spec.out_dir, default_executors("subprocess" if subprocess else "inprocess"),
                            selected, progress=not no_progress, log=lambda s: typer.echo(s, err=True))
@@ -126,7 +136,8 @@ def _submit(file: Path, spec, nodes, selected: set[str], overrides: list[str], d
 
 @app.command()
 def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
-           show_all: bool = typer.Option(False, "--all", help="list every run that is not done")) -> None:
+           show_all: bool = typer.Option(False, "--all", help="list every run that is not done"),
+           overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Progress per stage (runs done / running / pending / failed / blocked, Slurm jobs) and a summary;
     also regenerates CAMPAIGN_STATUS.md and WEIGHTS_INDEX.md from the run manifests."""
     from rich.console import Console
@@ -135,7 +146,7 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
     from py4.campaign.slurm import SlurmError, latest_jobs, query_jobs
     from py4.campaign.status import run_states, status_tables, summary_line
 
-    spec, nodes = _load(file, out)
+    spec, nodes = _load(file, out, overrides)
     try:
         jobs = latest_jobs(spec.out_dir)
         job_states = query_jobs([j.job_id for j in jobs.values()]) if jobs else {}
@@ -153,11 +164,12 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 
 
 @app.command()
-def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT) -> None:
+def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
+           overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Cancel this campaign's Slurm jobs that are queued or running (only the job ids it recorded)."""
     from py4.campaign.slurm import SlurmError, cancel_campaign, jobs_path
 
-    spec, _ = _load(file, out)
+    spec, _ = _load(file, out, overrides)
     try:
         cancelled = cancel_campaign(spec.out_dir)
     except SlurmError as exc:
