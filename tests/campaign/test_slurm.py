@@ -400,3 +400,13 @@ def test_the_job_runs_its_node_under_its_record_and_refuses_a_changed_spec(tmp_p
     assert slurm_job.main([*args, "--node", "corpus", "--fingerprint", prints["corpus"]]) == 1
     states = {r.node.id: r.state for r in run_states(nodes, out)}
     assert states["corpus"] == "failed" and states["corpus_iso"] == "blocked"
+
+
+def test_docs_show_the_gpu_layout_of_the_campaign_spec():
+    from py4.campaign.slurm import gpu_layout_markdown
+
+    spec = load_campaign(PYTHON4)
+    table = gpu_layout_markdown(spec, build_dag(spec))
+    assert table in (ROOT / "docs/campaign.md").read_text(), "docs/campaign.md: regenerate the GPU layout table"
+    assert "| midtrain | 4 GPU × 3 | 8 GPU × 3 | 8 GPU × 3 |  |" in table
+    assert "| grpo |  | 8 GPU × 2 |  |  |" in table

@@ -307,3 +307,32 @@ def cancel_campaign(out_dir: str | Path) -> list[str]:
         if proc.returncode != 0:
             raise SlurmError(f"scancel failed (exit {proc.returncode}): {proc.stderr.strip()}")
     return live
+
+
+# --- the GPU layout (docs/campaign.md) ------------------------------------------------------------
+
+def gpu_layout_markdown(spec: CampaignSpec, nodes: list[Node]) -> str:
+    """A markdown table: per stage and model, the GPUs each job asks for and how many jobs.
+
+    docs/campaign.md shows it for configs/campaign/python4.yaml (a test keeps the two equal).
+    """
+    from collections import Counter
+
+    models = list(spec.models)
+    cells: dict[str, dict[str, Counter]] = {}
+    for node in nodes:
+        model = node.meta.get("model") if node.meta.get("model") in spec.models else ""
+        cells.setdefault(node.stage, {}).setdefault(model, Counter())[gpu_request(node, spec)] += 1
+    header = ["stage", *(f"{spec.models[m].label} ({spec.models[m].gpu_type})" for m in models), "other"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for stage, by_model in cells.items():
+        row = [stage]
+        for model in [*models, ""]:
+            counts = by_model.get(model)
+            row.append(", ".join(_gpu_cell(gpus, n) for (gpus, _), n in sorted(counts.items())) if counts else "")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_cell(gpus: int, jobs: int) -> str:
+    return f"{'CPU' if gpus == 0 else f'{gpus} GPU'} × {jobs}"
