@@ -101,3 +101,5 @@ def test_resumed_from_the_last_checkpoint_the_run_ends_at_max_steps(kind, model,
     assert manifest["result"]["steps_this_run"] == 0
     assert manifest["result"]["train_loss"] is None
     assert manifest["lr_trace"]["steps"] == []
+    # The optimizer state came back from the checkpoint (one state tensor pair per parameter).
+    assert manifest["optimizer"]["class"] == "AdamW" and manifest["optimizer"]["state_tensors"] > 0

@@ -221,6 +221,27 @@ def checkpoint_step(checkpoint: str | None) -> int:
     return int(json.loads(state.read_text(encoding="utf-8"))["global_step"]) if state.exists() else 0
 
 
+def optimizer_facts(trainer) -> dict[str, Any]:
+    """The optimizer that ran and how many of its state tensors are quantized.
+
+    torchao's AdamW8bit (``adamw_torch_8bit``) keeps a parameter's state in 8 bits only when
+    its local shard has at least 4,096 elements and divides by the block size (256); smaller
+    ones stay float32. Counting ``OptimState*`` tensors shows which path really ran.
+    """
+    optimizer = getattr(trainer.optimizer, "optimizer", trainer.optimizer)  # accelerate wraps it
+    if optimizer is None:
+        return {}
+    states = quantized = 0
+    for state in optimizer.state.values():
+        for value in state.values():
+            local = value.to_local() if hasattr(value, "to_local") else value  # a DTensor under FSDP2
+            if getattr(local, "ndim", 0) == 0:  # step counters
+                continue
+            states += 1
+            quantized += type(local).__name__.startswith("OptimState")
+    return {"class": type(optimizer).__name__, "state_tensors": states, "quantized_state_tensors": quantized}
+
+
 def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed_from: str | None,
            tokenizer, t0: float) -> StageResult:
     """Save the final model, record the outcome, return the stage result."""
@@ -240,7 +261,8 @@ def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed
         resumed_from=resumed_from, steps_this_run=steps,
     )
     recorder.set(result={k: v for k, v in result.__dict__.items()}, parameters=summary,
-                 lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs}, saved_model=saved)
+                 lr_trace={"steps": lr_trace.steps, "lr": lr_trace.lrs}, saved_model=saved,
+                 optimizer=optimizer_facts(trainer))
     recorder.add_output("model", model_dir)
     recorder.timing("train_s", time.monotonic() - t0)
     return result
