@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-all install clean-venv bench
+.PHONY: demo test test-all install clean-venv bench rehearsal
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,18 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -m "" $(PYTEST_ARGS)
+
+# The campaign rehearsal (docs/rehearsal.md): the `campaign` extra (torchao, which GLM's
+# adamw_torch_8bit needs) goes into the venv here only, never with `make install`/`make test`
+# (CI's install); then the slow rehearsal tests, the whole campaign DAG on the stand-ins (hours).
+CAMPAIGN_STAMP := $(VENV)/.campaign-installed
+
+$(CAMPAIGN_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,campaign]' torch==2.13.0
+	touch $(CAMPAIGN_STAMP)
+
+rehearsal: $(STAMP) $(CAMPAIGN_STAMP)
+	$(BIN)/python -m pytest -m slow tests/rehearsal $(PYTEST_ARGS)
 
 clean-venv:
 	rm -rf $(VENV)
