@@ -121,7 +121,7 @@ def test_ledgers_and_results(tmp_path):
     assert "| `tiny/prop/eft_8` | eft | failed |" in text and "| `eval:tiny/prop/eft_8` | eval | pending |" in text
     w = weights.read_text()
     assert "| `tiny/iso/eft_32` | LoRA adapter | done |" in w and "`tiny/iso/sft`" in w
-    paths = write_results(spec, tmp_path / "report")
+    paths = write_results(spec, tmp_path / "report", calibration=False)
     data = json.loads((tmp_path / "report/results.json").read_text())
     sanity = {(e["arm"], e["dose"]): e["certified_rate"] for e in data["entries"]
               if e["split"] == "train_sanity" and e["kind"] == "eft"}
@@ -129,11 +129,11 @@ def test_ledgers_and_results(tmp_path):
     assert "eval:tiny/prop/eft_8" in data["missing_evaluations"]
     assert data["grpo_reward_per_step"] == [{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}]
     md = (tmp_path / "report/results.md").read_text()
-    assert "| Tiny Gemma-3 (smoke) | iso-token | 32 | train_sanity | 1.000 | @1 0.100, @2 0.200 | 4 x 2 |" in md
+    assert "| Tiny Gemma-3 (smoke) | iso-token | 32 | train_sanity | 1.000 | [0.676, 1.000] | 8/8 | @1 0.100, @2 0.200 | 4 x 2 |" in md
     assert "## GRPO ladder" in md and "### test_heldin" in md
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
-    assert len(paths) == 4
+    assert {p.name for p in paths} == {"results.json", "results.md", "probes.json", "dose_response.png", "grpo_ladder.png"}
 
 
 def test_inprocess_executor_runs_py4_and_reports_failures(tmp_path):

@@ -49,8 +49,10 @@ def results(
     file: Path = typer.Argument(..., help="campaign YAML whose runs are reported"),
     out: Optional[Path] = typer.Option(None, "--out", help="report folder (default: <campaign out_dir>/report)"),
     figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the PNG figures"),
+    calibration: bool = typer.Option(True, "--calibration/--no-calibration",
+                                     help="run the scripted calibration evaluations that are missing or stale"),
 ) -> None:
-    """Certified rate and pass@k per model x arm x dose x split, per rule, GRPO per step; markdown + JSON + PNGs."""
+    """Certified rates (95% CI, n) per model x arm x dose x split, calibration, probes (probes.json), GRPO; markdown + JSON + PNGs."""
     from py4.campaign.spec import load_campaign
     from py4.config import ConfigError
     from py4.report.results import write_results
@@ -60,6 +62,6 @@ def results(
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
-    paths = write_results(spec, out or Path(spec.out_dir) / "report", figures=figures)
+    paths = write_results(spec, out or Path(spec.out_dir) / "report", figures=figures, calibration=calibration)
     for p in paths:
         typer.echo(f"-> {p}")

@@ -1,178 +1,251 @@
-"""Result tables and figures of a campaign, read from its evaluation runs and GRPO manifest.
+"""Result tables and figures of a campaign, read from its runs (py4.report.layout says where).
 
-    write_results(spec, out_dir) -> [results.json, results.md, dose_response.png, grpo_ladder.png]
+    write_results(spec, out_dir) -> [results.json, results.md, probes.json, dose_response.png,
+                                     grpo_ladder.png, probe_heatmap.png, arm_comparison.png]
 
 - results.json: one entry per (evaluated model, split): model, arm, kind (eft | graft | grpo),
-  dose, step, certified rate, pass@k, outcomes, per-rule breakdown; plus the GRPO reward
-  per step (the grpo run's manifest `reward_log`).
-- results.md: certified rate (and pass@k) per model x arm x dose x split; the grafts; the
-  GRPO ladder; per-rule certified rates.
-- Figures (matplotlib, Agg): dose-response (certified rate vs EFT dose per arm, one panel
-  per split) and the GRPO ladder (certified rate vs step, with the mean training reward).
+  dose, step, certified rate with the certified count, n episodes and its Wilson 95% interval,
+  pass@k, outcomes, per-rule breakdown (each with k / n); the GRPO reward log per step; the
+  scripted calibration rows; the probe entries, the held-out Python-4 loss per arm, knowledge
+  beside use, and the finding sentence.
+- probes.json: the probe entries alone (py4.report.probes_report).
+- results.md: the finding, calibration, certified rates, grafts, the GRPO ladder and reward log,
+  knowledge beside use, the arms side by side, per-rule probe accuracy and certified rates.
+- Figures: py4.report.figures.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from py4.campaign.dag import build_dag
 from py4.campaign.spec import CampaignSpec
+from py4.report import figures as figs
+from py4.report.calibration import calibration_rows, run_calibration
+from py4.report.intervals import certified_count, wilson
+from py4.report.layout import EVAL_STAGE, RESULTS_FILE, split_key
+from py4.report.probes_report import arm_models, finding, heldout_losses, probe_entries
 from py4.runs import atomic_write_json, atomic_write_text, read_manifest
 
 
-def collect(spec: CampaignSpec) -> dict[str, Any]:
-    """Everything the reports show, from the runs on disk (missing runs are listed, not invented)."""
+def _rate(rate: float | None, episodes: int | None) -> dict[str, Any]:
+    """A certified rate with what it stands on: certified count, episodes, Wilson 95% interval."""
+    k = certified_count(rate, episodes)
+    lo, hi = wilson(k, episodes) if k is not None else (None, None)
+    return {"certified_rate": rate, "certified": k, "episodes": episodes, "ci_low": lo, "ci_high": hi}
+
+
+def _grpo_reward_log(nodes: list) -> list[dict[str, Any]]:
+    """The final GRPO segment's reward log (segments share one run folder; the last one's manifest
+    holds the whole history)."""
+    log: list[dict[str, Any]] = []
+    for node in nodes:
+        if node.stage == "grpo":
+            log = (read_manifest(node.run_dir) or {}).get("reward_log") or log
+    keep = ("step", "reward", "reward_std", "frac_reward_zero_std")
+    return [{k: h[k] for k in keep if k in h} for h in log if "reward" in h]
+
+
+def _eval_entries(spec: CampaignSpec, nodes: list) -> tuple[list[dict], list[str]]:
     entries, missing = [], []
-    reward_log: list[dict[str, Any]] = []
-    for node in build_dag(spec):
-        if node.stage == "grpo" and not node.meta.get("segment_end") or node.id.endswith("/grpo") and node.stage == "grpo":
-            m = read_manifest(node.run_dir) or {}
-            reward_log = m.get("reward_log") or reward_log
-        if node.stage != "eval":
+    for node in nodes:
+        if node.stage != EVAL_STAGE:
             continue
-        path = Path(node.run_dir) / "results.json"
+        path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
             missing.append(node.id)
             continue
         res = json.loads(path.read_text(encoding="utf-8"))
         meta = node.meta
         for split, s in res.get("splits", {}).items():
+            per_rule = {r: _rate(v.get("certified_rate"), v.get("episodes"))
+                        for r, v in (s.get("per_rule") or {}).items()}
             entries.append({
                 "model": meta["model"], "model_label": spec.models[meta["model"]].label, "arm": meta["arm"],
                 "arm_label": spec.arms.get(meta["arm"], meta["arm"]), "kind": meta["model_kind"],
                 "dose": meta.get("dose"), "matrix": bool(meta.get("matrix")), "step": meta.get("step"),
-                "run": meta["model_node"], "split": split, "certified_rate": s.get("certified_rate"),
+                "run": meta["model_node"], "split": split, **_rate(s.get("certified_rate"), s.get("episodes")),
                 "pass_at_k": s.get("pass_at_k", {}), "outcomes": s.get("outcomes", {}),
-                "problems": s.get("problems"), "episodes": s.get("episodes"), "mean_reward": s.get("mean_reward"),
-                "per_rule": {r: v.get("certified_rate") for r, v in (s.get("per_rule") or {}).items()},
+                "problems": s.get("problems"), "mean_reward": s.get("mean_reward"), "per_rule": per_rule,
             })
+    return entries, missing
+
+
+def knowledge_and_use(probes: list[dict], entries: list[dict]) -> list[dict[str, Any]]:
+    """Per evaluated model: probe accuracy (knowledge) beside its certified rate per split (use)."""
+    rows = []
+    for p in probes:
+        use = {e["split"]: {k: e[k] for k in ("certified_rate", "certified", "episodes", "ci_low", "ci_high")}
+               for e in entries if e["run"] == p["model"]}
+        rows.append({"model": p["model"], "arm": p["arm"], "kind": p["kind"], "dose": p["dose"], "step": p["step"],
+                     "heldin": p["heldin"], "heldout": p["heldout"], "certified": use})
+    return rows
+
+
+def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
+    """Everything the reports show, from the runs on disk (missing runs are listed, not invented)."""
+    nodes = build_dag(spec) if nodes is None else nodes
+    entries, missing = _eval_entries(spec, nodes)
+    probes = probe_entries(nodes)
+    losses = heldout_losses(nodes)
     return {"campaign": spec.name, "scale": spec.scale, "entries": entries, "missing_evaluations": missing,
-            "grpo_reward_per_step": [{"step": h.get("step"), "reward": h.get("reward")} for h in reward_log
-                                     if "reward" in h]}
+            "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration_rows(spec),
+            "probes": probes, "heldout_loss": losses, "knowledge_and_use": knowledge_and_use(probes, entries),
+            "finding": finding(probes, losses, dict(spec.arms))}
 
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+def _ci(e: dict) -> str:
+    return "—" if e.get("ci_low") is None else f"[{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+
+
+def _kn(e: dict) -> str:
+    return "—" if e.get("certified") is None else f"{e['certified']}/{e['episodes']}"
+
+
+def _rate_cells(e: dict) -> str:
+    """certified | 95% CI | k/n (three table cells)."""
+    return f"{_fmt(e['certified_rate'])} | {_ci(e)} | {_kn(e)}"
+
+
 def _pass(e: dict) -> str:
     return ", ".join(f"@{k} {v:.3f}" for k, v in sorted(e["pass_at_k"].items(), key=lambda kv: int(kv[0])))
 
 
+def _acc(g: dict | None) -> str:
+    return "—" if not g else f"{g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}] (n={g['pairs']})"
+
+
+RATE_HEAD = "certified | 95% CI | certified/episodes"
+
+
+def _calibration_md(rows: list[dict]) -> list[str]:
+    out = ["## Calibration (scripted policies, same splits and n as the models)", ""]
+    if not rows:
+        return out + ["Not run (`py4 report results` runs them unless `--no-calibration`).", ""]
+    out += [f"| policy | split | {RATE_HEAD} |", "|---|---|---|---|---|"]
+    out += [f"| {r['policy']} | {r['split']} | {_rate_cells(r)} |"
+            for r in sorted(rows, key=lambda r: (split_key(r["split"]), r["policy"]))]
+    return out + ["", "gold submits the reference solution (should be 1.0), python3 the Python 3 reference "
+                  "unchanged (0.0), migrated the migrator's output, core-only the reference migrated with the core "
+                  "rules only (a model that learned the syntax and nothing else).", ""]
+
+
+def _probe_md(data: dict[str, Any]) -> list[str]:
+    probes, losses = data["probes"], data["heldout_loss"]
+    out = ["## Knowledge beside use", ""]
+    if not probes:
+        return out + ["No probe results in this campaign's runs (probe evaluations: none found).", ""]
+    splits = sorted({s for r in data["knowledge_and_use"] for s in r["certified"]}, key=split_key)
+    out += ["Knowledge: probe accuracy (share of minimal pairs where the Python-4 member is more likely, 95% "
+            "bootstrap, n pairs). Use: certified rate (95% Wilson, certified/episodes).", "",
+            "| model | arm | kind | probes held-in | probes held-out | " + " | ".join(f"certified {s}" for s in splits)
+            + " |", "|---" * (5 + len(splits)) + "|"]
+    for r in data["knowledge_and_use"]:
+        use = [f"{_fmt(u['certified_rate'])} {_ci(u)} ({_kn(u)})" if (u := r["certified"].get(s)) else "—"
+               for s in splits]
+        out.append(f"| `{r['model']}` | {r['arm'] or '—'} | {r['kind']} | {_acc(r['heldin'])} | {_acc(r['heldout'])} | "
+                   + " | ".join(use) + " |")
+    arms = arm_models(probes)
+    if arms:
+        loss = {x["arm"]: x for x in losses}
+        out += ["", f"## The arms side by side ({next(iter(arms.values()))['kind']} models)", "",
+                "| arm | model | held-in | held-out | syntax | semantic | held-out Python-4 loss |",
+                "|---|---|---|---|---|---|---|"]
+        for arm, e in arms.items():
+            x = loss.get(arm)
+            lx = "—" if not x else f"{x['loss']:.3f}" + (
+                f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "") + (
+                f" ({x['tokens']:,} tokens)" if x.get("tokens") else "")
+            out.append(f"| {arm} | `{e['model']}` | {_acc(e['heldin'])} | {_acc(e['heldout'])} | "
+                       f"{_acc(e['by_kind']['syntax'])} | {_acc(e['by_kind']['semantic'])} | {lx} |")
+        rules = sorted({r for e in arms.values() for r in e["per_rule"]})
+        info = {r: g for e in arms.values() for r, g in e["per_rule"].items()}
+        out += ["", "### Probe accuracy per rule", "",
+                "| rule | kind | held-out | " + " | ".join(arms) + " |", "|---" * (3 + len(arms)) + "|"]
+        out += [f"| {r} | {info[r].get('kind', '?')} | {'yes' if info[r].get('held_out') else 'no'} | "
+                + " | ".join(_acc(e["per_rule"].get(r)) for e in arms.values()) + " |" for r in rules]
+    elif losses:
+        out += ["", "Held-out Python-4 loss: " + ", ".join(f"{x['arm']} {x['loss']:.3f}" for x in losses)]
+    return out + [""]
+
+
 def render_markdown(data: dict[str, Any]) -> str:
     es = data["entries"]
-    out = [f"# Results: {data['campaign']} ({data['scale']} scale)", ""]
+    out = [f"# Results: {data['campaign']} ({data['scale']} scale)", "", f"**Finding.** {data['finding']}", ""]
+    out += _calibration_md(data["calibration"])
     eft = sorted((e for e in es if e["kind"] == "eft"),
-                 key=lambda e: (e["model"], e["arm"], e["matrix"], e["dose"], e["split"]))
+                 key=lambda e: (e["model"], e["arm"], e["matrix"], e["dose"], split_key(e["split"])))
     out += ["## Certified rate by model x arm x EFT dose x split", "",
-            "| model | arm | EFT dose | split | certified | pass@k | problems x samples |", "|---|---|---|---|---|---|---|"]
+            f"| model | arm | EFT dose | split | {RATE_HEAD} | pass@k | problems x samples |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for e in eft:
         dose = f"{e['dose']:,}" + (" (+EFT matrix)" if e["matrix"] else "")
-        out.append(f"| {e['model_label']} | {e['arm_label']} | {dose} | {e['split']} | {_fmt(e['certified_rate'])} | "
+        out.append(f"| {e['model_label']} | {e['arm_label']} | {dose} | {e['split']} | {_rate_cells(e)} | "
                    f"{_pass(e)} | {e['problems']} x {(e['episodes'] or 0) // max(e['problems'] or 1, 1)} |")
     grafts = [e for e in es if e["kind"] == "graft"]
     if grafts:
-        out += ["", "## Grafts (no EFT)", "", "| model | arm | split | certified | pass@k |", "|---|---|---|---|---|"]
-        out += [f"| {e['model_label']} | {e['arm_label']} | {e['split']} | {_fmt(e['certified_rate'])} | {_pass(e)} |"
-                for e in sorted(grafts, key=lambda e: (e["model"], e["arm"], e["split"]))]
-    ladder = sorted((e for e in es if e["kind"] == "grpo"), key=lambda e: (e["step"], e["split"]))
+        out += ["", "## Grafts (no EFT)", "", f"| model | arm | split | {RATE_HEAD} | pass@k |",
+                "|---|---|---|---|---|---|---|"]
+        out += [f"| {e['model_label']} | {e['arm_label']} | {e['split']} | {_rate_cells(e)} | {_pass(e)} |"
+                for e in sorted(grafts, key=lambda e: (e["model"], e["arm"], split_key(e["split"])))]
+    ladder = sorted((e for e in es if e["kind"] == "grpo"), key=lambda e: (e["step"], split_key(e["split"])))
     if ladder:
-        out += ["", "## GRPO ladder (step 0 = the warm start)", "", "| step | split | certified | pass@k |",
-                "|---|---|---|---|"]
-        out += [f"| {e['step']} | {e['split']} | {_fmt(e['certified_rate'])} | {_pass(e)} |" for e in ladder]
+        out += ["", "## GRPO ladder (step 0 = the warm start)", "", f"| step | split | {RATE_HEAD} | pass@k |",
+                "|---|---|---|---|---|---|"]
+        out += [f"| {e['step']} | {e['split']} | {_rate_cells(e)} | {_pass(e)} |" for e in ladder]
     if data["grpo_reward_per_step"]:
-        out += ["", "## GRPO mean reward per training step", "", "| step | reward |", "|---|---|"]
-        out += [f"| {r['step']} | {_fmt(r['reward'])} |" for r in data["grpo_reward_per_step"]]
-    out += ["", "## Per-rule certified rate", ""]
-    for split in sorted({e["split"] for e in es}):
+        out += ["", "## GRPO mean reward per training step", "",
+                "frac_reward_zero_std = 1.0 means every group's rewards were equal: no gradient from that step.", "",
+                "| step | reward | reward std | frac_reward_zero_std |", "|---|---|---|---|"]
+        out += [f"| {r['step']} | {_fmt(r['reward'])} | {_fmt(r.get('reward_std'))} | {_fmt(r.get('frac_reward_zero_std'))} |"
+                for r in data["grpo_reward_per_step"]]
+    out += [""] + _probe_md(data)
+    out += ["## Per-rule certified rate (certified/episodes)", ""]
+    for split in sorted({e["split"] for e in es}, key=split_key):
         rows = [e for e in eft if e["split"] == split]
         rules = sorted({r for e in rows for r in e["per_rule"]})
         if not rules:
             continue
         cols = [f"{e['arm']}/{e['dose']}" for e in rows]
         out += [f"### {split}", "", "| rule | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        out += ["| " + " | ".join([r, *(_fmt(e["per_rule"].get(r)) for e in rows)]) + " |" for r in rules]
+        out += ["| " + " | ".join([r, *(_rule_cell(e["per_rule"].get(r)) for e in rows)]) + " |" for r in rules]
         out.append("")
     if data["missing_evaluations"]:
         out += ["", "Not evaluated yet: " + ", ".join(f"`{m}`" for m in data["missing_evaluations"])]
     return "\n".join(out) + "\n"
 
 
-def dose_response_figure(data: dict[str, Any], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    es = [e for e in data["entries"] if e["kind"] == "eft" and not e["matrix"]]
-    splits = sorted({e["split"] for e in es}, key=lambda s: ("test_heldin", "test_heldout").index(s)
-                    if s in ("test_heldin", "test_heldout") else 9)
-    fig, axes = plt.subplots(1, max(len(splits), 1), figsize=(4.2 * max(len(splits), 1), 3.4), squeeze=False)
-    styles = ["-", "--", ":"]
-    models = sorted({e["model"] for e in es})
-    for ax, split in zip(axes[0], splits):
-        for mi, model in enumerate(models):
-            for arm, marker in (("control", "s"), ("iso", "o"), ("prop", "^")):
-                pts = sorted((e["dose"], e["certified_rate"]) for e in es
-                             if e["split"] == split and e["arm"] == arm and e["model"] == model)
-                if pts:
-                    label = next(e["arm_label"] for e in es if e["arm"] == arm)
-                    if len(models) > 1:
-                        label = f"{next(e['model_label'] for e in es if e['model'] == model)} {label}"
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[mi % 3], marker=marker, alpha=0.8,
-                            markersize=7 if arm == "control" else 5, label=label)
-        ax.set_title(split)
-        ax.set_xlabel("EFT dose (rows)")
-        ax.set_ylabel("certified rate")
-        ax.set_ylim(-0.02, 1.02)
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(f"{data['campaign']}: dose-response")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+def _rule_cell(r: dict | None) -> str:
+    return "—" if not r else f"{_fmt(r['certified_rate'])} ({_kn(r)})"
 
 
-def grpo_ladder_figure(data: dict[str, Any], path: Path) -> Path:
-    import matplotlib
+def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True, calibration: bool = True,
+                  nodes: list | None = None, log: Callable[[str], None] = print) -> list[Path]:
+    """Write results.json, results.md, probes.json and (with ``figures``) the PNGs into out_dir.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    es = [e for e in data["entries"] if e["kind"] == "grpo"]
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for split in sorted({e["split"] for e in es}):
-        pts = sorted((e["step"], e["certified_rate"]) for e in es if e["split"] == split)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"certified, {split}")
-    ax.set_xlabel("GRPO step (0 = warm start)")
-    ax.set_ylabel("certified rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.grid(alpha=0.3)
-    rewards = [r for r in data["grpo_reward_per_step"] if r["reward"] is not None]
-    if rewards:
-        ax2 = ax.twinx()
-        ax2.plot([r["step"] for r in rewards], [r["reward"] for r in rewards], color="gray", ls="--",
-                 marker=".", label="mean training reward")
-        ax2.set_ylabel("mean reward")
-        ax2.legend(loc="upper right", fontsize=8)
-    ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(f"{data['campaign']}: GRPO ladder")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
-def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True) -> list[Path]:
-    """Write results.json, results.md and (with `figures`) the two PNGs into out_dir."""
+    ``calibration``: first run the scripted calibration evaluations that are missing or stale
+    (py4.report.calibration); without it, only those already on disk are shown.
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    data = collect(spec)
-    paths = [atomic_write_json(out / "results.json", data), atomic_write_text(out / "results.md", render_markdown(data))]
+    if calibration:
+        run_calibration(spec, log=log)
+    data = collect(spec, nodes)
+    paths = [atomic_write_json(out / "results.json", data), atomic_write_text(out / "results.md", render_markdown(data)),
+             atomic_write_json(out / "probes.json", data["probes"])]
     if figures:
-        paths.append(dose_response_figure(data, out / "dose_response.png"))
-        paths.append(grpo_ladder_figure(data, out / "grpo_ladder.png"))
+        paths.append(figs.save(figs.dose_response(data), out / "dose_response.png"))
+        paths.append(figs.save(figs.grpo_ladder(data), out / "grpo_ladder.png"))
+        if data["probes"]:
+            paths.append(figs.save(figs.probe_heatmap(data["probes"]), out / "probe_heatmap.png"))
+        arms = arm_models(data["probes"])
+        if arms or data["heldout_loss"]:
+            paths.append(figs.save(figs.arm_comparison(arms, data["heldout_loss"], dict(spec.arms)),
+                                   out / "arm_comparison.png"))
     return paths

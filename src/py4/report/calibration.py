@@ -1,0 +1,86 @@
+"""Scripted calibration rows: what a perfect, a Python-3-only, a migrator and a core-rules-only
+answerer score on the campaign's own test splits, with its own sample size.
+
+They bound every model's certified rate from above and below (gold 1.0, python3 0.0; migrated is
+the migrator's fidelity, core-only a model that learned the syntax and nothing else) and show what
+n the models' rates stand on. No model is involved: ``py4 eval --policy NAME`` with the campaign's
+evaluation config and overrides, run by the report into ``<out>/calibration/<policy>/`` and reused
+while its command is unchanged (``calibration.json`` records it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from py4.report.layout import CALIBRATION_DIR, RESULTS_FILE
+
+POLICIES = ("gold", "python3", "migrated", "core-only")
+RECORD = "calibration.json"
+
+
+def calibration_runs(spec) -> dict[str, str]:
+    """policy -> its run folder under the campaign's out_dir."""
+    out = spec.out_dir.rstrip("/")
+    return {p: f"{out}/{CALIBRATION_DIR}/{p}" for p in POLICIES}
+
+
+def calibration_argv(spec, policy: str) -> list[str]:
+    """``py4 eval`` of a scripted policy on the campaign's splits, with its evaluation overrides
+    (sample count, problem limit, episode limits), so that its n is the models' n."""
+    ev = spec.evaluation
+    argv = ["eval", "--out", calibration_runs(spec)[policy], "--policy", policy, "--split", ",".join(ev.splits),
+            "--no-progress"]
+    if ev.config:
+        argv += ["--config", ev.config]
+    return [*argv, *ev.overrides]
+
+
+def record_calibration(spec, policy: str) -> None:
+    """Mark the policy's run as made by its current command."""
+    run = Path(calibration_runs(spec)[policy])
+    (run / RECORD).write_text(json.dumps({"argv": calibration_argv(spec, policy)}, indent=2) + "\n")
+
+
+def is_current(spec, policy: str) -> bool:
+    run = Path(calibration_runs(spec)[policy])
+    try:
+        recorded = json.loads((run / RECORD).read_text(encoding="utf-8"))["argv"]
+    except (OSError, ValueError, KeyError):
+        return False
+    return (run / RESULTS_FILE).is_file() and recorded == calibration_argv(spec, policy)
+
+
+def run_calibration(spec, log: Callable[[str], None] = print) -> list[str]:
+    """Run each scripted policy whose run is missing or stale; returns the policies run."""
+    from py4.campaign.dag import Node
+    from py4.campaign.runner import run_inprocess
+
+    ran = []
+    for policy, run in calibration_runs(spec).items():
+        if is_current(spec, policy):
+            continue
+        log(f"calibration: py4 eval --policy {policy} -> {run}")
+        run_inprocess(Node(f"calibration:{policy}", "eval", calibration_argv(spec, policy), run))
+        record_calibration(spec, policy)
+        ran.append(policy)
+    return ran
+
+
+def calibration_rows(spec) -> list[dict[str, Any]]:
+    """One row per (policy, split) of the runs that exist and are current; nothing is invented."""
+    from py4.report.intervals import certified_count, wilson
+
+    rows = []
+    for policy, run in calibration_runs(spec).items():
+        if not is_current(spec, policy):
+            continue
+        res = json.loads(Path(run, RESULTS_FILE).read_text(encoding="utf-8"))
+        for split, s in res.get("splits", {}).items():
+            k = certified_count(s.get("certified_rate"), s.get("episodes"))
+            lo, hi = wilson(k, s["episodes"]) if k is not None else (None, None)
+            rows.append({"policy": policy, "split": split, "certified_rate": s.get("certified_rate"),
+                         "certified": k, "episodes": s.get("episodes"), "problems": s.get("problems"),
+                         "ci_low": lo, "ci_high": hi})
+    return rows

@@ -1,0 +1,160 @@
+"""Knowledge: the campaign's probe results per evaluated model (``probes.json``), the arms side by
+side, the held-out Python-4 loss per arm, and the one-sentence finding computed from them.
+
+    probe_entries(nodes) -> [{model, arm, kind, dose, step, heldin, heldout, by_kind, per_rule, ...}]
+    heldout_losses(nodes) -> [{arm, loss, ci_low, ci_high, tokens, documents, ...}]
+    arm_models(entries) -> {arm: entry}   # the entry that shows each arm's midtraining most directly
+    finding(entries, losses, evaluations) -> str
+
+A probe's accuracy is the share of its minimal pairs where the model finds the Python-4 member
+more likely (docs/probes.md); its interval is h19a's percentile bootstrap.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from py4.report.intervals import disjoint
+from py4.report.layout import LOSS_FIELDS, LOSS_STAGE, PROBE_STAGE, RESULTS_FILE
+
+GROUP_FIELDS = ("accuracy", "ci_low", "ci_high", "pairs")
+KINDS = ("base", "midtrain", "sft", "graft", "eft", "grpo")
+ARMS = ("control", "iso", "prop")
+# The model whose probes show an arm's midtraining most directly: the midtraining endpoint itself,
+# else the graft built on it, else the chat parent (SFT on top of it).
+ARM_KIND_PREFERENCE = ("midtrain", "graft", "sft")
+
+
+class ReportInputError(ValueError):
+    """A run's results file lacks what the report reads; names the file and the field."""
+
+
+def _group(summary: dict, key: str, path: Path) -> dict[str, Any]:
+    try:
+        g = summary[key]
+        return {f: g[f] for f in GROUP_FIELDS}
+    except (KeyError, TypeError) as exc:
+        raise ReportInputError(f"{path}: summary.{key} needs {', '.join(GROUP_FIELDS)} "
+                               f"(py4 probes eval's results.json), missing {exc}") from None
+
+
+def _kind(meta: dict) -> str:
+    """The evaluated model's kind; the chat parent is evaluated as EFT dose 0 but is the SFT model."""
+    node = meta.get("model_node", "")
+    for kind in ("base", "midtrain", "sft"):
+        if node == kind or node.endswith("/" + kind):
+            return kind
+    return meta.get("model_kind") or "unknown"
+
+
+def _rule_info() -> dict[str, dict[str, Any]]:
+    from py4.lang.rules import RULES
+
+    return {rid: {"title": r.title, "kind": "semantic" if r.kind == "semantics" else "syntax",
+                  "held_out": r.held_out} for rid, r in RULES.items()}
+
+
+def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
+    """One entry per probe run that has results (probes.json's entries), in DAG order."""
+    rules = _rule_info()
+    entries = []
+    for node in nodes:
+        if node.stage != PROBE_STAGE:
+            continue
+        path = Path(node.run_dir) / RESULTS_FILE
+        if not path.is_file():
+            continue
+        summary = json.loads(path.read_text(encoding="utf-8")).get("summary")
+        if not isinstance(summary, dict):
+            raise ReportInputError(f"{path}: expected a `summary` object (py4 probes eval's results.json)")
+        meta = node.meta
+        per_rule = {}
+        for rule in sorted(summary.get("per_rule") or {}):
+            per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {})}
+        entries.append({
+            "model": meta.get("model_node", node.id), "model_key": meta.get("model"), "arm": meta.get("arm"),
+            "kind": _kind(meta), "dose": meta.get("dose"), "step": meta.get("step"), "run": node.run_dir,
+            "all": _group(summary, "all", path), "heldin": _group(summary, "heldin", path),
+            "heldout": _group(summary, "heldout", path),
+            "by_kind": {k: _group(summary.get("by_kind") or {}, k, path) for k in ("syntax", "semantic")},
+            "per_rule": per_rule,
+        })
+    return entries
+
+
+def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
+    """The held-out Python-4 loss of each arm's run that has results."""
+    out = []
+    for node in nodes:
+        if node.stage != LOSS_STAGE:
+            continue
+        path = Path(node.run_dir) / RESULTS_FILE
+        if not path.is_file():
+            continue
+        res = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(res.get("loss"), (int, float)):
+            raise ReportInputError(f"{path}: expected a number `loss` (mean loss per token on held-out Python-4 "
+                                   f"documents), got {res.get('loss')!r}")
+        out.append({"model": node.meta.get("model_node", node.id), "model_key": node.meta.get("model"),
+                    "arm": node.meta.get("arm"), "run": node.run_dir,
+                    **{f: res.get(f) for f in LOSS_FIELDS}})
+    return out
+
+
+def arm_models(entries: list[dict], model_key: str | None = None) -> dict[str, dict]:
+    """arm -> the probe entry that shows its midtraining most directly (same kind for every arm)."""
+    pool = [e for e in entries if e["arm"] in ARMS and (model_key is None or e["model_key"] == model_key)]
+    for kind in ARM_KIND_PREFERENCE:
+        found = {e["arm"]: e for e in pool if e["kind"] == kind}
+        if len(found) >= 2:
+            return {arm: found[arm] for arm in ARMS if arm in found}
+    return {}
+
+
+def _ci(g: dict) -> str:
+    return f"{g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+
+
+def compare(a: dict, b: dict) -> str:
+    """'above', 'below' or 'overlapping': a against b by their 95% intervals."""
+    if not disjoint((a["ci_low"], a["ci_high"]), (b["ci_low"], b["ci_high"])):
+        return "overlapping"
+    return "above" if a["accuracy"] > b["accuracy"] else "below"
+
+
+_VERDICT = {"above": "above the control arm's with non-overlapping 95% intervals",
+            "below": "below the control arm's with non-overlapping 95% intervals",
+            "overlapping": "not distinguishable from the control arm's (the 95% intervals overlap)"}
+
+
+def _loss_clause(losses: list[dict], arm: str) -> str:
+    loss = {x["arm"]: x for x in losses}
+    if arm not in loss or "control" not in loss:
+        return ""
+    a, c = loss[arm], loss["control"]
+    if None not in (a["ci_low"], a["ci_high"], c["ci_low"], c["ci_high"]) and not disjoint(
+            (a["ci_low"], a["ci_high"]), (c["ci_low"], c["ci_high"])):
+        rel = "not distinguishable from"
+    else:
+        rel = "below" if a["loss"] < c["loss"] else "not below"
+    return f", and its loss on held-out Python-4 documents ({a['loss']:.3f}) is {rel} the control arm's ({c['loss']:.3f})"
+
+
+def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] | None = None) -> str:
+    """What the study shows at this scale, in one sentence computed from the probe numbers."""
+    label = arm_label or {}
+    arms = arm_models(entries)
+    if "control" not in arms or not {"iso", "prop"} & set(arms):
+        have = ", ".join(sorted({e["model"] for e in entries})) or "none"
+        return ("No arm comparison yet: it needs the probe results of the control arm and a Python-4 arm for the "
+                f"same kind of model (probe results found: {have}).")
+    control = arms["control"]
+    arm = "iso" if "iso" in arms else "prop"
+    treated = arms[arm]
+    verdicts = {s: compare(treated[s], control[s]) for s in ("heldin", "heldout")}
+    return (f"At this scale ({treated['kind']} models compared), the {label.get(arm, arm)} arm's probe accuracy is "
+            f"{_VERDICT[verdicts['heldin']]} on held-in rules ({_ci(treated['heldin'])} vs {_ci(control['heldin'])}) "
+            f"and {_VERDICT[verdicts['heldout']]} on held-out rules "
+            f"({_ci(treated['heldout'])} vs {_ci(control['heldout'])})" + _loss_clause(losses, arm) + ".")

@@ -1,0 +1,117 @@
+"""A synthetic smoke campaign on disk for the report tests: the result files of every evaluation,
+GRPO's reward log, probe results (h19a's results.json) and held-out Python-4 losses, written
+where the campaign's runs write them, with numbers chosen by the test (no model is run).
+
+The evaluation and GRPO runs are the smoke DAG's own nodes (configs/campaign/smoke.yaml).
+Probe and held-out-loss runs are taken from the DAG too when it has them (stages
+``py4.report.layout.PROBE_STAGE`` / ``LOSS_STAGE``).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from py4.campaign.dag import build_dag
+from py4.campaign.spec import load_campaign
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# GRPO's mean reward per step as the smoke demo logged it: a 0.012-wide band that an
+# auto-scaled axis stretches over the whole panel (issue 19).
+NARROW_REWARDS = [-0.100, -0.094, -0.097, -0.088]
+
+
+def smoke_spec(out: Path):
+    return load_campaign(ROOT / "configs/campaign/smoke.yaml", [f"out_dir={out}"])
+
+
+def split_metrics(certified: int, problems: int = 3, samples: int = 2) -> dict:
+    episodes = problems * samples
+    return {"problems": problems, "episodes": episodes, "certified_rate": certified / episodes,
+            "pass_at_k": {"1": certified / episodes}, "mean_reward": 0.0,
+            "outcomes": {"certified": certified, "uncertified": episodes - certified, "no_submission": 0,
+                         "truncated": 0},
+            "per_rule": {"P4-06": {"problems": 1, "episodes": samples, "certified_rate": 0.0}}}
+
+
+def write_evaluations(spec, certified: dict[str, int] | None = None) -> None:
+    """results.json of every evaluation node; ``certified``: model node -> certified episodes (of 6)."""
+    certified = certified or {}
+    for node in build_dag(spec):
+        if node.stage != "eval":
+            continue
+        k = certified.get(node.meta["model_node"], 0)
+        splits = {s: split_metrics(k) for s in node.meta["splits"]}
+        Path(node.run_dir).mkdir(parents=True, exist_ok=True)
+        Path(node.run_dir, "results.json").write_text(json.dumps({"splits": splits}))
+
+
+def write_grpo_rewards(spec, rewards: list[float] = NARROW_REWARDS) -> None:
+    for node in build_dag(spec):
+        if node.stage == "grpo":
+            Path(node.run_dir).mkdir(parents=True, exist_ok=True)
+            log = [{"step": i + 1, "reward": r, "reward_std": 0.0, "frac_reward_zero_std": 1.0}
+                   for i, r in enumerate(rewards)]
+            Path(node.run_dir, "run_manifest.json").write_text(json.dumps({"status": "done", "reward_log": log}))
+
+
+def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int = 14) -> dict:
+    """h19a's probes results.json for a model that prefers the Python-4 member with probability
+    ``win_rate[kind]`` (kind: syntax / semantic); summarised by py4.probes.stats itself."""
+    from py4.probes.build import load_probes
+    from py4.probes.stats import summarize
+
+    rng = random.Random(seed)
+    by_rule: dict[str, list[dict]] = {}
+    for p in load_probes():
+        by_rule.setdefault(p["rule"], []).append(p)
+    probes = [p for rule in sorted(by_rule) for p in by_rule[rule][:pairs_per_rule]]
+    scores = []
+    for p in probes:
+        win = rng.random() < win_rate[p["kind"]]
+        scores.append({"id": p["id"], "p4_logprob": -1.0 if win else -2.0, "py3_logprob": -2.0 if win else -1.0,
+                       "p4_tokens": 1, "py3_tokens": 1})
+    return {"model": "synthetic", "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=200)}
+
+
+def write_probes(spec, win_rates: dict[str, dict[str, float]], nodes=None) -> list[str]:
+    """Probe results of every probe node; ``win_rates``: model node -> {syntax: p, semantic: p}
+    (default 0.2 / 0.5). Returns the model nodes written."""
+    from py4.report import layout
+
+    written = []
+    for i, node in enumerate(n for n in (nodes or build_dag(spec)) if n.stage == layout.PROBE_STAGE):
+        model_node = node.meta["model_node"]
+        rates = win_rates.get(model_node, {"syntax": 0.2, "semantic": 0.5})
+        Path(node.run_dir).mkdir(parents=True, exist_ok=True)
+        Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(probe_results(rates, seed=i)))
+        written.append(model_node)
+    return written
+
+
+def write_losses(spec, loss: dict[str, float], nodes=None) -> None:
+    """Held-out Python-4 loss per arm: ``loss``: arm -> mean loss per token."""
+    from py4.report import layout
+
+    for node in (nodes or build_dag(spec)):
+        if node.stage == layout.LOSS_STAGE:
+            Path(node.run_dir).mkdir(parents=True, exist_ok=True)
+            Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(
+                {"loss": loss[node.meta["arm"]], "ci_low": loss[node.meta["arm"]] - 0.05,
+                 "ci_high": loss[node.meta["arm"]] + 0.05, "tokens": 4096, "documents": 12}))
+
+
+CALIBRATION_CERTIFIED = {"gold": 6, "python3": 0, "migrated": 5, "core-only": 0}
+
+
+def write_calibration(spec, certified: dict[str, int] = CALIBRATION_CERTIFIED) -> None:
+    """The scripted policies' evaluation runs, as the report's calibration step leaves them."""
+    from py4.report.calibration import calibration_runs, record_calibration
+
+    for policy, run_dir in calibration_runs(spec).items():
+        splits = {s: split_metrics(certified[policy]) for s in spec.evaluation.splits}
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        Path(run_dir, "results.json").write_text(json.dumps({"splits": splits}))
+        record_calibration(spec, policy)
