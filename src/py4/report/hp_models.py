@@ -9,6 +9,9 @@ from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, n
                                  schedule_words)
 
 # Loss wording per stage: what each stage's trainer supervises (src/py4/train/<stage>.py).
+# A value the campaign spec does not record (the smoke campaign computes it at run time).
+NOT_RECORDED = "n/a (computed at run time)"
+
 LOSS_WORDS = {"midtrain": "next-token on all tokens", "sft": "assistant tokens only", "eft": "assistant turn only"}
 
 
@@ -23,8 +26,9 @@ def midtraining(S: Sources) -> Group:
     g = Group("models", "Midtraining", f"full-parameter, one pass over {NUMBER_WORDS.get(c.copies, c.copies)} "
               f"copies of the Python-4 corpus mixed {ratio} with {replay}")
     mids = _mid(S, "iso")
+    out_dir = spec.out_dir.rstrip("/")
     for m, path in zip(S.models, mids):
-        if S.get(path, "model.path") != m.base.hub_id:
+        if S.get(path, "model.path") != m.base.hub_id.replace("{out}", out_dir):  # smoke: {out}/assets/base
             raise TableError(f"{path}: model.path {S.get(path, 'model.path')!r} is not {m.base.hub_id!r} "
                              f"(models.*.base in {S.spec_path})")
     g.add("Base model (pretrained)", [HubPin(hub_id=S.get(p, "model.path")).name for p in mids],
@@ -50,6 +54,11 @@ def _tokens_per_copy(S: Sources, g: Group) -> None:
     g.add("control arm", ["0"] * len(S.models), src, sub=True)
     mixes = [m.files.mix.get("iso") for m in S.models]
     replay = S.spec.replay
+    if replay is None:  # smoke: a built-in replay stream named by the mix config
+        builtin = [str((S.get(p, "replay") or {}).get("builtin", "?")) for p in mixes]
+        g.add("Replay corpus", [f"built-in {F.texttt(b)} text" for b in builtin],
+              f"{files_of(mixes)} (replay.builtin; no replay in {S.spec_path})")
+        return
     g.add("Replay corpus", [f"{nickname(replay.name)}, {F.texttt(replay.name)}"] * len(S.models),
           f"{S.spec_path} replay ({replay.hub_id}@{replay.revision}); {files_of(mixes)} (replay.hub_id, copies, seed)")
 
@@ -76,6 +85,11 @@ def _steps(S: Sources, g: Group) -> None:
     src = (f"derived by py4.data.schedule.compute_schedule from {files_of(scheds)} (total_tokens, seq_len, micro x accum "
            "x GPUs, rounding: ceil for Gemma, floor of the GLM-tokenizer count for GLM); equals optimisation.max_steps "
            f"of {files_of([p for m in S.models for p in m.files.midtrain.values()])}")
+    if not all(arm in m.files.schedules for m in S.models for arm in ("iso", "prop", "control")):
+        # smoke: no as-run schedules; `py4 data mix` computes each arm's at run time
+        for arm in ("iso", "prop", "control"):
+            g.add(names[arm], [NOT_RECORDED] * len(S.models), f"{S.spec_path}: models.*.files.schedules not given", sub=True)
+        return
     for arm in ("iso", "prop", "control"):
         values = []
         for m in S.models:

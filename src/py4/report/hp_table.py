@@ -48,8 +48,11 @@ class Group:
 
 
 def opt(S: Sources, path: str) -> dict[str, Any]:
-    """The `optimisation` block of a stage config."""
-    return S.get(path, "optimisation")
+    """The `optimisation` block of a stage config, its unset fields at the stage type's defaults
+    (py4.train.common.Optimisation: what the run uses; the smoke configs leave gpus unset)."""
+    from py4.train.common import Optimisation
+
+    return {**Optimisation.model_construct().model_dump(), **S.get(path, "optimisation")}
 
 
 def geometry(o: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from py4.campaign.spec import load_campaign
 from py4.report import hp_eft_grpo, hp_models
+from py4.report.hp_markdown import render_markdown
 from py4.report.hp_sources import Sources, TableError
 
 __all__ = ["build_table", "render_latex", "render_markdown", "TableError"]
@@ -88,25 +89,5 @@ def render_latex(table: dict[str, Any]) -> str:
                     out.append(" & ".join([name, *_cells(row, len(cols))]) + " \\\\")
         out.append("\\bottomrule")
         out.append("\\end{tabular}")
-        out.append("")
-    return "\n".join(out)
-
-
-def render_markdown(table: dict[str, Any]) -> str:
-    """One markdown table per part; spans repeat their value with '(all)' once."""
-    out = [f"# {table['figure']}", "", table.get("what", ""), ""]
-    for part, meta in table["parts"].items():
-        cols = meta["columns"]
-        out += [f"## {part}", "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for g in (g for g in table["groups"] if g["part"] == part):
-            desc = f" — {g['descriptor']}" if g.get("descriptor") else ""
-            out.append(f"| **{g['title']}**{desc} |" + " |" * len(cols))
-            for row in g["rows"]:
-                name = ("&nbsp;&nbsp;" if row.get("sub") else "") + row["name"]
-                if row.get("label"):
-                    out.append(f"| *{name}* |" + " |" * len(cols))
-                    continue
-                cells = [row["span"]] * len(cols) if "span" in row else row["values"]
-                out.append("| " + " | ".join([name, *(c.replace("|", "\\|") for c in cells)]) + " |")
         out.append("")
     return "\n".join(out)
