@@ -16,7 +16,7 @@ $(BIN)/python:
 # a multi-GB CUDA build on a CPU machine (see ../shared/design/STACK.md).
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[test]' torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[test,inspect]' torch==2.13.0
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -29,6 +29,8 @@ def app(
     limit: Optional[int] = typer.Option(None, "--limit", help="a seeded sample of N problems per split"),
     config: Optional[str] = typer.Option(None, "--config", help="eval YAML (EvalConfig)"),
     no_progress: bool = typer.Option(False, "--no-progress"),
+    inspect_log: Optional[str] = typer.Option(None, "--inspect-log", help="also write the transcripts as an "
+                                              "Inspect log in this folder (inspect view); needs py4[inspect]"),
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),
 ) -> None:
     """Run episodes of a policy on bank splits and write metrics and transcripts."""
@@ -39,7 +41,7 @@ def app(
     try:
         cfg = _load(config, [*_flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
                              *(overrides or [])])
-        results = run(cfg, out, progress=not no_progress)
+        results = run(cfg, out, progress=not no_progress, inspect_log=inspect_log)
     except (ConfigError, ValueError, BankError, OSError, RuntimeError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

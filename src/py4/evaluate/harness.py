@@ -71,13 +71,15 @@ def boa_version() -> dict[str, str]:
 
 
 def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, policy: Any = None,
-        problems: dict[str, list[Problem]] | None = None) -> dict[str, Any]:
+        problems: dict[str, list[Problem]] | None = None, inspect_log: str | Path | None = None) -> dict[str, Any]:
     """Evaluate and write the run folder; returns the results.json object.
 
     ``policy`` overrides the one the config names (tests, custom policies); ``problems``
-    ({split: problems}) replaces the bank selection (the bank is still recorded). Raises
-    ValueError for a bad config, BankError for a missing or corrupt bank, and whatever
-    the policy raises (EndpointError, OSError for a missing model).
+    ({split: problems}) replaces the bank selection (the bank is still recorded);
+    ``inspect_log``: a folder to also write the transcripts to as an Inspect log
+    (``py4.inspect_tasks.eval_log``; needs the ``inspect`` extra). Raises ValueError for a
+    bad config or a missing inspect-ai, BankError for a missing or corrupt bank, and
+    whatever the policy raises (EndpointError, OSError for a missing model).
     """
     from py4.episodes.pool import shared_executor
     from py4.problems.bank import bank_paths, load_bank, load_manifest
@@ -86,6 +88,7 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
     errors = check_config(config)
     if errors:
         raise ValueError("invalid eval config: " + "; ".join(errors))
+    write_inspect_log = _inspect_log_writer() if inspect_log is not None else None  # fail before the episodes
     out = Path(out_dir)
     with RunRecorder(out, config, kind="eval") as recorder:
         bank = load_bank(config.bank_version, config.bank_dir)
@@ -122,9 +125,21 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         atomic_write_text(out / TABLE, markdown_table(results))
         for name in (RESULTS, TABLE, TRANSCRIPTS):
             recorder.add_output(name, out / name)
+        if write_inspect_log is not None:
+            recorder.add_output("inspect_log", write_inspect_log(results, all_records, inspect_log))
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
                      certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
     return results
+
+
+def _inspect_log_writer():
+    import importlib.util
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise ValueError("--inspect-log needs inspect-ai, which is not installed: pip install -e '.[inspect]'")
+    from py4.inspect_tasks.eval_log import write_inspect_log
+
+    return write_inspect_log
 
 
 def _run_split(split: str, problems: list[Problem], policy: Any, config: EvalConfig, executor: Any,
