@@ -151,7 +151,7 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
         num_train_epochs=opt.epochs,
         use_cpu=device.use_cpu,
         bf16=device.bf16,
-        gradient_checkpointing=device.gradient_checkpointing,
+        activation_checkpointing=device.gradient_checkpointing,  # transformers 5.24's name (the old one warns)
         logging_steps=run.logging_steps,
         save_strategy="steps",
         save_steps=run.save_steps,
@@ -166,7 +166,7 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
             raise ValueError("optimisation.min_lr_rate is required with lr_scheduler cosine_with_min_lr")
         kwargs["lr_scheduler_kwargs"] = {"min_lr_rate": opt.min_lr_rate}
     if device.gradient_checkpointing:
-        kwargs["gradient_checkpointing_kwargs"] = {"use_reentrant": False}
+        kwargs["activation_checkpointing_kwargs"] = {"use_reentrant": False}
     if "wandb" in run.report_to and run.wandb_project:
         os.environ.setdefault("WANDB_PROJECT", run.wandb_project)
     return kwargs
