@@ -21,6 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # GRPO's mean reward per step as the smoke demo logged it: a 0.012-wide band that an
 # auto-scaled axis stretches over the whole panel (issue 19).
 NARROW_REWARDS = [-0.100, -0.094, -0.097, -0.088]
+# Bootstrap resamples of the synthetic probe summaries: enough for intervals of the right size,
+# few enough that a campaign's 19 probe runs are written in seconds.
+BOOTSTRAP = 40
 
 
 def smoke_spec(out: Path):
@@ -59,7 +62,8 @@ def write_grpo_rewards(spec, rewards: list[float] = NARROW_REWARDS) -> None:
 
 def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int = 14) -> dict:
     """h19a's probes results.json for a model that prefers the Python-4 member with probability
-    ``win_rate[kind]`` (kind: syntax / semantic); summarised by py4.probes.stats itself."""
+    ``win_rate[rule]``, else ``win_rate[kind]`` (kind: syntax / semantic); summarised by
+    py4.probes.stats itself."""
     from py4.probes.build import load_probes
     from py4.probes.stats import summarize
 
@@ -70,37 +74,76 @@ def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int
     probes = [p for rule in sorted(by_rule) for p in by_rule[rule][:pairs_per_rule]]
     scores = []
     for p in probes:
-        win = rng.random() < win_rate[p["kind"]]
+        win = rng.random() < win_rate.get(p["rule"], win_rate[p["kind"]])
         scores.append({"id": p["id"], "p4_logprob": -1.0 if win else -2.0, "py3_logprob": -2.0 if win else -1.0,
                        "p4_tokens": 1, "py3_tokens": 1})
-    return {"model": "synthetic", "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=200)}
+    return {"model": "synthetic", "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=BOOTSTRAP),
+            "_probes": probes}
 
 
-def write_probes(spec, win_rates: dict[str, dict[str, float]], nodes=None) -> list[str]:
-    """Probe results of every probe node; ``win_rates``: model node -> {syntax: p, semantic: p}
-    (default 0.2 / 0.5). Returns the model nodes written."""
+def campaign_nodes(spec) -> list:
+    """The DAG's nodes, plus probe and held-out-loss nodes in the DAG's layout where the DAG has
+    none (a campaign spec without them), so the report's reader is always exercised."""
+    from py4.campaign.dag import Node
     from py4.report import layout
 
-    written = []
-    for i, node in enumerate(n for n in (nodes or build_dag(spec)) if n.stage == layout.PROBE_STAGE):
+    nodes = build_dag(spec)
+    out = spec.out_dir.rstrip("/")
+    extra = []
+    if not any(n.stage == layout.PROBE_STAGE for n in nodes):
+        models = [("tiny/base", {"model": "tiny", "arm": None, "kind": "base"})]
+        for arm in spec.arms:
+            for kind in ("midtrain", "sft"):
+                meta = {"model": "tiny", "arm": arm, "kind": kind, **({"dose": 0} if kind == "sft" else {}),
+                        **({} if arm == "control" else {"compare": f"tiny/control/{kind}"})}
+                models.append((f"tiny/{arm}/{kind}", meta))
+        for model_node, meta in models:
+            extra.append(Node(f"probes:{model_node}", layout.PROBE_STAGE, [], f"{out}/probes/{model_node.replace('/', '__')}",
+                              meta={**meta, "model_node": model_node}))
+    if not any(n.stage == layout.LOSS_STAGE for n in nodes):
+        for name in ("base", *spec.arms):
+            extra.append(Node(f"heldout_loss:tiny/{name}", layout.LOSS_STAGE, [], f"{out}/heldout_loss/tiny__{name}",
+                              meta={"model": "tiny", "arm": None if name == "base" else name,
+                                    "kind": "base" if name == "base" else "midtrain"}))
+    return nodes + extra
+
+
+def write_probes(nodes: list, win_rates: dict[str, dict[str, float]], only: set[str] | None = None) -> list[str]:
+    """Probe results of every probe node (``only``: of these model nodes); ``win_rates``: model
+    node -> {syntax: p, semantic: p} (default 0.2 / 0.5). Returns the model nodes written."""
+    from py4.report import layout
+
+    from py4.probes.stats import paired_difference
+
+    scores: dict[str, list] = {}
+    for i, node in enumerate(n for n in nodes if n.stage == layout.PROBE_STAGE):
         model_node = node.meta["model_node"]
-        rates = win_rates.get(model_node, {"syntax": 0.2, "semantic": 0.5})
+        if only is not None and model_node not in only:
+            continue
+        res = probe_results(win_rates.get(model_node, {"syntax": 0.2, "semantic": 0.5}), seed=i)
+        probes = res.pop("_probes")
+        if node.meta.get("compare") in scores:  # `py4 probes eval --compare` the control arm's model
+            res["minus_compare"] = paired_difference(res["scores"], scores[node.meta["compare"]], probes, b=BOOTSTRAP)
+        scores[model_node] = res["scores"]
         Path(node.run_dir).mkdir(parents=True, exist_ok=True)
-        Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(probe_results(rates, seed=i)))
-        written.append(model_node)
-    return written
+        Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(res))
+    return list(scores)
 
 
-def write_losses(spec, loss: dict[str, float], nodes=None) -> None:
-    """Held-out Python-4 loss per arm: ``loss``: arm -> mean loss per token."""
+def write_losses(nodes: list, loss: dict[str, float]) -> None:
+    """Held-out Python-4 loss runs as py4.train.heldout_loss writes them; ``loss``: arm (or
+    "base") -> mean loss per token."""
     from py4.report import layout
 
-    for node in (nodes or build_dag(spec)):
+    for node in nodes:
         if node.stage == layout.LOSS_STAGE:
+            value = loss[node.meta["arm"] or "base"]
             Path(node.run_dir).mkdir(parents=True, exist_ok=True)
             Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(
-                {"loss": loss[node.meta["arm"]], "ci_low": loss[node.meta["arm"]] - 0.05,
-                 "ci_high": loss[node.meta["arm"]] + 0.05, "tokens": 4096, "documents": 12}))
+                {"documents": 12, "tokens": 4096,
+                 "all": {"loss": value, "perplexity": 2.718 ** value, "scored_tokens": 4090},
+                 "heldin": {"loss": value - 0.1, "perplexity": 1.0, "scored_tokens": 3000},
+                 "heldout": {"loss": value + 0.2, "perplexity": 1.0, "scored_tokens": 1090}}))
 
 
 CALIBRATION_CERTIFIED = {"gold": 6, "python3": 0, "migrated": 5, "core-only": 0}

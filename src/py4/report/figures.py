@@ -170,43 +170,45 @@ def probe_heatmap(probes: list[dict]):
     return fig
 
 
-def arm_comparison(arms: dict[str, dict], losses: list[dict], arm_label: dict[str, str]):
-    """Probe accuracy per arm (held-in, held-out, syntax, semantic) with intervals; beside it the
-    held-out Python-4 loss per arm."""
+def arm_comparison(arms: dict[str, dict], base: dict | None, losses: list[dict], arm_label: dict[str, str]):
+    """Probe accuracy per arm (held-in, held-out, syntax, semantic) with intervals, the untrained
+    base beside them as the floor; next to it the held-out Python-4 loss per arm (and base)."""
     plt = _plt()
     groups = [("held-in", lambda e: e["heldin"]), ("held-out", lambda e: e["heldout"]),
               ("syntax", lambda e: e["by_kind"]["syntax"]), ("semantic", lambda e: e["by_kind"]["semantic"])]
-    fig, (ax, lax) = plt.subplots(1, 2, figsize=(9.0, 3.8), gridspec_kw={"width_ratios": [3, 1.2]})
-    names = list(arms)
-    for ai, arm in enumerate(names):
-        e = arms[arm]
+    fig, (ax, lax) = plt.subplots(1, 2, figsize=(9.5, 3.9), gridspec_kw={"width_ratios": [3, 1.3]})
+    series = [("base", base)] if base else []
+    series += list(arms.items())
+    for si, (arm, e) in enumerate(series):
         pts = [g(e) for _, g in groups]
-        offset = (ai - (len(names) - 1) / 2) * 0.2
-        marker, color = ARM_STYLE.get(arm, ("o", None))
+        offset = (si - (len(series) - 1) / 2) * 0.18
+        marker, color = ARM_STYLE.get(arm, ("D", "black"))
         rp = [{"rate": p["accuracy"], "ci_low": p["ci_low"], "ci_high": p["ci_high"]} for p in pts]
+        label = "untrained base (floor)" if arm == "base" else f"{arm_label.get(arm, arm)} ({e['model']})"
         ax.errorbar([i + offset for i in range(len(groups))], [p["rate"] for p in rp], yerr=_yerr(rp), ls="none",
-                    marker=marker, color=color, capsize=3, label=f"{arm_label.get(arm, arm)} ({e['model']})")
-    kind = next(iter(arms.values()))["kind"] if arms else "?"
-    pairs = next(iter(arms.values())) if arms else None
-    ax.set_xticks(range(len(groups)), [f"{name}\nn={g(pairs)['pairs']}" if pairs else name for name, g in groups])
+                    marker=marker, color=color, capsize=3, label=label)
+    ref = next(iter(arms.values()), base)
+    kind = ref["kind"] if ref else "?"
+    ax.set_xticks(range(len(groups)), [f"{name}\nn={g(ref)['pairs']} pairs" if ref else name for name, g in groups])
     ax.axhline(0.5, color="black", lw=0.6, ls=":")
     ax.set_ylim(*RATE_LIMITS)
     ax.set_ylabel("probe accuracy (95% bootstrap)")
-    ax.set_title(f"Probe accuracy by arm ({kind} models; n = pairs)", fontsize=9)
+    ax.set_title(f"Probe accuracy by arm ({kind} models)", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    loss = {x["arm"]: x for x in losses}
-    shown = [a for a in ARM_STYLE if a in loss]
+    loss = {x["arm"] or "base": x for x in losses}
+    shown = [a for a in ("base", *ARM_STYLE) if a in loss]
     for i, arm in enumerate(shown):
         x = loss[arm]
         err = None
         if x.get("ci_low") is not None and x.get("ci_high") is not None:
             err = [[x["loss"] - x["ci_low"]], [x["ci_high"] - x["loss"]]]
-        lax.bar(i, x["loss"], color=ARM_STYLE[arm][1], yerr=err, capsize=3)
-    lax.set_xticks(range(len(shown)), [arm_label.get(a, a) for a in shown], fontsize=8)
-    lax.set_ylabel("held-out Python-4 loss (nats/token)")
-    tokens = sorted({loss[a].get("tokens") for a in shown if loss[a].get("tokens")})
-    lax.set_title("Held-out loss" + (f" (n = {tokens[0]:,} tokens)" if len(tokens) == 1 else ""), fontsize=9)
+        lax.bar(i, x["loss"], color=ARM_STYLE.get(arm, ("D", "black"))[1], yerr=err, capsize=3)
+        lax.text(i, x["loss"], f"{x['loss']:.3f}", ha="center", va="bottom", fontsize=7)
+    lax.set_xticks(range(len(shown)), [arm_label.get(a, a) for a in shown], fontsize=8, rotation=20)
+    lax.set_ylabel("loss on held-out Python-4 docs (nats/token)")
+    tokens = sorted({loss[a]["tokens"] for a in shown if loss[a].get("tokens")})
+    lax.set_title("Held-out Python-4 loss" + (f"\nn = {tokens[0]:,} tokens" if len(tokens) == 1 else ""), fontsize=9)
     if not shown:
         lax.text(0.5, 0.5, "no held-out loss runs", ha="center", va="center", transform=lax.transAxes)
     fig.tight_layout()

@@ -7,8 +7,9 @@ stage and reads the file their command writes in their run folder.
 - probe evaluations (stage ``PROBE_STAGE``): ``py4 probes eval``'s results.json (docs/probes.md);
   the node's meta names the evaluated model like an evaluation's (``model_node``, ``model``,
   ``arm``, ``model_kind``, ``dose``, ``step``);
-- held-out Python-4 loss (stage ``LOSS_STAGE``): a results.json with the arm's mean loss per
-  token on held-out Python-4 documents (``LOSS_FIELDS``);
+- held-out Python-4 loss (stage ``LOSS_STAGE``): ``py4 smoke heldout-loss``'s results.json
+  (py4.train.heldout_loss: ``all`` / ``heldin`` / ``heldout`` each with ``loss`` per token), one
+  run for the base and one per arm's midtrained model;
 - GRPO: the training run's manifest ``reward_log``;
 - scripted calibration runs: ``CALIBRATION_DIR`` under the campaign's out_dir
   (py4.report.calibration).
@@ -20,7 +21,6 @@ RESULTS_FILE = "results.json"
 EVAL_STAGE = "eval"
 PROBE_STAGE = "probes"
 LOSS_STAGE = "heldout_loss"
-LOSS_FIELDS = ("loss", "ci_low", "ci_high", "tokens", "documents")
 CALIBRATION_DIR = "calibration"
 SPLIT_ORDER = ("test_heldin", "test_heldout", "train_sanity")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from py4.report.intervals import disjoint
-from py4.report.layout import LOSS_FIELDS, LOSS_STAGE, PROBE_STAGE, RESULTS_FILE
+from py4.report.layout import LOSS_STAGE, PROBE_STAGE, RESULTS_FILE
 
 GROUP_FIELDS = ("accuracy", "ci_low", "ci_high", "pairs")
 KINDS = ("base", "midtrain", "sft", "graft", "eft", "grpo")
@@ -41,12 +41,27 @@ def _group(summary: dict, key: str, path: Path) -> dict[str, Any]:
 
 
 def _kind(meta: dict) -> str:
-    """The evaluated model's kind; the chat parent is evaluated as EFT dose 0 but is the SFT model."""
+    """The evaluated model's kind (a probe node's ``kind``); the chat parent, which its evaluation
+    calls EFT dose 0, is the SFT model."""
+    if meta.get("kind"):
+        return meta["kind"]
     node = meta.get("model_node", "")
     for kind in ("base", "midtrain", "sft"):
         if node == kind or node.endswith("/" + kind):
             return kind
     return meta.get("model_kind") or "unknown"
+
+
+DIFF_FIELDS = ("difference", "ci_low", "ci_high", "pairs")
+
+
+def _minus_control(results: dict) -> dict[str, dict] | None:
+    """The paired difference against the control arm's model (``--compare``), per group, if scored."""
+    d = results.get("minus_compare")
+    if not isinstance(d, dict):
+        return None
+    return {g: {f: d[g][f] for f in DIFF_FIELDS} for g in ("all", "heldin", "heldout", "syntax", "semantic")
+            if isinstance(d.get(g), dict) and all(f in d[g] for f in DIFF_FIELDS)}
 
 
 def _rule_info() -> dict[str, dict[str, Any]]:
@@ -66,7 +81,8 @@ def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
             continue
-        summary = json.loads(path.read_text(encoding="utf-8")).get("summary")
+        results = json.loads(path.read_text(encoding="utf-8"))
+        summary = results.get("summary")
         if not isinstance(summary, dict):
             raise ReportInputError(f"{path}: expected a `summary` object (py4 probes eval's results.json)")
         meta = node.meta
@@ -79,13 +95,15 @@ def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
             "all": _group(summary, "all", path), "heldin": _group(summary, "heldin", path),
             "heldout": _group(summary, "heldout", path),
             "by_kind": {k: _group(summary.get("by_kind") or {}, k, path) for k in ("syntax", "semantic")},
-            "per_rule": per_rule,
+            "per_rule": per_rule, "compare": meta.get("compare"), "minus_control": _minus_control(results),
         })
     return entries
 
 
 def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
-    """The held-out Python-4 loss of each arm's run that has results."""
+    """The held-out Python-4 loss of each model's run that has results (the base and each arm's
+    midtrained model): ``loss`` over all scored tokens, ``heldin_loss`` / ``heldout_loss`` over the
+    documents of held-in / held-out rules (py4.train.heldout_loss)."""
     out = []
     for node in nodes:
         if node.stage != LOSS_STAGE:
@@ -94,12 +112,21 @@ def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
         if not path.is_file():
             continue
         res = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(res.get("loss"), (int, float)):
-            raise ReportInputError(f"{path}: expected a number `loss` (mean loss per token on held-out Python-4 "
-                                   f"documents), got {res.get('loss')!r}")
-        out.append({"model": node.meta.get("model_node", node.id), "model_key": node.meta.get("model"),
-                    "arm": node.meta.get("arm"), "run": node.run_dir,
-                    **{f: res.get(f) for f in LOSS_FIELDS}})
+        groups = {}
+        for group in ("all", "heldin", "heldout"):
+            g = res.get(group)
+            if group == "all" and not (isinstance(g, dict) and isinstance(g.get("loss"), (int, float))):
+                raise ReportInputError(f"{path}: expected `all.loss`, a number (mean loss per token on held-out "
+                                       f"Python-4 documents), got {g!r}")
+            groups[group] = g if isinstance(g, dict) else {}
+        meta = node.meta
+        out.append({"model": f"{meta.get('model')}/{meta.get('arm') or meta.get('kind', 'base')}",
+                    "model_key": meta.get("model"), "arm": meta.get("arm"), "kind": meta.get("kind"),
+                    "run": node.run_dir, "loss": groups["all"]["loss"],
+                    "heldin_loss": groups["heldin"].get("loss"), "heldout_loss": groups["heldout"].get("loss"),
+                    "tokens": groups["all"].get("scored_tokens", res.get("tokens")), "documents": res.get("documents"),
+                    # one pass over fixed documents: no interval is computed by the loss run
+                    "ci_low": groups["all"].get("ci_low"), "ci_high": groups["all"].get("ci_high")})
     return out
 
 
@@ -111,6 +138,12 @@ def arm_models(entries: list[dict], model_key: str | None = None) -> dict[str, d
         if len(found) >= 2:
             return {arm: found[arm] for arm in ARMS if arm in found}
     return {}
+
+
+def base_model(entries: list[dict], model_key: str | None = None) -> dict | None:
+    """The untrained base's probe entry: the floor every model is read against."""
+    return next((e for e in entries if e["kind"] == "base" and (model_key is None or e["model_key"] == model_key)),
+                None)
 
 
 def _ci(g: dict) -> str:

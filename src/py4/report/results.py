@@ -26,7 +26,7 @@ from py4.report import figures as figs
 from py4.report.calibration import calibration_rows, run_calibration
 from py4.report.intervals import certified_count, wilson
 from py4.report.layout import EVAL_STAGE, RESULTS_FILE, split_key
-from py4.report.probes_report import arm_models, finding, heldout_losses, probe_entries
+from py4.report.probes_report import arm_models, base_model, finding, heldout_losses, probe_entries
 from py4.runs import atomic_write_json, atomic_write_text, read_manifest
 
 
@@ -153,26 +153,47 @@ def _probe_md(data: dict[str, Any]) -> list[str]:
                    + " | ".join(use) + " |")
     arms = arm_models(probes)
     if arms:
-        loss = {x["arm"]: x for x in losses}
-        out += ["", f"## The arms side by side ({next(iter(arms.values()))['kind']} models)", "",
-                "| arm | model | held-in | held-out | syntax | semantic | held-out Python-4 loss |",
-                "|---|---|---|---|---|---|---|"]
-        for arm, e in arms.items():
-            x = loss.get(arm)
-            lx = "—" if not x else f"{x['loss']:.3f}" + (
-                f" [{x['ci_low']:.3f}, {x['ci_high']:.3f}]" if x.get("ci_low") is not None else "") + (
-                f" ({x['tokens']:,} tokens)" if x.get("tokens") else "")
-            out.append(f"| {arm} | `{e['model']}` | {_acc(e['heldin'])} | {_acc(e['heldout'])} | "
-                       f"{_acc(e['by_kind']['syntax'])} | {_acc(e['by_kind']['semantic'])} | {lx} |")
-        rules = sorted({r for e in arms.values() for r in e["per_rule"]})
-        info = {r: g for e in arms.values() for r, g in e["per_rule"].items()}
-        out += ["", "### Probe accuracy per rule", "",
-                "| rule | kind | held-out | " + " | ".join(arms) + " |", "|---" * (3 + len(arms)) + "|"]
-        out += [f"| {r} | {info[r].get('kind', '?')} | {'yes' if info[r].get('held_out') else 'no'} | "
-                + " | ".join(_acc(e["per_rule"].get(r)) for e in arms.values()) + " |" for r in rules]
+        out += _arms_md(arms, base_model(probes), losses)
     elif losses:
-        out += ["", "Held-out Python-4 loss: " + ", ".join(f"{x['arm']} {x['loss']:.3f}" for x in losses)]
+        out += ["", "Held-out Python-4 loss: " + ", ".join(f"{x['model']} {x['loss']:.3f}" for x in losses)]
     return out + [""]
+
+
+def _diff(d: dict | None) -> str:
+    return "—" if not d else f"{d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+
+
+def _loss_cell(x: dict | None) -> str:
+    if not x:
+        return "—"
+    parts = [f"{x['loss']:.3f}"]
+    if x.get("heldin_loss") is not None and x.get("heldout_loss") is not None:
+        parts.append(f"(held-in rules {x['heldin_loss']:.3f}, held-out rules {x['heldout_loss']:.3f})")
+    if x.get("tokens"):
+        parts.append(f"n={x['tokens']:,} tokens")
+    return " ".join(parts)
+
+
+def _arms_md(arms: dict[str, dict], base: dict | None, losses: list[dict]) -> list[str]:
+    """The arms (and the untrained base, the floor) side by side: probes, paired difference from
+    control, held-out loss; then probe accuracy per rule."""
+    loss = {x["arm"] or "base": x for x in losses}
+    rows = ([("base", base)] if base else []) + list(arms.items())
+    out = ["", f"## The arms side by side ({next(iter(arms.values()))['kind']} models; the base is the floor)", "",
+           "| arm | model | held-in | held-out | syntax | semantic | minus control, held-in (paired) | "
+           "minus control, held-out (paired) | held-out Python-4 loss |", "|---|---|---|---|---|---|---|---|---|"]
+    for arm, e in rows:
+        mc = e.get("minus_control") or {}
+        out.append(f"| {arm} | `{e['model']}` | {_acc(e['heldin'])} | {_acc(e['heldout'])} | "
+                   f"{_acc(e['by_kind']['syntax'])} | {_acc(e['by_kind']['semantic'])} | {_diff(mc.get('heldin'))} | "
+                   f"{_diff(mc.get('heldout'))} | {_loss_cell(loss.get(arm))} |")
+    rules = sorted({r for _, e in rows for r in e["per_rule"]})
+    info = {r: g for _, e in rows for r, g in e["per_rule"].items()}
+    out += ["", "### Probe accuracy per rule", "",
+            "| rule | kind | held-out | " + " | ".join(a for a, _ in rows) + " |", "|---" * (3 + len(rows)) + "|"]
+    out += [f"| {r} | {info[r].get('kind', '?')} | {'yes' if info[r].get('held_out') else 'no'} | "
+            + " | ".join(_acc(e["per_rule"].get(r)) for _, e in rows) + " |" for r in rules]
+    return out
 
 
 def render_markdown(data: dict[str, Any]) -> str:
@@ -246,6 +267,6 @@ def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True,
             paths.append(figs.save(figs.probe_heatmap(data["probes"]), out / "probe_heatmap.png"))
         arms = arm_models(data["probes"])
         if arms or data["heldout_loss"]:
-            paths.append(figs.save(figs.arm_comparison(arms, data["heldout_loss"], dict(spec.arms)),
-                                   out / "arm_comparison.png"))
+            fig = figs.arm_comparison(arms, base_model(data["probes"]), data["heldout_loss"], dict(spec.arms))
+            paths.append(figs.save(fig, out / "arm_comparison.png"))
     return paths

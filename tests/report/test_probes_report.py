@@ -1,0 +1,185 @@
+"""Knowledge in the campaign report (issue 19, item 4): probes.json, the finding sentence computed
+from the numbers, knowledge beside use, the heatmap and the arm comparison (matplotlib objects)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+import pytest
+import report_fixtures as rf
+from matplotlib.container import ErrorbarContainer
+from matplotlib.figure import Figure
+
+from py4.lang.rules import DEFAULT_HELD_OUT
+
+matplotlib.use("Agg")
+
+HELD_OUT = {r: 0.5 for r in DEFAULT_HELD_OUT}
+# The Python-4 arms learned the syntax rules; semantic rules stay at chance for every model.
+LEARNED = {"syntax": 0.9, "semantic": 0.5}
+UNTRAINED = {"syntax": 0.2, "semantic": 0.5}
+MIDTRAINED = {"tiny/control/midtrain", "tiny/iso/midtrain", "tiny/prop/midtrain"}
+
+
+def _campaign(tmp: Path, rates: dict[str, dict], losses: dict[str, float], only: set[str] | None = None):
+    spec = rf.smoke_spec(tmp / "out")
+    nodes = rf.campaign_nodes(spec)
+    rf.write_evaluations(spec, {"tiny/iso/sft": 2})
+    rf.write_grpo_rewards(spec)
+    rf.write_calibration(spec)
+    rf.write_probes(nodes, rates, only)
+    rf.write_losses(nodes, losses)
+    return spec, nodes
+
+
+def _rates(iso: dict, control: dict) -> dict[str, dict]:
+    return {**{f"tiny/iso/{k}": iso for k in ("midtrain", "sft", "graft")},
+            **{f"tiny/prop/{k}": iso for k in ("midtrain", "sft", "graft")},
+            **{f"tiny/control/{k}": control for k in ("midtrain", "sft", "graft")}}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """iso learned the syntax rules (held-in and held-out), control did not; rendered once."""
+    from py4.report.results import write_results
+
+    tmp = tmp_path_factory.mktemp("probes")
+    spec, nodes = _campaign(tmp, _rates(LEARNED, UNTRAINED), {"base": 9.0, "control": 7.0, "iso": 5.0, "prop": 6.0})
+    saved: dict[str, Figure] = {}
+    real = Figure.savefig
+
+    def capture(self, fname, *args, **kwargs):
+        saved[Path(fname).name] = self
+        return real(self, fname, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Figure, "savefig", capture)
+        paths = write_results(spec, tmp / "report", nodes=nodes)
+    report = tmp / "report"
+    return {"spec": spec, "nodes": nodes, "paths": paths, "figures": saved, "md": (report / "results.md").read_text(),
+            "data": json.loads((report / "results.json").read_text()),
+            "probes": json.loads((report / "probes.json").read_text())}
+
+
+def test_probes_json_has_one_entry_per_evaluated_model(rendered):
+    from py4.report.layout import PROBE_STAGE
+
+    probes = rendered["probes"]
+    expected = [n.meta["model_node"] for n in rendered["nodes"] if n.stage == PROBE_STAGE]
+    assert [e["model"] for e in probes] == expected
+    group = {"accuracy", "ci_low", "ci_high", "pairs"}
+    for e in probes:
+        assert e["arm"] in (None, "control", "iso", "prop")
+        assert e["kind"] in ("base", "midtrain", "sft", "graft", "eft", "grpo")
+        assert "dose" in e
+        for g in (e["heldin"], e["heldout"], e["by_kind"]["syntax"], e["by_kind"]["semantic"]):
+            assert group <= set(g) and g["ci_low"] <= g["accuracy"] <= g["ci_high"] and g["pairs"] > 0
+        assert len(e["per_rule"]) == 30
+        assert e["per_rule"]["P4-15"]["kind"] == "semantic" and e["per_rule"]["P4-09"]["held_out"] is True
+    kinds = {e["model"]: e["kind"] for e in probes}
+    assert kinds["tiny/base"] == "base" and kinds["tiny/iso/midtrain"] == "midtrain" and kinds["tiny/iso/sft"] == "sft"
+    assert {e["arm"] for e in probes if e["kind"] == "midtrain"} == {"control", "iso", "prop"}
+
+
+def test_finding_is_computed_from_the_probe_numbers(rendered):
+    data = rendered["data"]
+    iso = next(e for e in data["probes"] if e["model"] == "tiny/iso/midtrain")
+    control = next(e for e in data["probes"] if e["model"] == "tiny/control/midtrain")
+    assert iso["heldin"]["ci_low"] > control["heldin"]["ci_high"]  # the fixture separates them
+    sentence = data["finding"]
+    assert "iso-token arm's probe accuracy is above the control arm's with non-overlapping 95% intervals on held-in" \
+        in sentence
+    assert f"{iso['heldin']['accuracy']:.3f} [{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]" in sentence
+    assert f"{control['heldout']['accuracy']:.3f}" in sentence
+    assert "loss on held-out Python-4 documents (5.000) is below the control arm's (7.000)" in sentence
+    assert f"**Finding.** {sentence}" in rendered["md"]
+
+
+def test_finding_follows_the_numbers_when_they_change(tmp_path):
+    from py4.report.results import collect
+
+    # Held-out rules at chance for both arms: held-in separates, held-out does not.
+    spec, nodes = _campaign(tmp_path, _rates({**LEARNED, **HELD_OUT}, {**UNTRAINED, **HELD_OUT}),
+                            {"base": 9.0, "control": 5.0, "iso": 6.0, "prop": 6.0}, MIDTRAINED)
+    sentence = collect(spec, nodes)["finding"]
+    assert "above the control arm's with non-overlapping 95% intervals on held-in rules" in sentence
+    assert "not distinguishable from the control arm's (the 95% intervals overlap) on held-out rules" in sentence
+    assert "is not below the control arm's" in sentence
+    # Swapped: control knows the syntax, iso does not.
+    spec2, nodes2 = _campaign(tmp_path / "b", _rates(UNTRAINED, LEARNED), {"base": 9.0, "control": 5.0, "iso": 6.0,
+                                                                          "prop": 6.0}, MIDTRAINED)
+    assert "below the control arm's with non-overlapping 95% intervals on held-in" in collect(spec2, nodes2)["finding"]
+
+
+def test_finding_without_probes_says_what_is_missing(tmp_path):
+    from py4.report.results import collect
+
+    spec = rf.smoke_spec(tmp_path / "out")
+    rf.write_evaluations(spec)
+    sentence = collect(spec, rf.campaign_nodes(spec))["finding"]
+    assert sentence.startswith("No arm comparison yet") and "probe results found: none" in sentence
+
+
+def test_knowledge_beside_use(rendered):
+    rows = {r["model"]: r for r in rendered["data"]["knowledge_and_use"]}
+    iso = rows["tiny/iso/sft"]
+    assert iso["certified"]["test_heldin"]["certified"] == 2 and iso["certified"]["test_heldin"]["episodes"] == 6
+    assert iso["heldin"]["accuracy"] == next(e for e in rendered["probes"] if e["model"] == "tiny/iso/sft")["heldin"]["accuracy"]
+    assert rows["tiny/base"]["certified"] == {}  # the base is probed, never evaluated
+    line = next(x for x in rendered["md"].splitlines() if x.startswith("| `tiny/iso/sft` |"))
+    assert "0.333 [0.097, 0.700] (2/6)" in line and f"(n={iso['heldin']['pairs']})" in line
+
+
+def test_arm_table_has_the_base_paired_differences_and_loss(rendered):
+    md = rendered["md"]
+    assert "## The arms side by side (midtrain models; the base is the floor)" in md
+    base = next(x for x in md.splitlines() if x.startswith("| base | `tiny/base` |"))
+    assert "9.000" in base
+    iso = next(x for x in md.splitlines() if x.startswith("| iso | `tiny/iso/midtrain` |"))
+    mc = next(e for e in rendered["probes"] if e["model"] == "tiny/iso/midtrain")["minus_control"]
+    assert f"{mc['heldin']['difference']:+.3f} [{mc['heldin']['ci_low']:+.3f}, {mc['heldin']['ci_high']:+.3f}]" in iso
+    assert "5.000 (held-in rules 4.900, held-out rules 5.200) n=4,090 tokens" in iso
+    assert "| P4-09 | syntax | yes |" in md
+
+
+def test_heatmap_is_rule_by_model_on_a_fixed_scale(rendered):
+    from matplotlib.image import AxesImage
+
+    fig = rendered["figures"]["probe_heatmap.png"]
+    ax = fig.axes[0]
+    image = next(c for c in ax.get_children() if isinstance(c, AxesImage))
+    assert image.get_clim() == (0.0, 1.0)
+    probes = rendered["probes"]
+    assert image.get_array().shape == (30, len(probes))
+    assert [t.get_text() for t in ax.get_xticklabels()] == [e["model"] for e in probes]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0].startswith("P4-01 syntax") and "held-out" in labels[8] and "n=14" in labels[0]
+    iso = probes.index(next(e for e in probes if e["model"] == "tiny/iso/midtrain"))
+    assert image.get_array()[14, iso] == pytest.approx(probes[iso]["per_rule"]["P4-15"]["accuracy"])
+
+
+def test_arm_comparison_has_intervals_base_and_loss(rendered):
+    fig = rendered["figures"]["arm_comparison.png"]
+    acc, loss = fig.axes[:2]
+    bars = [c for c in acc.containers if isinstance(c, ErrorbarContainer)]
+    assert len(bars) == 4  # the base and three arms
+    assert acc.get_ylim()[0] <= 0.0 and acc.get_ylim()[1] >= 1.0
+    assert [t.get_text().split("\n")[0] for t in acc.get_xticklabels()] == ["held-in", "held-out", "syntax", "semantic"]
+    heights = [p.get_height() for p in loss.patches]
+    assert heights == [9.0, 7.0, 5.0, 6.0]  # base, control, iso, prop
+    assert loss.get_ylim()[0] == 0.0
+    assert "n = 4,090 tokens" in loss.get_title()
+
+
+def test_report_names_the_file_and_field_of_bad_probe_results(tmp_path):
+    from py4.report.probes_report import ReportInputError, probe_entries
+
+    spec = rf.smoke_spec(tmp_path / "out")
+    nodes = rf.campaign_nodes(spec)
+    node = next(n for n in nodes if n.stage == "probes")
+    Path(node.run_dir).mkdir(parents=True)
+    (Path(node.run_dir) / "results.json").write_text(json.dumps({"summary": {"all": {"accuracy": 0.5}}}))
+    with pytest.raises(ReportInputError, match=r"results\.json: summary\.all needs accuracy, ci_low, ci_high, pairs"):
+        probe_entries(nodes)
