@@ -1,0 +1,85 @@
+"""The package's layers point down: a module imports only its own layer or those below it.
+
+Every ``import`` of a py4 module counts, including the ones inside functions (a lazy import
+is still a dependency; it only hides a cycle). ``KNOWN_UPWARD`` lists the arrows that still
+point up, each to be removed (issue 20); the test fails on a new upward arrow and on a listed
+one that is gone, so the list only shrinks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import py4
+
+# Bottom to top. Packages on one line share a layer and may import each other.
+LAYERS: list[set[str]] = [
+    {"errors", "fileio", "config", "runs"},  # the foundation: no py4 imports above it
+    {"lang"},
+    {"boa"},
+    {"problems"},
+    {"episodes"},
+    {"data"},
+    {"corpus", "train"},
+    {"evaluate", "graft", "probes"},
+    {"inspect_tasks"},
+    {"campaign"},
+    {"report"},
+    {"rehearsal"},
+    {"cli"},
+]
+
+# (importing module, imported module): arrows that point up today.
+KNOWN_UPWARD: set[tuple[str, str]] = {
+    ("py4.boa.certify", "py4.problems.schema"),
+    ("py4.boa.cli_exec", "py4.problems.schema"),
+    ("py4.episodes.parsing", "py4.train.chat_templates"),
+    ("py4.data.configs", "py4.train.chat_templates"),
+    ("py4.data.pack_chat", "py4.train.chat_templates"),
+    ("py4.data.smoke_instructions", "py4.train.chat_format"),
+    ("py4.data.smoke_instructions", "py4.train.smoke_tokenizer"),
+    ("py4.train.eft_data", "py4.evaluate.endpoint"),
+    ("py4.evaluate.harness", "py4.inspect_tasks.eval_log"),
+    ("py4.campaign.runner", "py4.cli"),
+    ("py4.campaign.demo", "py4.report.results"),
+    ("py4.campaign.cli", "py4.rehearsal.rehearse"),
+}
+
+
+def _layer_of(module: str) -> int:
+    parts = module.split(".")
+    package = parts[1] if len(parts) > 1 else "py4"
+    for index, layer in enumerate(LAYERS):
+        if package in layer:
+            return index
+    raise AssertionError(f"{module}: package {package!r} is in no layer of tests/test_layers.py; add it")
+
+
+def _imports() -> set[tuple[str, str]]:
+    """(module, imported py4 module) pairs; the root package ``py4`` is left out on both sides:
+    every module imports it implicitly, and its notebook API imports lazily from the top."""
+    root = Path(py4.__file__).parent
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        module = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "py4":
+                found.add((module, node.module))
+            elif isinstance(node, ast.Import):
+                found.update((module, alias.name) for alias in node.names if alias.name.split(".")[0] == "py4")
+    return {(a, b) for a, b in found if "py4" not in (a, b)}
+
+
+def test_every_package_has_a_layer():
+    for module, imported in _imports():
+        _layer_of(module)
+        _layer_of(imported)
+
+
+def test_imports_point_down():
+    upward = {(a, b) for a, b in _imports() if _layer_of(b) > _layer_of(a)}
+    new = sorted(upward - KNOWN_UPWARD)
+    gone = sorted(KNOWN_UPWARD - upward)
+    assert not new, "imports that point up a layer (see LAYERS): " + ", ".join(f"{a} -> {b}" for a, b in new)
+    assert not gone, "no longer imported upward, remove from KNOWN_UPWARD: " + ", ".join(f"{a} -> {b}" for a, b in gone)
