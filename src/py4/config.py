@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import pydantic
@@ -137,7 +138,7 @@ def _model_in(annotation: Any) -> type[pydantic.BaseModel] | None:
     return None
 
 
-def _describe(err: dict[str, Any], model: type[pydantic.BaseModel]) -> str:
+def _describe(err: Mapping[str, Any], model: type[pydantic.BaseModel]) -> str:
     loc = tuple(err.get("loc", ()))
     path = ".".join(str(p) for p in loc) or "<root>"
     if err.get("type") == "extra_forbidden":

@@ -24,7 +24,7 @@ import time
 import traceback
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 
@@ -188,7 +188,7 @@ class RunRecorder:
     def __enter__(self) -> "RunRecorder":
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         self.manifest["timings"]["total_s"] = round(time.monotonic() - self._t0, 4)
         self.manifest["finished_at"] = _now()
         if exc is None:
