@@ -141,3 +141,10 @@ def test_calibration_rows_are_in_the_report(rendered):
         row = next(line for line in md.splitlines() if line.startswith(f"| {policy} | test_heldin"))
         assert rate in row and "/6" in row, row
     assert {c["policy"] for c in data["calibration"]} == {"gold", "python3", "migrated", "core-only"}
+
+
+def test_zero_gradient_grpo_is_called_out(rendered):
+    md, data, _ = rendered
+    # The fixture's reward log has frac_reward_zero_std 1.0 on every step (as the demo logged it).
+    assert all(r["frac_reward_zero_std"] == 1.0 for r in data["grpo_reward_per_step"])
+    assert "**No learning signal:** frac_reward_zero_std is 1.0 on all 4 steps" in md

@@ -183,3 +183,18 @@ def test_report_names_the_file_and_field_of_bad_probe_results(tmp_path):
     (Path(node.run_dir) / "results.json").write_text(json.dumps({"summary": {"all": {"accuracy": 0.5}}}))
     with pytest.raises(ReportInputError, match=r"results\.json: summary\.all needs accuracy, ci_low, ci_high, pairs"):
         probe_entries(nodes)
+
+
+def test_identical_arms_are_called_out(tmp_path):
+    from py4.report.results import collect, render_markdown
+
+    same = {"syntax": 0.3, "semantic": 0.5}
+    spec, nodes = _campaign(tmp_path, {}, {"base": 9.0, "control": 8.0, "iso": 8.0, "prop": 8.0}, MIDTRAINED)
+    # Same seed for every arm: the arms are one model, as on the demo before issue 19.
+    for node in nodes:
+        if node.stage == "probes" and node.meta["model_node"] in MIDTRAINED:
+            res = rf.probe_results(same, seed=7)
+            res.pop("_probes")
+            Path(node.run_dir, "results.json").write_text(json.dumps(res))
+    md = render_markdown(collect(spec, nodes))
+    assert "**The arms are indistinguishable:** control, iso, prop have identical probe results" in md

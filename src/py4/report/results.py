@@ -187,6 +187,7 @@ def _arms_md(arms: dict[str, dict], base: dict | None, losses: list[dict]) -> li
         out.append(f"| {arm} | `{e['model']}` | {_acc(e['heldin'])} | {_acc(e['heldout'])} | "
                    f"{_acc(e['by_kind']['syntax'])} | {_acc(e['by_kind']['semantic'])} | {_diff(mc.get('heldin'))} | "
                    f"{_diff(mc.get('heldout'))} | {_loss_cell(loss.get(arm))} |")
+    out += _identical_note(rows)
     rules = sorted({r for _, e in rows for r in e["per_rule"]})
     info = {r: g for _, e in rows for r, g in e["per_rule"].items()}
     out += ["", "### Probe accuracy per rule", "",
@@ -226,6 +227,7 @@ def render_markdown(data: dict[str, Any]) -> str:
                 "| step | reward | reward std | frac_reward_zero_std |", "|---|---|---|---|"]
         out += [f"| {r['step']} | {_fmt(r['reward'])} | {_fmt(r.get('reward_std'))} | {_fmt(r.get('frac_reward_zero_std'))} |"
                 for r in data["grpo_reward_per_step"]]
+        out += _zero_gradient_note(data["grpo_reward_per_step"])
     out += [""] + _probe_md(data)
     out += ["## Per-rule certified rate (certified/episodes)", ""]
     for split in sorted({e["split"] for e in es}, key=split_key):
@@ -240,6 +242,28 @@ def render_markdown(data: dict[str, Any]) -> str:
     if data["missing_evaluations"]:
         out += ["", "Not evaluated yet: " + ", ".join(f"`{m}`" for m in data["missing_evaluations"])]
     return "\n".join(out) + "\n"
+
+
+def _zero_gradient_note(log: list[dict]) -> list[str]:
+    """Say so when GRPO had no gradient: every group's rewards were equal on every (or some) step."""
+    zero = [r["step"] for r in log if r.get("frac_reward_zero_std") == 1.0]
+    if not zero:
+        return []
+    if len(zero) == len(log):
+        return ["", f"**No learning signal:** frac_reward_zero_std is 1.0 on all {len(log)} steps — every group's "
+                "rewards were equal, so GRPO's advantages and gradient were zero throughout."]
+    return ["", f"frac_reward_zero_std is 1.0 (zero gradient) on steps {', '.join(map(str, zero))} of {len(log)}."]
+
+
+def _identical_note(rows: list[tuple[str, dict]]) -> list[str]:
+    """Say so when the arms' probe results are identical: the midtraining did not tell them apart."""
+    arms = [(a, e) for a, e in rows if a != "base"]
+    if len(arms) < 2:
+        return []
+    first = arms[0][1]
+    same = all(e["all"] == first["all"] and e["per_rule"] == first["per_rule"] for _, e in arms[1:])
+    return ["", f"**The arms are indistinguishable:** {', '.join(a for a, _ in arms)} have identical probe results "
+            "(every rule); their models do not differ in what the probes measure."] if same else []
 
 
 def _rule_cell(r: dict | None) -> str:
