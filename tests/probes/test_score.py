@@ -1,31 +1,63 @@
-"""The shared-prefix fast path scores what the naive full-pass path scores."""
+"""The batched shared-prefix scorer scores what the naive full-pass scorer scores."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
 from py4.probes.build import load_probes
+from probes_tiny import char_model
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_probes()[::61]  # every rule family, all three contexts, prefixes of many lengths
+
+
+@pytest.fixture(scope="module")
+def model_and_naive(pairs):
+    from py4.probes.score import score_pairs_naive
+
+    model, tok = char_model(pairs)
+    return model, tok, score_pairs_naive(model, tok, pairs)
 
 
 @pytest.mark.smoke
-def test_fast_path_equals_naive_path_on_tiny_model(tmp_path):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+@pytest.mark.parametrize("batch_size", [1, 5, 32])
+def test_batched_shared_prefix_equals_naive_path(pairs, model_and_naive, batch_size):
+    from py4.probes.score import score_pairs
 
-    from py4.probes.score import score_pairs, score_pairs_naive
-    from py4.train.tiny_model import TinyModelSpec, build_tiny_model
-
-    pairs = load_probes()[::61]  # every rule family, all three contexts
-    chars = sorted({c for p in pairs for k in ("prefix", "p4", "py3") for c in p[k]})
-    vocab = {"<pad>": 0, "<bos>": 1, "<eos>": 2, "<end_of_turn>": 3, **{c: i + 4 for i, c in enumerate(chars)}}
-    raw = Tokenizer(models.WordLevel(vocab, unk_token="<pad>"))
-    raw.pre_tokenizer = pre_tokenizers.Split("", "isolated")
-    tok = PreTrainedTokenizerFast(tokenizer_object=raw, pad_token="<pad>", bos_token="<bos>", eos_token="<eos>")
-    model = build_tiny_model(TinyModelSpec(), tok)
-    fast, naive = score_pairs(model, tok, pairs), score_pairs_naive(model, tok, pairs)
-    assert [f["id"] for f in fast] == [n["id"] for n in naive]
+    model, tok, naive = model_and_naive
+    fast = score_pairs(model, tok, pairs, batch_size=batch_size)
+    assert [f["id"] for f in fast] == [n["id"] for n in naive] == [p["id"] for p in pairs]
     for f, n in zip(fast, naive):
         assert f["p4_tokens"] == n["p4_tokens"] and f["py3_tokens"] == n["py3_tokens"]
         assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
         assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
-    assert any(f["p4_tokens"] != f["py3_tokens"] for f in fast)  # padding exercised
+    assert any(f["p4_tokens"] != f["py3_tokens"] for f in fast)  # span padding exercised
+    assert len({len(p["prefix"]) for p in pairs}) > 1  # prefix padding exercised
+
+
+@pytest.mark.smoke
+def test_batched_scorer_with_a_sliding_window_shorter_than_the_prefixes(pairs):
+    """Sliding-window layers crop their cache: left padding must still line up with the real tokens."""
+    from py4.probes.score import score_pairs, score_pairs_naive
+
+    model, tok = char_model(pairs, sliding_window=16)
+    assert max(len(p["prefix"]) for p in pairs) > 16
+    fast, naive = score_pairs(model, tok, pairs, batch_size=8), score_pairs_naive(model, tok, pairs)
+    for f, n in zip(fast, naive):
+        assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
+        assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
+
+
+@pytest.mark.smoke
+def test_scorer_uses_the_cache_argument_not_the_deprecated_past_key_values(pairs, model_and_naive):
+    from py4.probes.score import score_pairs
+
+    model, tok, _ = model_and_naive
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        score_pairs(model, tok, pairs[:3], batch_size=3)
+    assert not [w for w in caught if "past_key_values" in str(w.message)]

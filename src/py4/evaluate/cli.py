@@ -100,3 +100,9 @@ def _flag_overrides(split, policy, model, endpoint, samples, temperature, limit)
     if limit is not None:
         out.append(f"limit={limit}")
     return out
+
+
+# `py4 eval probes …` scores rule probes (docs/probes.md); any other arguments run the command above.
+from py4.probes.cli import eval_group  # noqa: E402
+
+app = eval_group(app)

@@ -1,12 +1,26 @@
 """Score pairs with a causal LM: log-probability of each member's differing span given the prefix.
 
-Fast path (``score_pairs``): one forward pass over the shared prefix; its KV cache, repeated
-for the two members, serves both spans in one batch of two. ``score_pairs_naive`` runs each
-member in its own full forward pass; both must agree (tests/probes/test_score.py).
+Fast path (``score_pairs``): pairs go through the model ``batch_size`` at a time. The
+prefixes of a batch run in one forward pass, left-padded (attention mask, position ids
+counting real tokens only); that KV cache, repeated for the two members of each pair,
+serves all spans in a second pass, right-padded. Each prefix is computed once, and one
+batch costs two model calls whatever its size. ``score_pairs_naive`` runs each member in
+its own full forward pass, one at a time: the reference both must agree with
+(tests/probes/test_score.py) and the benchmark's baseline.
+
+Prefix and spans are tokenized separately (the split points sit on word boundaries), so
+the prefix's tokens are the same for both members and the cache is valid for both.
 Each result: ``{id, p4_logprob, py3_logprob, p4_tokens, py3_tokens}``.
 """
 
 from __future__ import annotations
+
+BATCH_SIZE = 16  # pairs per model call; 2 x 16 span rows of a 262k vocabulary ~ 0.3 GB of logits per span token
+
+
+def pair_token_ids(tokenizer, pair: dict) -> tuple[list[int], list[int], list[int]]:
+    """(prefix ids with BOS, Python-4 span ids, Python 3 span ids), as every scorer sends them."""
+    return _ids(tokenizer, pair["prefix"], True), _ids(tokenizer, pair["p4"], False), _ids(tokenizer, pair["py3"], False)
 
 
 def _ids(tokenizer, text: str, bos: bool) -> list[int]:
@@ -14,55 +28,68 @@ def _ids(tokenizer, text: str, bos: bool) -> list[int]:
     return ([tokenizer.bos_token_id] if bos and tokenizer.bos_token_id is not None else []) + ids
 
 
-def _span_logprob(logprobs, targets: list[int]) -> float:
-    """Sum of log p(target_j) where ``logprobs[j]`` is the distribution predicting target j."""
-    return float(sum(logprobs[j, t] for j, t in enumerate(targets)))
+def _row(pair_id: str, p4: float, py3: float, p4_tokens: int, py3_tokens: int) -> dict:
+    return {"id": pair_id, "p4_logprob": p4, "py3_logprob": py3, "p4_tokens": p4_tokens, "py3_tokens": py3_tokens}
 
 
-def score_pairs(model, tokenizer, pairs: list[dict]) -> list[dict]:
+def score_pairs(model, tokenizer, pairs: list[dict], batch_size: int = BATCH_SIZE) -> list[dict]:
+    """Span log-probabilities of every pair, ``batch_size`` pairs per pair of model calls."""
     import torch
 
-    out = []
     model.eval()
+    out: list[dict] = []
     with torch.no_grad():
-        for pair in pairs:
-            prefix = _ids(tokenizer, pair["prefix"], bos=True)
-            spans = [_ids(tokenizer, pair["p4"], False), _ids(tokenizer, pair["py3"], False)]
-            first = model(input_ids=torch.tensor([prefix]), use_cache=True)
-            cache = first.past_key_values
-            cache.batch_repeat_interleave(2)
-            width = max(len(s) for s in spans)
-            pad = tokenizer.pad_token_id or 0
-            ids = torch.tensor([s + [pad] * (width - len(s)) for s in spans])
-            mask = torch.tensor([[1] * len(prefix) + [1] * len(s) + [0] * (width - len(s)) for s in spans])
-            positions = torch.arange(len(prefix), len(prefix) + width).unsqueeze(0).expand(2, -1)
-            logits = model(input_ids=ids, attention_mask=mask, past_key_values=cache,
-                           position_ids=positions, use_cache=True).logits
-            last = torch.log_softmax(first.logits[0, -1].float(), -1)
-            scores = []
-            for row, span in enumerate(spans):
-                lp = torch.log_softmax(logits[row].float(), -1)
-                dists = torch.cat([last.unsqueeze(0), lp[:len(span) - 1]])
-                scores.append(_span_logprob(dists, span))
-            out.append({"id": pair["id"], "p4_logprob": scores[0], "py3_logprob": scores[1],
-                        "p4_tokens": len(spans[0]), "py3_tokens": len(spans[1])})
+        for start in range(0, len(pairs), max(1, batch_size)):
+            out += _score_batch(model, tokenizer, pairs[start:start + max(1, batch_size)])
     return out
 
 
+def _score_batch(model, tokenizer, pairs: list[dict]) -> list[dict]:
+    import torch
+
+    encoded = [pair_token_ids(tokenizer, p) for p in pairs]
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    device = next(model.parameters()).device
+    # 1. Prefixes, left-padded: every prefix ends at column L-1, whose logits predict the first span token.
+    width = max(len(e[0]) for e in encoded)
+    ids = torch.tensor([[pad] * (width - len(e[0])) + e[0] for e in encoded], device=device)
+    mask = torch.tensor([[0] * (width - len(e[0])) + [1] * len(e[0]) for e in encoded], device=device)
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    first = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+    cache = first.cache
+    cache.batch_repeat_interleave(2)  # rows 2i and 2i+1: pair i's Python-4 and Python 3 members
+    last = torch.log_softmax(first.logits[:, -1].float(), -1).repeat_interleave(2, dim=0)
+    # 2. Spans, right-padded after the cached prefix; positions continue each prefix's own count.
+    spans = [s for e in encoded for s in e[1:]]
+    span_width = max(len(s) for s in spans)
+    span_ids = torch.tensor([s + [pad] * (span_width - len(s)) for s in spans], device=device)
+    span_mask = torch.tensor([[1] * len(s) + [0] * (span_width - len(s)) for s in spans], device=device)
+    prefix_lens = mask.sum(-1).repeat_interleave(2).unsqueeze(1)
+    span_positions = prefix_lens + torch.arange(span_width, device=device).unsqueeze(0)
+    logits = model(input_ids=span_ids, attention_mask=torch.cat([mask.repeat_interleave(2, dim=0), span_mask], 1),
+                   position_ids=span_positions, cache=cache, use_cache=True).logits
+    # Distribution for span token j: the prefix's last logits (j = 0), else the span's logits at j-1.
+    dists = torch.cat([last.unsqueeze(1), torch.log_softmax(logits[:, :-1].float(), -1)], 1)
+    token_lp = dists.gather(-1, span_ids.unsqueeze(-1)).squeeze(-1) * span_mask
+    sums = token_lp.sum(-1).tolist()
+    return [_row(p["id"], sums[2 * i], sums[2 * i + 1], len(encoded[i][1]), len(encoded[i][2]))
+            for i, p in enumerate(pairs)]
+
+
 def score_pairs_naive(model, tokenizer, pairs: list[dict]) -> list[dict]:
+    """Each member in its own full forward pass (prefix + span), one at a time: the reference."""
     import torch
 
     out = []
     model.eval()
+    device = next(model.parameters()).device
     with torch.no_grad():
         for pair in pairs:
-            prefix = _ids(tokenizer, pair["prefix"], bos=True)
-            row = {"id": pair["id"]}
-            for member in ("p4", "py3"):
-                span = _ids(tokenizer, pair[member], False)
-                logits = model(input_ids=torch.tensor([prefix + span])).logits[0]
+            prefix, p4, py3 = pair_token_ids(tokenizer, pair)
+            sums = []
+            for span in (p4, py3):
+                logits = model(input_ids=torch.tensor([prefix + span], device=device)).logits[0]
                 lp = torch.log_softmax(logits.float(), -1)[len(prefix) - 1:len(prefix) - 1 + len(span)]
-                row[f"{member}_logprob"] = _span_logprob(lp, span)
-                row[f"{member}_tokens"] = len(span)
-            out.append(row)
+                sums.append(float(lp.gather(-1, torch.tensor(span, device=device).unsqueeze(-1)).sum()))
+            out.append(_row(pair["id"], sums[0], sums[1], len(p4), len(py3)))
     return out

@@ -1,0 +1,144 @@
+"""Score probe pairs on an OpenAI-compatible completions server that returns prompt log-probabilities.
+
+One ``POST {endpoint}/completions`` per batch of pairs, with ``echo: true``, ``max_tokens:
+0`` and ``logprobs: 1``: the server scores the prompts without generating, and
+``choices[i].logprobs.token_logprobs`` holds log p(token_j | tokens before j) for every
+prompt token (``None`` for the first). vLLM serves exactly this (its ``CompletionRequest``:
+``prompt_logprobs`` defaults to ``logprobs`` when ``echo`` is set, and ``echo`` with
+``max_tokens == 0`` returns the prompt's log-probabilities only); ``prompt`` may be a list of
+texts or a list of token-id lists.
+
+- With a tokenizer (``tokenizer=``, the served model's): prompts go as token ids, the
+  prefix (with BOS) and each span tokenized exactly as the local scorer does, and a span's
+  score is the sum over its last ``len(span)`` positions: the same numbers as
+  ``py4.probes.score`` on the same model.
+- Without one: prompts go as text, ``prefix``, ``prefix + p4`` and ``prefix + py3``. The
+  server tokenizes (adding BOS as it does for any prompt); a span's tokens are those after
+  the longest run of tokens the member shares with the prefix alone. Where the tokenizer
+  merges the last prefix characters with the span's first ones, that merged token counts
+  in the span (``boundary_merged`` in the row).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from py4.evaluate.endpoint import RETRY_STATUSES, EndpointError
+from py4.probes.score import BATCH_SIZE, pair_token_ids
+
+
+class ProbeEndpoint:
+    """``endpoint``: base URL up to ``/v1``; ``model``: the served name (vLLM ``--served-model-name``)."""
+
+    def __init__(self, endpoint: str, model: str, *, tokenizer: Any = None, batch_size: int = BATCH_SIZE,
+                 concurrency: int = 4, retries: int = 4, timeout_s: float = 300.0, backoff_s: float = 0.5,
+                 api_key: str | None = None):
+        import httpx
+
+        self.model, self.tokenizer, self.url = model, tokenizer, endpoint.rstrip("/") + "/completions"
+        self.batch_size, self.retries, self.backoff_s = max(1, batch_size), max(0, retries), backoff_s
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=headers)
+        self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+
+    def score_pairs(self, pairs: list[dict]) -> list[dict]:
+        """Rows as ``py4.probes.score.score_pairs`` returns them, in the order of ``pairs``."""
+        chunks = [pairs[i:i + self.batch_size] for i in range(0, len(pairs), self.batch_size)]
+        return [row for rows in self._pool.map(self._score_chunk, chunks) for row in rows]
+
+    def _score_chunk(self, pairs: list[dict]) -> list[dict]:
+        if self.tokenizer is not None:
+            encoded = [pair_token_ids(self.tokenizer, p) for p in pairs]
+            prompts = [e[0] + span for e in encoded for span in e[1:]]
+            lps = self._prompt_logprobs(prompts)
+            rows = []
+            for i, (p, (_, p4, py3)) in enumerate(zip(pairs, encoded)):
+                sums = [_span_sum(lps[2 * i + k][0], len(span), p["id"]) for k, span in enumerate((p4, py3))]
+                rows.append(_row(p["id"], sums, [len(p4), len(py3)], merged=False))
+            return rows
+        prompts = [text for p in pairs for text in (p["prefix"], p["prefix"] + p["p4"], p["prefix"] + p["py3"])]
+        lps = self._prompt_logprobs(prompts)
+        rows = []
+        for i, p in enumerate(pairs):
+            (_, prefix_tokens), members = lps[3 * i], lps[3 * i + 1:3 * i + 3]
+            sums, counts, merged = [], [], False
+            for logprobs, tokens in members:
+                shared = _common_length(prefix_tokens, tokens)
+                merged |= shared < len(prefix_tokens)
+                counts.append(len(tokens) - shared)
+                sums.append(_span_sum(logprobs, len(tokens) - shared, p["id"]))
+            rows.append(_row(p["id"], sums, counts, merged))
+        return rows
+
+    def _prompt_logprobs(self, prompts: list) -> list[tuple[list, list]]:
+        """(token_logprobs, tokens) of each prompt, in order."""
+        body = {"model": self.model, "prompt": prompts, "echo": True, "max_tokens": 0, "logprobs": 1,
+                "temperature": 0.0}
+        data = self._post(body)
+        try:
+            choices = sorted(data["choices"], key=lambda c: c["index"])
+            out = [(c["logprobs"]["token_logprobs"], c["logprobs"]["tokens"]) for c in choices]
+        except (KeyError, TypeError) as exc:
+            raise EndpointError(f"{self.url}: expected choices[].logprobs.token_logprobs "
+                                f"(echo with logprobs) in the reply, missing {exc}") from None
+        if len(out) != len(prompts):
+            raise EndpointError(f"{self.url}: {len(prompts)} prompts sent, "
+                                f"{len(out)} choices returned")
+        return out
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
+        url, last = self.url, ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._http.post("/completions", json=body)
+            except httpx.TransportError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code == 200:
+                    try:
+                        return response.json()
+                    except ValueError:
+                        last = f"reply is not JSON: {response.text[:200]!r}"
+                elif response.status_code in RETRY_STATUSES:
+                    last = f"HTTP {response.status_code}: {response.text[:200]}"
+                else:
+                    raise EndpointError(
+                        f"{url}: HTTP {response.status_code}: {response.text[:500]}\n  - probes need prompt "
+                        f"log-probabilities: /v1/completions with echo, max_tokens 0 and logprobs (vLLM serves "
+                        f"them), and {self.model!r} must be a served model name (vLLM --served-model-name)")
+            if attempt < self.retries:
+                time.sleep(self.backoff_s * 2 ** attempt)
+        raise EndpointError(f"{url} failed after {self.retries + 1} attempts: {last}")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._http.close()
+
+
+def _common_length(a: list, b: list) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def _span_sum(token_logprobs: list, n: int, pair_id: str) -> float:
+    tail = token_logprobs[len(token_logprobs) - n:] if n else []
+    if n == 0 or len(tail) != n or any(v is None for v in tail):
+        raise EndpointError(f"probe {pair_id}: the server returned no log-probability for the span's {n} tokens "
+                            f"({len(token_logprobs)} prompt tokens)")
+    return float(sum(tail))
+
+
+def _row(pair_id: str, sums: list[float], counts: list[int], merged: bool) -> dict:
+    row = {"id": pair_id, "p4_logprob": sums[0], "py3_logprob": sums[1], "p4_tokens": counts[0],
+           "py3_tokens": counts[1]}
+    if merged:
+        row["boundary_merged"] = True
+    return row

@@ -1,0 +1,205 @@
+"""Evaluate a model on the probe set: ``evaluate_probes`` (one code path for ``py4 eval probes``,
+``py4 probes eval`` and the campaign), writing ``results.json`` + ``results.md`` in a run folder.
+
+The model is a local folder (+ PEFT adapter) or a served name on an OpenAI-compatible
+endpoint. The untrained base is scored beside it as the floor (``base``: a model folder, a
+served name with an endpoint, or a probes ``results.json`` already made for it), and
+``compare`` (another run's ``results.json``) gives paired differences. The results.json
+schema is documented in docs/probes.md and versioned by ``SCHEMA``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from py4.errors import Py4Error
+from py4.probes.score import BATCH_SIZE
+
+SCHEMA = 1
+RESULTS, TABLE = "results.json", "results.md"
+
+
+def load_model(model_dir: str, adapter: str | None = None):
+    """(model, tokenizer) from a local folder, with a PEFT adapter applied when given."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    for flag, folder in (("--model", model_dir), ("--adapter", adapter)):
+        if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
+            raise Py4Error(f"{flag} {folder!r}: no such folder (a local model folder is expected)")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    if adapter:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, adapter)
+    return model, tokenizer
+
+
+def select_probes(probes: list[dict], limit: int | None) -> list[dict]:
+    """Every k-th pair so that at least ``limit`` are kept (all rules and contexts stay represented)."""
+    return probes[::max(1, len(probes) // limit)] if limit else probes
+
+
+def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = None, base: str | None = None,
+                    endpoint: str | None = None, tokenizer: str | None = None, compare: str | Path | None = None,
+                    limit: int | None = None, batch_size: int = BATCH_SIZE, progress: bool = False,
+                    bootstrap: int = 1000, probes_dir: str | Path | None = None) -> dict[str, Any]:
+    """Score ``model`` (and ``base``) on the probe set; write ``out_dir``/results.json and results.md.
+
+    ``model``: a local model folder, or with ``endpoint`` (``http://host:8000/v1``) the served
+    name; ``tokenizer``: with an endpoint, the served model's tokenizer folder (token-id
+    prompts, scores equal to the local path's), else text prompts. ``base``: a model folder
+    (with an endpoint: a served name) or a probes results.json of it. Returns the results
+    object. Raises Py4Error for what the user gave wrong, EndpointError for a server that refuses.
+    """
+    from py4.probes.build import load_probes, probe_paths
+    from py4.probes.stats import paired_difference, summarize
+    from py4.runs import RunRecorder, atomic_write_json, atomic_write_text
+
+    if adapter and endpoint:
+        raise Py4Error("--adapter is for a local model; with --endpoint serve the adapter as a LoRA module and "
+                       "give its served name as --model")
+    probes = select_probes(load_probes(probes_dir), limit)
+    manifest = json.loads(probe_paths(probes_dir)[1].read_text())
+    other = _read_results(compare, "--compare") if compare else None
+    out = Path(out_dir)
+    with RunRecorder(out, None, kind="probes-eval") as recorder:
+        recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"])
+        how = {"endpoint": endpoint, "tokenizer": _endpoint_tokenizer(endpoint, tokenizer),
+               "batch_size": batch_size, "progress": progress}
+        scores = _score(model, adapter, probes, **how)
+        _add_model_input(recorder, "model", model, endpoint)
+        results: dict[str, Any] = {
+            "schema": SCHEMA, "model": model, "adapter": adapter, "endpoint": endpoint,
+            "probes": {"version": manifest["version"], "jsonl_sha256": manifest["jsonl_sha256"],
+                       "selected": len(probes), "limit": limit},
+            "rules": {r: {"held_out": p["held_out"], "kind": p["kind"]} for p in probes for r in [p["rule"]]},
+            "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=bootstrap)}
+        if base:
+            if Path(base).is_file():
+                base_scores, base_name = _covering_scores(_read_results(base, "--base"), probes, base), base
+            else:
+                base_scores, base_name = _score(base, None, probes, **how), base
+            _add_model_input(recorder, "base", base, endpoint)
+            results["base"] = {"model": base_name, "scores": base_scores,
+                               "summary": summarize(base_scores, probes, b=bootstrap)}
+            results["minus_base"] = paired_difference(scores, base_scores, probes, b=bootstrap)
+        if other is not None:
+            results["compare"] = str(compare)
+            results["compare_model"] = other.get("model")
+            results["minus_compare"] = paired_difference(scores, _covering_scores(other, probes, compare), probes,
+                                                         b=bootstrap)
+        atomic_write_json(out / RESULTS, results)
+        atomic_write_text(out / TABLE, markdown(results))
+        for name in (RESULTS, TABLE):
+            recorder.add_output(name, out / name)
+        s = results["summary"]
+        recorder.set(probe_accuracy={k: s[k]["accuracy"] for k in ("all", "heldin", "heldout")})
+    return results
+
+
+def _endpoint_tokenizer(endpoint: str | None, tokenizer: str | None):
+    if tokenizer is None:
+        return None
+    if endpoint is None:
+        raise Py4Error("--tokenizer is for --endpoint (a local model folder has its own tokenizer)")
+    if not Path(tokenizer).is_dir():
+        raise Py4Error(f"--tokenizer {tokenizer!r}: no such folder (the served model's tokenizer folder)")
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tokenizer)
+
+
+def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str | None, tokenizer: Any,
+           batch_size: int, progress: bool) -> list[dict]:
+    """Rows for every probe: a local folder (+ adapter) loaded once, or a served name on ``endpoint``."""
+    from rich.progress import Progress
+
+    if endpoint is None:
+        from py4.probes.score import score_pairs
+
+        loaded, tok = load_model(model, adapter)
+        score, close = (lambda pairs: score_pairs(loaded, tok, pairs, batch_size=batch_size)), (lambda: None)
+    else:
+        from py4.probes.endpoint import ProbeEndpoint
+
+        client = ProbeEndpoint(endpoint, model, tokenizer=tokenizer, batch_size=batch_size)
+        score, close = client.score_pairs, client.close
+    step = max(1, batch_size) * 4  # progress steps; the scorers batch within them
+    scores: list[dict] = []
+    try:
+        with Progress(disable=not progress) as bar:
+            task = bar.add_task(f"probes: {model}", total=len(probes))
+            for start in range(0, len(probes), step):
+                scores += score(probes[start:start + step])
+                bar.advance(task, len(probes[start:start + step]))
+    finally:
+        close()
+    return scores
+
+
+def _add_model_input(recorder, name: str, model: str, endpoint: str | None) -> None:
+    if endpoint is not None and not Path(model).is_file():
+        recorder.add_input(name, served_model=model, endpoint=endpoint)
+    else:  # weights are not hashed: a 31B folder would take minutes, and the campaign records its own
+        recorder.add_input(name, path=model, hash_content=Path(model).is_file())
+
+
+def _read_results(path: str | Path, flag: str) -> dict:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise Py4Error(f"{flag} {path}: expected a probes results.json ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("scores"), list):
+        raise Py4Error(f"{flag} {path}: expected a probes results.json with a `scores` list")
+    return data
+
+
+def _covering_scores(results: dict, probes: list[dict], path) -> list[dict]:
+    """The rows of ``results`` for the selected probes; every selected pair must be there."""
+    rows = {r.get("id"): r for r in results["scores"] if isinstance(r, dict)}
+    missing = [p["id"] for p in probes if p["id"] not in rows]
+    if missing:
+        raise Py4Error(f"{path}: scores lack {len(missing)} of the {len(probes)} selected pairs (first "
+                       f"{missing[0]}); evaluate it with the same --limit and probe set")
+    return [rows[p["id"]] for p in probes]
+
+
+def markdown(results: dict) -> str:
+    """results.md: one row per group (all, held-in, held-out, syntax, semantic, each rule), base beside."""
+    s, base = results["summary"], (results.get("base") or {}).get("summary")
+    groups = [("all", s["all"], "all"), ("held-in", s["heldin"], "heldin"), ("held-out", s["heldout"], "heldout"),
+              *[(k, v, k) for k, v in s["by_kind"].items()], *[(k, v, k) for k, v in s["per_rule"].items()]]
+    lines = [f"# Probe results: {results['model']}" + (f" + {results['adapter']}" if results.get("adapter") else ""),
+             "", "Accuracy: share of pairs where the Python-4 member's span is more likely than the Python 3 "
+             "one's (summed log-probability); per-token: the same with each span's mean; margin: mean "
+             "log-probability difference. 95% percentile bootstrap intervals.", ""]
+    if base:
+        lines += [f"Floor: the base {results['base']['model']} scored on the same pairs.", ""]
+    lines += ["| group | accuracy [95% CI] | per-token acc | mean margin | base acc | base per-token | pairs |",
+              "|---|---|---|---|---|---|---|"]
+    for name, g, key in groups:
+        b = _lookup(base, key) if base else None
+        lines.append(f"| {name} | {g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}] | "
+                     f"{g['accuracy_per_token']:.3f} | {g['mean_margin']:+.3f} | "
+                     f"{'' if b is None else format(b['accuracy'], '.3f')} | "
+                     f"{'' if b is None else format(b['accuracy_per_token'], '.3f')} | {g['pairs']} |")
+    for label, what in (("minus_base", "model minus base"), ("minus_compare", f"model minus {results.get('compare')}")):
+        d = results.get(label)
+        if d:
+            lines += ["", f"**{what}** (paired bootstrap):", "", "| group | accuracy diff [95% CI] | per-token diff | pairs |",
+                      "|---|---|---|---|"]
+            for key in ("all", "heldin", "heldout", "syntax", "semantic"):
+                if key in d:
+                    g = d[key]
+                    lines.append(f"| {key} | {g['difference']:+.3f} [{g['ci_low']:+.3f}, {g['ci_high']:+.3f}] | "
+                                 f"{g['per_token_difference']:+.3f} | {g['pairs']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _lookup(summary: dict, key: str) -> dict | None:
+    if key in ("all", "heldin", "heldout"):
+        return summary.get(key)
+    return summary["by_kind"].get(key) or summary["per_rule"].get(key)

@@ -1,0 +1,157 @@
+"""Probe scoring on an OpenAI-compatible completions endpoint agrees with the local path.
+
+The fake server is tests/evaluate/test_endpoint.py's ``ChatServer`` (real HTTP on
+127.0.0.1) answering ``/v1/completions`` with ``echo`` + ``logprobs`` as vLLM does: the
+prompt's token log-probabilities, computed here by the tiny character model itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from probes_tiny import char_model
+from py4.probes.build import load_probes
+
+
+def _chat_server():
+    path = Path(__file__).resolve().parents[1] / "evaluate" / "test_endpoint.py"
+    spec = importlib.util.spec_from_file_location("py4_evaluate_test_endpoint", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ChatServer
+
+
+ChatServer = _chat_server()
+
+
+def completions_script(model, tok):
+    """vLLM's /v1/completions with echo and max_tokens 0: per prompt, log p(token_j | tokens < j)."""
+    import torch
+
+    def script(body, n):
+        assert body["echo"] is True and body["max_tokens"] == 0 and isinstance(body["logprobs"], int)
+        prompts = body["prompt"]
+        choices = []
+        for i, prompt in enumerate(prompts):
+            # a text prompt gets the BOS a server adds (add_special_tokens); token ids are taken as sent
+            ids = prompt if isinstance(prompt, list) else [tok.bos_token_id] + tok(prompt, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
+            token_logprobs = [None] + [float(lp[j - 1, ids[j]]) for j in range(1, len(ids))]
+            choices.append({"index": i, "text": "", "finish_reason": "length",
+                            "logprobs": {"tokens": tok.convert_ids_to_tokens(ids), "token_logprobs": token_logprobs,
+                                         "text_offset": list(range(len(ids))), "top_logprobs": None}})
+        return 200, {"id": f"cmpl-{n}", "object": "text_completion", "model": body["model"], "choices": choices}
+
+    return script
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return load_probes()[::97]
+
+
+@pytest.fixture(scope="module")
+def tiny(pairs):
+    from py4.probes.score import score_pairs
+
+    model, tok = char_model(pairs)
+    return model, tok, score_pairs(model, tok, pairs)
+
+
+def _assert_same_scores(got, want):
+    assert [g["id"] for g in got] == [w["id"] for w in want]
+    for g, w in zip(got, want):
+        assert (g["p4_tokens"], g["py3_tokens"]) == (w["p4_tokens"], w["py3_tokens"])
+        assert g["p4_logprob"] == pytest.approx(w["p4_logprob"], abs=1e-4)
+        assert g["py3_logprob"] == pytest.approx(w["py3_logprob"], abs=1e-4)
+        assert "boundary_merged" not in g
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("with_tokenizer", [True, False], ids=["token-ids", "text"])
+def test_endpoint_scores_equal_the_local_scorer(pairs, tiny, with_tokenizer):
+    from py4.probes.endpoint import ProbeEndpoint
+
+    model, tok, local = tiny
+    with ChatServer(completions_script(model, tok)) as server:
+        client = ProbeEndpoint(server.url, "tiny", tokenizer=tok if with_tokenizer else None, batch_size=4)
+        try:
+            got = client.score_pairs(pairs)
+        finally:
+            client.close()
+    _assert_same_scores(got, local)
+    per_pair = 2 if with_tokenizer else 3  # text mode also sends the prefix alone
+    assert len(server.bodies) == -(-len(pairs) // 4)
+    assert sorted(len(b["prompt"]) for b in server.bodies)[-1] == 4 * per_pair
+    assert all(b["path"] == "/v1/completions" and b["model"] == "tiny" for b in server.bodies)
+    if with_tokenizer:
+        assert all(isinstance(p, list) for b in server.bodies for p in b["prompt"])
+
+
+@pytest.mark.smoke
+def test_eval_probes_cli_endpoint_and_local_agree_and_write_results(pairs, tiny, tmp_path):
+    from py4.cli import app
+    from py4.train.tiny_model import save_model
+
+    model, tok, _ = tiny
+    folder = save_model(model, tok, tmp_path / "tiny")
+    runner = CliRunner()
+    local = runner.invoke(app, ["eval", "probes", "--model", str(folder), "--base", str(folder), "--out",
+                                str(tmp_path / "local"), "--limit", "20", "--no-progress"])
+    assert local.exit_code == 0, local.output
+    with ChatServer(completions_script(model, tok)) as server:
+        served = runner.invoke(app, ["eval", "probes", "--endpoint", server.url, "--model", "tiny", "--tokenizer",
+                                     str(folder), "--base", str(tmp_path / "local" / "results.json"), "--compare",
+                                     str(tmp_path / "local" / "results.json"), "--out", str(tmp_path / "served"),
+                                     "--limit", "20", "--no-progress"])
+    assert served.exit_code == 0, served.output
+    a = json.loads((tmp_path / "local" / "results.json").read_text())
+    b = json.loads((tmp_path / "served" / "results.json").read_text())
+    _assert_same_scores(b["scores"], a["scores"])
+    assert a["schema"] == b["schema"] == 1 and b["endpoint"] == server.url and a["endpoint"] is None
+    assert a["summary"]["all"]["pairs"] == a["pairs"] >= 20
+    assert a["minus_base"]["all"]["difference"] == 0  # the base is the same model here
+    assert b["minus_compare"]["all"]["ci_low"] == 0 == b["minus_compare"]["all"]["ci_high"]
+    assert b["base"]["scores"] == a["scores"]  # a results.json as --base: its scores, not a new run
+    assert set(a["rules"]) == {s["id"].split("/")[0] for s in a["scores"]}
+    manifest = json.loads((tmp_path / "served" / "run_manifest.json").read_text())
+    assert manifest["status"] == "done" and manifest["inputs"]["model"]["served_model"] == "tiny"
+    assert "held-out" in (tmp_path / "served" / "results.md").read_text()
+
+
+def test_text_prompts_count_a_token_merged_across_the_boundary_in_the_span():
+    from py4.probes.endpoint import ProbeEndpoint
+
+    pair = {"id": "P4-01/00/bare", "prefix": "ab", "p4": "cd", "py3": "c"}
+    tokens = {"ab": ["<bos>", "a", "b"], "abcd": ["<bos>", "a", "bc", "d"], "abc": ["<bos>", "a", "b", "c"]}
+
+    def script(body, n):
+        choices = [{"index": i, "logprobs": {"tokens": tokens[p], "token_logprobs": [None] + [-1.0] * (len(tokens[p]) - 1)}}
+                   for i, p in enumerate(body["prompt"])]
+        return 200, {"choices": choices}
+
+    with ChatServer(script) as server:
+        client = ProbeEndpoint(server.url, "m")
+        try:
+            [row] = client.score_pairs([pair])
+        finally:
+            client.close()
+    assert (row["p4_tokens"], row["p4_logprob"], row["py3_tokens"], row["py3_logprob"]) == (2, -2.0, 1, -1.0)
+    assert row["boundary_merged"] is True
+
+
+def test_a_server_without_prompt_logprobs_is_an_error_naming_what_it_needs(tmp_path):
+    from py4.cli import app
+
+    with ChatServer(lambda body, n: (400, {"error": {"message": "echo is not supported"}})) as server:
+        result = CliRunner().invoke(app, ["eval", "probes", "--endpoint", server.url, "--model", "m", "--out",
+                                          str(tmp_path / "out"), "--limit", "4", "--no-progress"])
+    assert result.exit_code == 2
+    assert "/v1/completions: HTTP 400" in result.output and "echo" in result.output
+    assert len(server.bodies) == 1  # a refusal is not retried
