@@ -1,5 +1,5 @@
 """A synthetic smoke campaign on disk for the report tests: the result files of every evaluation,
-GRPO's reward log, probe results (h19a's results.json) and held-out Python-4 losses, written
+GRPO's reward log, probe results (`py4 probes eval`'s results.json) and held-out Python-4 losses, written
 where the campaign's runs write them, with numbers chosen by the test (no model is run).
 
 The evaluation and GRPO runs are the smoke DAG's own nodes (configs/campaign/smoke.yaml).
@@ -61,7 +61,7 @@ def write_grpo_rewards(spec, rewards: list[float] = NARROW_REWARDS) -> None:
 
 
 def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int = 14) -> dict:
-    """h19a's probes results.json for a model that prefers the Python-4 member with probability
+    """`py4 probes eval`'s results.json for a model that prefers the Python-4 member with probability
     ``win_rate[rule]``, else ``win_rate[kind]`` (kind: syntax / semantic); summarised by
     py4.probes.stats itself."""
     from py4.probes.build import load_probes
@@ -111,9 +111,8 @@ def campaign_nodes(spec) -> list:
 def write_probes(nodes: list, win_rates: dict[str, dict[str, float]], only: set[str] | None = None) -> list[str]:
     """Probe results of every probe node (``only``: of these model nodes); ``win_rates``: model
     node -> {syntax: p, semantic: p} (default 0.2 / 0.5). Returns the model nodes written."""
-    from py4.report import layout
-
     from py4.probes.stats import paired_difference
+    from py4.report import layout
 
     scores: dict[str, list] = {}
     for i, node in enumerate(n for n in nodes if n.stage == layout.PROBE_STAGE):

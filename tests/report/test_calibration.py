@@ -6,7 +6,13 @@ from pathlib import Path
 import pytest
 import report_fixtures as rf
 
-from py4.report.calibration import POLICIES, calibration_argv, calibration_rows, is_current, run_calibration
+from py4.report.calibration import (
+    POLICIES,
+    calibration_argv,
+    calibration_rows,
+    is_current,
+    run_calibration,
+)
 
 
 def test_calibration_command_uses_the_campaigns_evaluation_settings(tmp_path):

@@ -198,3 +198,24 @@ def test_identical_arms_are_called_out(tmp_path):
             Path(node.run_dir, "results.json").write_text(json.dumps(res))
     md = render_markdown(collect(spec, nodes))
     assert "**The arms are indistinguishable:** control, iso, prop have identical probe results" in md
+
+
+def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    campaign = tmp_path / "smoke.yaml"
+    text = (rf.ROOT / "configs/campaign/smoke.yaml").read_text()
+    campaign.write_text(text.replace("out_dir: campaign-out/smoke", f"out_dir: {tmp_path / 'out'}"))
+    from py4.campaign.dag import build_dag
+
+    nodes = [n for n in build_dag(rf.smoke_spec(tmp_path / "out")) if n.stage == "probes"]
+    if not nodes:
+        pytest.skip("the smoke campaign's DAG has no probe runs")
+    node = nodes[0]
+    Path(node.run_dir).mkdir(parents=True)
+    (Path(node.run_dir) / "results.json").write_text("{\"summary\": ")
+    result = CliRunner().invoke(app, ["report", "results", str(campaign), "--no-calibration", "--no-figures"])
+    assert result.exit_code == 2, result.output
+    assert f"{node.run_dir}/results.json:1: invalid JSON" in result.output

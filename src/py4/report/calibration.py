@@ -11,9 +11,11 @@ while its command is unchanged (``calibration.json`` records it).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from py4.fileio import atomic_write_json, read_json_object
 from py4.report.layout import CALIBRATION_DIR, RESULTS_FILE
 
 POLICIES = ("gold", "python3", "migrated", "core-only")
@@ -39,8 +41,7 @@ def calibration_argv(spec, policy: str) -> list[str]:
 
 def record_calibration(spec, policy: str) -> None:
     """Mark the policy's run as made by its current command."""
-    run = Path(calibration_runs(spec)[policy])
-    (run / RECORD).write_text(json.dumps({"argv": calibration_argv(spec, policy)}, indent=2) + "\n")
+    atomic_write_json(Path(calibration_runs(spec)[policy]) / RECORD, {"argv": calibration_argv(spec, policy)})
 
 
 def is_current(spec, policy: str) -> bool:
@@ -53,16 +54,23 @@ def is_current(spec, policy: str) -> bool:
 
 
 def run_calibration(spec, log: Callable[[str], None] = print) -> list[str]:
-    """Run each scripted policy whose run is missing or stale; returns the policies run."""
+    """Run each scripted policy whose run is missing or stale; returns the policies run.
+
+    A run that fails is logged and left out (its rows show as not run), so that the rest of the
+    report is still written."""
     from py4.campaign.dag import Node
-    from py4.campaign.runner import run_inprocess
+    from py4.campaign.runner import RunFailed, run_inprocess
 
     ran = []
     for policy, run in calibration_runs(spec).items():
         if is_current(spec, policy):
             continue
         log(f"calibration: py4 eval --policy {policy} -> {run}")
-        run_inprocess(Node(f"calibration:{policy}", "eval", calibration_argv(spec, policy), run))
+        try:
+            run_inprocess(Node(f"calibration:{policy}", "eval", calibration_argv(spec, policy), run))
+        except RunFailed as exc:
+            log(f"calibration: {policy} failed, not shown: {exc}")
+            continue
         record_calibration(spec, policy)
         ran.append(policy)
     return ran
@@ -76,7 +84,7 @@ def calibration_rows(spec) -> list[dict[str, Any]]:
     for policy, run in calibration_runs(spec).items():
         if not is_current(spec, policy):
             continue
-        res = json.loads(Path(run, RESULTS_FILE).read_text(encoding="utf-8"))
+        res = read_json_object(Path(run, RESULTS_FILE))
         for split, s in res.get("splits", {}).items():
             k = certified_count(s.get("certified_rate"), s.get("episodes"))
             lo, hi = wilson(k, s["episodes"]) if k is not None else (None, None)

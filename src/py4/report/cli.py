@@ -12,6 +12,8 @@ from typing import Optional
 
 import typer
 
+from py4.errors import cli_errors
+
 app = typer.Typer(help="Tables and figures: the hyperparameter table, results, dose-response and GRPO ladder.",
                   no_args_is_help=True)
 
@@ -45,6 +47,7 @@ def hyperparameters(
 
 
 @app.command()
+@cli_errors
 def results(
     file: Path = typer.Argument(..., help="campaign YAML whose runs are reported"),
     out: Optional[Path] = typer.Option(None, "--out", help="report folder (default: <campaign out_dir>/report)"),

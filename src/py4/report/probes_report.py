@@ -7,15 +7,17 @@ side, the held-out Python-4 loss per arm, and the one-sentence finding computed 
     finding(entries, losses, evaluations) -> str
 
 A probe's accuracy is the share of its minimal pairs where the model finds the Python-4 member
-more likely (docs/probes.md); its interval is h19a's percentile bootstrap.
+more likely (docs/probes.md); its interval is py4.probes.stats's percentile bootstrap.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from py4.errors import FileFormatError
+from py4.fileio import read_json_object
 from py4.report.intervals import disjoint
 from py4.report.layout import LOSS_STAGE, PROBE_STAGE, RESULTS_FILE
 
@@ -27,7 +29,7 @@ ARMS = ("control", "iso", "prop")
 ARM_KIND_PREFERENCE = ("midtrain", "graft", "sft")
 
 
-class ReportInputError(ValueError):
+class ReportInputError(FileFormatError):
     """A run's results file lacks what the report reads; names the file and the field."""
 
 
@@ -81,7 +83,7 @@ def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
             continue
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = read_json_object(path, error=ReportInputError)
         summary = results.get("summary")
         if not isinstance(summary, dict):
             raise ReportInputError(f"{path}: expected a `summary` object (py4 probes eval's results.json)")
@@ -111,7 +113,7 @@ def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
             continue
-        res = json.loads(path.read_text(encoding="utf-8"))
+        res = read_json_object(path, error=ReportInputError)
         groups = {}
         for group in ("all", "heldin", "heldout"):
             g = res.get(group)

@@ -16,17 +16,25 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from py4.campaign.dag import build_dag
 from py4.campaign.spec import CampaignSpec
+from py4.fileio import read_json_object
 from py4.report import figures as figs
 from py4.report.calibration import calibration_rows, run_calibration
 from py4.report.intervals import certified_count, wilson
 from py4.report.layout import EVAL_STAGE, RESULTS_FILE, split_key
-from py4.report.probes_report import arm_models, base_model, finding, heldout_losses, probe_entries
+from py4.report.probes_report import (
+    ReportInputError,
+    arm_models,
+    base_model,
+    finding,
+    heldout_losses,
+    probe_entries,
+)
 from py4.runs import atomic_write_json, atomic_write_text, read_manifest
 
 
@@ -57,7 +65,7 @@ def _eval_entries(spec: CampaignSpec, nodes: list) -> tuple[list[dict], list[str
         if not path.is_file():
             missing.append(node.id)
             continue
-        res = json.loads(path.read_text(encoding="utf-8"))
+        res = read_json_object(path, error=ReportInputError)
         meta = node.meta
         for split, s in res.get("splits", {}).items():
             per_rule = {r: _rate(v.get("certified_rate"), v.get("episodes"))
