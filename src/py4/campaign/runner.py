@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from py4.campaign.dag import Node
+from py4.campaign.progress import CampaignProgress
 from py4.campaign.spec import STAGES
 from py4.runs import RunRecorder, read_manifest, run_is_done
 
@@ -107,25 +108,27 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     summary = RunSummary()
     todo = [n for n in nodes if selected is None or n.id in selected]
     prints = fingerprints(nodes)
-    bar = _progress(progress, len(todo))
-    for node in todo:
-        if node.stage not in executors:
-            raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
-        if node_is_done(out_dir, node, prints[node.id]):
-            summary.skipped.append(node.id)
-            bar.advance(f"skip {node.id}")
-            continue
-        missing = missing_inputs(out_dir, node)
-        if missing:
-            summary.blocked.append(node.id)
-            log(f"blocked {node.id}: needs {', '.join(missing)}")
-            bar.advance(f"blocked {node.id}")
-            continue
-        bar.describe(("resume " if node_status(out_dir, node) != "pending" else "run ") + node.id)
-        ok = run_node(node, nodes, out_dir, executors[node.stage], prints[node.id], log)
-        (summary.ran if ok else summary.failed).append(node.id)
-        bar.advance(node.id)
-    bar.close()
+    # One display for the whole campaign; each run's own output goes to its stage log (py4.campaign.progress).
+    bar = CampaignProgress(len(todo), out_dir, enabled=progress, log=log)
+    try:
+        for node in todo:
+            if node.stage not in executors:
+                raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
+            if node_is_done(out_dir, node, prints[node.id]):
+                summary.skipped.append(node.id)
+                bar.skipped(node)
+                continue
+            missing = missing_inputs(out_dir, node)
+            if missing:
+                summary.blocked.append(node.id)
+                bar.blocked(node, missing)
+                continue
+            bar.started(node, resumed=node_status(out_dir, node) != "pending")
+            ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id], bar.node_log(node))
+            (summary.ran if ok else summary.failed).append(node.id)
+            bar.ended(node, ok)
+    finally:
+        bar.close()
     return summary
 
 
@@ -226,31 +229,3 @@ def _recorded_fingerprint(out_dir: str | Path, node: Node) -> str | None:
 
 def _stub(node_id: str) -> Node:
     return Node(node_id, "", [], "")
-
-
-class _Bar:
-    def __init__(self, enabled: bool, total: int):
-        self.p = None
-        if enabled and total:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.p = Progress(TextColumn("campaign"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                              TextColumn("{task.description}"))
-            self.p.start()
-            self.task = self.p.add_task("", total=total)
-
-    def describe(self, text: str) -> None:
-        if self.p:
-            self.p.update(self.task, description=text)
-
-    def advance(self, text: str) -> None:
-        if self.p:
-            self.p.update(self.task, advance=1, description=text)
-
-    def close(self) -> None:
-        if self.p:
-            self.p.stop()
-
-
-def _progress(enabled: bool, total: int) -> _Bar:
-    return _Bar(enabled, total)
