@@ -219,3 +219,14 @@ def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
     result = CliRunner().invoke(app, ["report", "results", str(campaign), "--no-calibration", "--no-figures"])
     assert result.exit_code == 2, result.output
     assert f"{node.run_dir}/results.json:1: invalid JSON" in result.output
+
+
+def test_heatmap_rows_show_the_range_of_pairs_when_models_had_subsets():
+    from py4.report import figures
+
+    def entry(model, pairs):
+        g = {"accuracy": 0.5, "ci_low": 0.3, "ci_high": 0.7, "pairs": pairs}
+        return {"model": model, "per_rule": {"P4-01": {**g, "kind": "syntax", "held_out": False}}}
+
+    fig = figures.probe_heatmap([entry("tiny/iso/midtrain", 42), entry("tiny/iso/eft_8", 4)])
+    assert fig.axes[0].get_yticklabels()[0].get_text() == "P4-01 syntax n=4–42"

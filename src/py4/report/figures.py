@@ -162,12 +162,18 @@ def probe_heatmap(probes: list[dict]):
                 ax.text(j, i, f"{g['accuracy']:.2f}", ha="center", va="center", fontsize=5)
     ax.set_xticks(range(len(probes)), [e["model"] for e in probes], rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(len(rules)), [
-        f"{r} {info[r].get('kind', '?')}{' (held-out)' if info[r].get('held_out') else ''} n={info[r]['pairs']}"
+        f"{r} {info[r].get('kind', '?')}{' (held-out)' if info[r].get('held_out') else ''} n={_pairs(probes, r)}"
         for r in rules], fontsize=6)
     fig.colorbar(im, ax=ax, label="probe accuracy (Python-4 member more likely)")
     ax.set_title("Probe accuracy per rule; 0.5 = no preference; n = pairs per rule", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _pairs(probes: list[dict], rule: str) -> str:
+    """The rule's pair count, or its range when models were scored on different subsets."""
+    ns = sorted({e["per_rule"][rule]["pairs"] for e in probes if rule in e["per_rule"]})
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
 
 
 def arm_comparison(arms: dict[str, dict], base: dict | None, losses: list[dict], arm_label: dict[str, str]):
