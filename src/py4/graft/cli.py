@@ -45,8 +45,9 @@ app = typer.Typer(cls=_GraftGroup, invoke_without_command=True, no_args_is_help=
 
 
 def _fail(exc: Exception) -> None:
+    """Bad input (a config, a checkpoint, an output folder): one line and exit 2, as every py4 command."""
     typer.secho(f"error: {exc}", err=True, fg=typer.colors.RED)
-    raise typer.Exit(1)
+    raise typer.Exit(2)
 
 
 def _resolve_config(config_file: Path | None, flags: dict, overrides: list[str]):
@@ -125,7 +126,7 @@ def verify(
     it: str | None = typer.Option(None, "--it", help="where -it is now, if it moved"),
     base: str | None = typer.Option(None, "--base", help="where base is now, if it moved"),
 ) -> None:
-    """Recompute stored tensors from the inputs and compare them bit for bit; exit 1 on a mismatch."""
+    """Recompute stored tensors from the inputs and compare them bit for bit; exit 1 on a mismatch, 2 on bad input."""
     from py4.config import ConfigError
     from py4.graft.checkpoint import GraftError
     from py4.graft.verify import verify_graft
