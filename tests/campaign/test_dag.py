@@ -30,7 +30,9 @@ def test_python4_counts(python4):
     assert counts == {"corpus": 1, "subset": 3, "pack": 3, "mix": 9, "midtrain": 9, "sft": 9, "graft": 9,
                       "eft_dose": 28, "eft": 28, "grpo": 2,
                       # every model: 9 grafts + 9 parents (dose 0) + 27 EFT models + warm start + 7 ladder + final
-                      "eval": 9 + 9 + 27 + 1 + 7 + 1}
+                      "eval": 9 + 9 + 27 + 1 + 7 + 1,
+                      # probes: those models + 3 bases + 9 midtrained arms
+                      "probes": 3 + 9 + 9 + 9 + 27 + 1 + 7 + 1}
 
 
 def test_python4_glm_prop_arm_uses_the_whole_corpus(python4):
@@ -70,7 +72,8 @@ def test_smoke_counts_and_sanity(smoke):
     counts = Counter(n.stage for n in smoke)
     assert counts == {"assets": 1, "corpus": 1, "subset": 2, "pack": 1, "mix": 3, "midtrain": 3, "sft": 3,
                       "graft": 3, "eft_dose": 7, "eft": 7, "grpo": 2, "sanity_bank": 1,
-                      "eval": 2 * (3 + 3 + 6 + 1 + 1 + 1)}
+                      "eval": 2 * (3 + 3 + 6 + 1 + 1 + 1),
+                      "probes": 1 + 3 + 3 + 3 + 6 + 1 + 1 + 1, "heldout_corpus": 1, "heldout_loss": 1 + 3}
     evals = {n.id: n for n in smoke if n.stage == "eval"}
     for node_id, n in evals.items():
         if node_id.endswith(":train_sanity"):  # its own run: greedy, one sample, the sanity bank

@@ -58,11 +58,13 @@ def test_smoke_mix_configs_iso_then_control(tmp_path, smoke_tokenizer_dir):
     iso = run_mix(load_config(MixConfig, CONFIGS / "mix_iso.yaml", [
         f"out_dir={tmp_path / 'iso'}", f"corpus={corpus}", f"tokenizer={smoke_tokenizer_dir}"]))
     counts = iso["counts"]
-    assert counts["replay_tokens"] == 4 * counts["corpus_tokens"]
+    iso_config = load_config(MixConfig, CONFIGS / "mix_iso.yaml")
+    assert counts["replay_tokens"] == iso_config.copies * counts["corpus_tokens"]
     assert iso["inputs"]["replay"]["builtin"] == "stdlib"
     control = run_mix(load_config(MixConfig, CONFIGS / "mix_control.yaml", [
         f"out_dir={tmp_path / 'control'}", f"control_target_manifest={tmp_path / 'iso'}",
         f"tokenizer={smoke_tokenizer_dir}"]))
     assert control["total_mix_tokens"] == iso["total_mix_tokens"]
     steps = json.loads((tmp_path / "control" / "step_schedule.json").read_text())
-    assert steps["max_steps"] == -(-iso["total_mix_tokens"] // (2 * 512))
+    per_step = iso_config.schedule.micro_batch * iso_config.schedule.grad_accum * iso_config.seq_len
+    assert steps["max_steps"] == -(-iso["total_mix_tokens"] // per_step)

@@ -105,6 +105,7 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
     _global_nodes(b)
     for key, model in spec.models.items():
         _model_nodes(b, key, model)
+    _compare_probes_with_control(b)
     for node in b.nodes.values():
         node.argv += spec.stage_overrides.get(node.stage, [])
     return topological(list(b.nodes.values()))
@@ -149,8 +150,11 @@ def _model_nodes(b: _Builder, key: str, m: ModelSpec) -> None:
     corpus_of = {"iso": "corpus_iso"}
     if "prop" in spec.arms:
         corpus_of["prop"] = _subset(b, f"corpus_prop_{key}", m.prop_corpus.value, {"arm": "prop", "model": key})
+    _probe(b, f"{key}/base", b.p(m.base.hub_id), None, smoke_dep, {"model": key, "arm": None, "kind": "base"})
     for arm in spec.arms:
         _arm_nodes(b, key, m, arm, corpus_of, sft_data)
+    if spec.heldout_loss:
+        _heldout_loss(b, key, m)
 
 
 def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, sft_data: str) -> None:
@@ -185,6 +189,9 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
     b.add(Node(f"{key}/{arm}/graft", "graft", graft, f"{d}/graft", [f"{key}/{arm}/{GRAFT_ONTO}"], 0, m.files.graft, meta))
     _eval(b, f"{key}/{arm}/graft", f"{d}/graft", {**meta, "model_kind": "graft"})
     _eval(b, f"{key}/{arm}/sft", f"{d}/sft/model", {**meta, "model_kind": "eft", "dose": 0})
+    _probe(b, f"{key}/{arm}/midtrain", f"{d}/midtrain/model", None, [f"{key}/{arm}/midtrain"], {**meta, "kind": "midtrain"})
+    _probe(b, f"{key}/{arm}/sft", f"{d}/sft/model", None, [f"{key}/{arm}/sft"], {**meta, "kind": "sft", "dose": 0})
+    _probe(b, f"{key}/{arm}/graft", f"{d}/graft", None, [f"{key}/{arm}/graft"], {**meta, "kind": "graft"})
     _eft_doses(b, key, m, arm, d, meta)
     if spec.grpo and spec.grpo.model == key and spec.grpo.arm == arm:
         _grpo(b, key, m, d, meta)
@@ -238,6 +245,8 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
                    m.files.eft, {**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
                                                               "matrix": rows == e.matrix_dose}, base=parent)
+        _probe(b, f"{key}/{arm}/eft_{rows}", parent, f"{run}/model", [f"{key}/{arm}/eft_{rows}"],
+               {**meta, "kind": "eft", "dose": rows, "matrix": rows == e.matrix_dose})
 
 
 def _config_gpus(path: str) -> int:
@@ -264,6 +273,8 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
                 f"data.path={d}/eft_dose_{g.warmstart_dose}", f"run.output_dir={warm}", *_warmstart_overrides(b.spec)],
                warm, [graft_node, dose_id], _gpus(_config_gpus(m.files.eft512_warmstart), b.smoke()), m.files.eft512_warmstart, {**meta, "dose": g.warmstart_dose}))
     _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0}, base=graft)
+    _probe(b, f"{key}/{g.arm}/warmstart", graft, f"{warm}/model", [f"{key}/{g.arm}/warmstart"],
+           {**meta, "kind": "grpo", "step": 0, "dose": g.warmstart_dose})
     previous, run = f"{key}/{g.arm}/warmstart", f"{d}/grpo"
     for i, stop in enumerate(g.segments):
         last = i == len(g.segments) - 1
@@ -280,7 +291,11 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
     for step in b.spec.evaluation.grpo_steps:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
               after=previous, base=graft)
+        _probe(b, f"{key}/{g.arm}/grpo@{step}", graft, f"{run}/checkpoint-{step}", [previous],
+               {**meta, "kind": "grpo", "step": step, "dose": g.warmstart_dose})
     _eval(b, f"{key}/{g.arm}/grpo", f"{run}/model", {**meta, "model_kind": "grpo", "step": g.segments[-1]}, base=graft)
+    _probe(b, f"{key}/{g.arm}/grpo", graft, f"{run}/model", [previous],
+           {**meta, "kind": "grpo", "step": g.segments[-1], "dose": g.warmstart_dose})
 
 
 def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
@@ -338,6 +353,71 @@ def _sanity_bank(b: _Builder) -> None:
     dose_dir = f"{b.out}/{first_model}/iso/eft_dose_{rows}"
     b.add(Node("sanity_bank", "sanity_bank", ["campaign", "sanity-bank", "--dose", dose_dir, "--out", f"{b.out}/sanity_bank"],
                f"{b.out}/sanity_bank", [f"{first_model}/iso/eft_dose_{rows}"], meta={"dose": rows}))
+
+
+def probe_dir(out: str, model_node: str) -> str:
+    """Where the probes of a model land: ``<out>/probes/<model node, / as __>`` (results.json, results.md)."""
+    return f"{out.rstrip('/')}/probes/{model_node.replace('/', '__').replace('@', '_at_')}"
+
+
+def _probe(b: _Builder, model_node: str, model_path: str, adapter: str | None, inputs: list[str], meta: dict) -> None:
+    """``py4 probes eval`` of one model (``adapter``: a LoRA trained on ``model_path``)."""
+    spec = b.spec.probes
+    if spec is None:
+        return
+    run = probe_dir(b.out, model_node)
+    args = ["probes", "eval", "--model", model_path, "--out", run, "--no-progress"]
+    if adapter:
+        args += ["--adapter", adapter]
+    if spec.limit and meta["kind"] not in spec.full_kinds:
+        args += ["--limit", str(spec.limit)]
+    # As many GPUs as serving the model for evaluation takes (one; GLM-4.5-Air: its tensor-parallel width).
+    serve = b.spec.evaluation.serve
+    gpus = _gpus(serve.tensor_parallel.get(meta["model"], 1) if serve else 1, b.smoke())
+    b.add(Node(f"probes:{model_node}", "probes", args, run, list(inputs), gpus,
+               meta={**meta, "model_node": model_node, "weights": model_path, **({"adapter": adapter} if adapter else {})}))
+
+
+def _compare_probes_with_control(b: _Builder) -> None:
+    """A Python-4 arm's probe run also scores the paired difference against the control arm's
+    model of the same name (``minus_compare`` in its results.json), so it waits for that run.
+    Models only one arm has (the GRPO chain) have no counterpart and are left alone."""
+    if b.spec.probes is None or not b.spec.probes.compare_control:
+        return
+    for node in [n for n in b.nodes.values() if n.stage == "probes"]:
+        arm = node.meta.get("arm")
+        if arm in (None, "control"):
+            continue
+        control = node.meta["model_node"].replace(f"/{arm}/", "/control/", 1)
+        if f"probes:{control}" in b.nodes:
+            node.argv += ["--compare", f"{probe_dir(b.out, control)}/results.json"]
+            node.inputs.append(f"probes:{control}")
+            node.meta["compare"] = control
+
+
+def _heldout_loss(b: _Builder, key: str, m: ModelSpec) -> None:
+    """Loss of the base and each arm's midtrained model on held-out Python-4 documents.
+
+    The held-out documents: the campaign's corpus config generated again with the spec's
+    overrides (another seed), minus any document whose text is in the training corpus.
+    """
+    h, out = b.spec.heldout_loss, b.out
+    if "heldout_corpus" not in b.nodes:
+        c = b.spec.corpus
+        b.add(Node("heldout_corpus", "heldout_corpus",
+                   ["corpus", "generate", "--config", c.config, "--out", f"{out}/heldout_corpus", "--no-progress",
+                    *b.tokenizer_overrides("tokenizer.name_or_path"), *c.overrides, *h.overrides],
+                   f"{out}/heldout_corpus", ["assets"] if b.spec.smoke_assets else [], config=c.config))
+    models = {"base": (b.p(m.base.hub_id), ["assets"] if b.spec.smoke_assets else [])}
+    models.update({arm: (f"{out}/{key}/{arm}/midtrain/model", [f"{key}/{arm}/midtrain"]) for arm in b.spec.arms})
+    for name, (path, inputs) in models.items():
+        run = f"{out}/heldout_loss/{key}__{name}"
+        b.add(Node(f"heldout_loss:{key}/{name}", "heldout_loss",
+                   ["smoke", "heldout-loss", "--model", path, "--docs", f"{out}/heldout_corpus",
+                    "--exclude", f"{out}/corpus", "--max-tokens", str(h.max_tokens), "--out", run],
+                   run, ["heldout_corpus", "corpus", *inputs], 0 if b.smoke() else m.gpus,
+                   meta={"model": key, "arm": None if name == "base" else name, "kind": "base" if name == "base" else "midtrain",
+                         "weights": path}))
 
 
 def topological(nodes: list[Node]) -> list[Node]:

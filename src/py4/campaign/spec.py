@@ -23,7 +23,7 @@ from py4.evaluate.serve import ServeConfig
 
 ARMS = ("control", "iso", "prop")
 STAGES = ("assets", "corpus", "subset", "pack", "mix", "midtrain", "sft", "graft", "eft_dose", "eft", "grpo",
-          "eval", "sanity_bank")
+          "eval", "sanity_bank", "probes", "heldout_corpus", "heldout_loss")
 """The stages of a campaign's runs (`py4.campaign.dag.Node.stage`)."""
 
 
@@ -138,6 +138,35 @@ class EvalSpec(StrictModel):
     vLLM on GPU nodes, ``transformers serve`` on CPU); None: the local policy in-process (smoke)."""
 
 
+class ProbesSpec(StrictModel):
+    """Rule probes (`py4 probes eval`, docs/probes.md) of every model the campaign makes.
+
+    One run per model: the base, each arm's midtrained model, SFT parent, graft, EFT doses,
+    GRPO warm start and evaluated GRPO steps. A Python-4 arm's model is compared (paired
+    difference, ``minus_compare``) with the control arm's model of the same kind.
+    """
+
+    limit: int | None = None
+    """About N pairs per model (every k-th pair, ``py4 probes eval --limit``); None: all pairs."""
+    full_kinds: list[Literal["base", "midtrain", "sft", "graft", "eft", "grpo"]] = ["base", "midtrain"]
+    """Model kinds always scored on every pair, whatever ``limit`` (the arm comparison's models)."""
+    compare_control: bool = True
+    """Each non-control arm's model also gets ``--compare`` the control arm's model of the same kind."""
+
+
+class HeldoutLossSpec(StrictModel):
+    """Loss of each arm's midtrained model (and the base) on held-out Python-4 documents.
+
+    The documents are a second corpus generated with another seed (``overrides``); documents
+    whose text also occurs in the training corpus are dropped, so none of them was trained on.
+    """
+
+    overrides: list[str] = ["seed=1", "max_docs=40"]
+    """key=value overrides of the campaign's corpus config for the held-out corpus."""
+    max_tokens: int = 40000
+    """Tokens scored per model (documents in order, the last one cut)."""
+
+
 class ReportSpec(StrictModel):
     what: str = ""
     source: str = ""
@@ -239,6 +268,10 @@ class CampaignSpec(StrictModel):
     eft: EFTSpec = EFTSpec()
     grpo: GRPOSpec | None = None
     evaluation: EvalSpec = EvalSpec()
+    probes: ProbesSpec | None = ProbesSpec()
+    """Rule probes of every model made (None: none)."""
+    heldout_loss: HeldoutLossSpec | None = None
+    """Held-out Python-4 loss per arm (smoke scale: the midtraining must measurably learn)."""
     report: ReportSpec = ReportSpec()
     recorded: dict[str, Recorded] = {}
     stage_overrides: dict[str, list[str]] = {}

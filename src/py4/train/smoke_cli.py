@@ -29,3 +29,19 @@ def assets(
     with console.status("building smoke assets (tokenizer, base, -it SFT)…"):
         path = build_smoke_assets(out, cfg, force=force)
     console.print(f"[green]smoke assets[/green] in {path}")
+
+
+@app.command("heldout-loss")
+def heldout_loss(
+    model: str = typer.Option(..., "--model", help="model folder (weights + tokenizer)"),
+    docs: str = typer.Option(..., "--docs", help="corpus folder of held-out documents (py4 corpus generate)"),
+    exclude: list[str] = typer.Option([], "--exclude", help="training corpus folder(s): their documents are dropped"),
+    max_tokens: int = typer.Option(40000, "--max-tokens", help="tokens scored (documents in order)"),
+    out: str = typer.Option(..., "--out", help="run folder: results.json"),
+) -> None:
+    """Mean next-token loss of a model on held-out Python-4 documents (docs/campaign.md)."""
+    from py4.train.heldout_loss import heldout_loss as score
+
+    result = score(model, docs, list(exclude), max_tokens, out)
+    typer.echo(f"held-out loss {result['all']['loss']:.4f} over {result['all']['scored_tokens']} tokens "
+               f"({result['documents']} documents, {result['dropped_as_trained_on']} dropped as trained on) -> {out}/results.json")
