@@ -230,3 +230,14 @@ def test_heatmap_rows_show_the_range_of_pairs_when_models_had_subsets():
 
     fig = figures.probe_heatmap([entry("tiny/iso/midtrain", 42), entry("tiny/iso/eft_8", 4)])
     assert fig.axes[0].get_yticklabels()[0].get_text() == "P4-01 syntax n=4–42"
+
+
+def test_runs_without_results_are_listed_not_invented(tmp_path):
+    from py4.report.results import collect, render_markdown
+
+    spec, nodes = _campaign(tmp_path, _rates(LEARNED, UNTRAINED), {"base": 9.0, "control": 7.0, "iso": 5.0,
+                                                                   "prop": 6.0}, MIDTRAINED)
+    data = collect(spec, nodes)
+    assert "probes:tiny/base" in data["missing_probes"] and "probes:tiny/iso/midtrain" not in data["missing_probes"]
+    assert {e["model"] for e in data["probes"]} == MIDTRAINED
+    assert "Not probed yet: `probes:tiny/base`" in render_markdown(data)

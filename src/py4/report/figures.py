@@ -91,10 +91,16 @@ def dose_response(data: dict[str, Any]):
         ax.set_ylabel("certified rate")
         ax.set_ylim(*RATE_LIMITS)
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
+    _legend(axes[0][0], fontsize=8)
     fig.suptitle(f"{data['campaign']}: dose-response")
     fig.tight_layout()
     return fig
+
+
+def _legend(ax, **kwargs) -> None:
+    """A legend when the axes has labelled artists (an empty campaign draws none)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
 
 
 def _calibration_lines(ax, rows: list[dict]) -> None:
@@ -141,7 +147,9 @@ def grpo_ladder(data: dict[str, Any]):
         ax2.set_ylim(lo - pad, hi + pad)
         ax2.set_ylabel(f"mean reward (full range {lo:g}…{hi:g})")
         ax2.legend(loc="upper right", fontsize=8)
-    ax.legend(loc="upper left", fontsize=7)
+    _legend(ax, loc="upper left", fontsize=7)
+    if not es:
+        ax.text(0.5, 0.5, "no GRPO evaluations yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(f"{data['campaign']}: GRPO ladder")
     fig.tight_layout()
     return fig

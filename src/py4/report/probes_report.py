@@ -33,10 +33,15 @@ class ReportInputError(FileFormatError):
     """A run's results file lacks what the report reads; names the file and the field."""
 
 
+# Length-normalised accuracy, kept beside the plain one when the probe run reports it: the
+# members differ in length, so the summed score is biased against the longer member.
+PER_TOKEN_FIELDS = ("accuracy_per_token", "per_token_ci_low", "per_token_ci_high")
+
+
 def _group(summary: dict, key: str, path: Path) -> dict[str, Any]:
     try:
         g = summary[key]
-        return {f: g[f] for f in GROUP_FIELDS}
+        return {**{f: g[f] for f in GROUP_FIELDS}, **{f: g[f] for f in PER_TOKEN_FIELDS if f in g}}
     except (KeyError, TypeError) as exc:
         raise ReportInputError(f"{path}: summary.{key} needs {', '.join(GROUP_FIELDS)} "
                                f"(py4 probes eval's results.json), missing {exc}") from None
@@ -88,9 +93,10 @@ def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
         if not isinstance(summary, dict):
             raise ReportInputError(f"{path}: expected a `summary` object (py4 probes eval's results.json)")
         meta = node.meta
+        marked = results.get("rules") if isinstance(results.get("rules"), dict) else {}  # the probe set's own marks
         per_rule = {}
         for rule in sorted(summary.get("per_rule") or {}):
-            per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {})}
+            per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {}), **marked.get(rule, {})}
         entries.append({
             "model": meta.get("model_node", node.id), "model_key": meta.get("model"), "arm": meta.get("arm"),
             "kind": _kind(meta), "dose": meta.get("dose"), "step": meta.get("step"), "run": node.run_dir,

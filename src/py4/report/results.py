@@ -26,7 +26,13 @@ from py4.fileio import read_json_object
 from py4.report import figures as figs
 from py4.report.calibration import calibration_rows, run_calibration
 from py4.report.intervals import certified_count, wilson
-from py4.report.layout import EVAL_STAGE, RESULTS_FILE, split_key
+from py4.report.layout import (
+    EVAL_STAGE,
+    LOSS_STAGE,
+    PROBE_STAGE,
+    RESULTS_FILE,
+    split_key,
+)
 from py4.report.probes_report import (
     ReportInputError,
     arm_models,
@@ -92,6 +98,11 @@ def knowledge_and_use(probes: list[dict], entries: list[dict]) -> list[dict[str,
     return rows
 
 
+def _missing(nodes: list, stage: str) -> list[str]:
+    """Runs of ``stage`` whose results file is not there yet."""
+    return [n.id for n in nodes if n.stage == stage and not (Path(n.run_dir) / RESULTS_FILE).is_file()]
+
+
 def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
     """Everything the reports show, from the runs on disk (missing runs are listed, not invented)."""
     nodes = build_dag(spec) if nodes is None else nodes
@@ -99,6 +110,7 @@ def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
     probes = probe_entries(nodes)
     losses = heldout_losses(nodes)
     return {"campaign": spec.name, "scale": spec.scale, "entries": entries, "missing_evaluations": missing,
+            "missing_probes": _missing(nodes, PROBE_STAGE), "missing_heldout_loss": _missing(nodes, LOSS_STAGE),
             "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration_rows(spec),
             "probes": probes, "heldout_loss": losses, "knowledge_and_use": knowledge_and_use(probes, entries),
             "finding": finding(probes, losses, dict(spec.arms))}
@@ -152,13 +164,13 @@ def _probe_md(data: dict[str, Any]) -> list[str]:
     splits = sorted({s for r in data["knowledge_and_use"] for s in r["certified"]}, key=split_key)
     out += ["Knowledge: probe accuracy (share of minimal pairs where the Python-4 member is more likely, 95% "
             "bootstrap, n pairs). Use: certified rate (95% Wilson, certified/episodes).", "",
-            "| model | arm | kind | probes held-in | probes held-out | " + " | ".join(f"certified {s}" for s in splits)
-            + " |", "|---" * (5 + len(splits)) + "|"]
+            "| " + " | ".join(["model", "arm", "kind", "probes held-in", "probes held-out",
+                               *(f"certified {s}" for s in splits)]) + " |", "|---" * (5 + len(splits)) + "|"]
     for r in data["knowledge_and_use"]:
         use = [f"{_fmt(u['certified_rate'])} {_ci(u)} ({_kn(u)})" if (u := r["certified"].get(s)) else "—"
                for s in splits]
-        out.append(f"| `{r['model']}` | {r['arm'] or '—'} | {r['kind']} | {_acc(r['heldin'])} | {_acc(r['heldout'])} | "
-                   + " | ".join(use) + " |")
+        out.append("| " + " | ".join([f"`{r['model']}`", r["arm"] or "—", r["kind"], _acc(r["heldin"]),
+                                      _acc(r["heldout"]), *use]) + " |")
     arms = arm_models(probes)
     if arms:
         out += _arms_md(arms, base_model(probes), losses)
@@ -247,8 +259,10 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += [f"### {split}", "", "| rule | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         out += ["| " + " | ".join([r, *(_rule_cell(e["per_rule"].get(r)) for e in rows)]) + " |" for r in rules]
         out.append("")
-    if data["missing_evaluations"]:
-        out += ["", "Not evaluated yet: " + ", ".join(f"`{m}`" for m in data["missing_evaluations"])]
+    for key, words in (("missing_evaluations", "Not evaluated yet"), ("missing_probes", "Not probed yet"),
+                       ("missing_heldout_loss", "Held-out loss not measured yet")):
+        if data.get(key):
+            out += ["", f"{words}: " + ", ".join(f"`{m}`" for m in data[key])]
     return "\n".join(out) + "\n"
 
 
