@@ -56,3 +56,16 @@ def test_unknown_boa_name_is_an_attribute_error():
         py4.boa.Executer  # noqa: B018
     with pytest.raises(ValueError, match="unknown split 'test_heldot'"):
         __import__("py4").load_bank(split="test_heldot")
+
+
+@pytest.mark.parametrize("first", ["import py4.episodes", "from py4.boa.certify import Certificate", "pass"])
+def test_boa_certify_is_the_function_whatever_was_imported_before(first):
+    """``py4/boa/certify.py`` shares the function's name: importing the module must not shadow it."""
+    code = (f"{first}\n"
+            "import py4.boa\n"
+            "from py4.boa import certify\n"
+            "import py4.boa.certify\n"  # importing the submodule (again) changes nothing
+            "from py4.boa.certify import certify as function\n"
+            "assert certify is function and py4.boa.certify is function, (certify, py4.boa.certify)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -23,6 +23,8 @@ runs' output in the worker's memory, a CPU quota. Details and what was active wh
 ``docs/boa.md``.
 """
 
+import sys
+
 TYPE_CHECKING = False  # not typing's: `import py4.boa` (every Boa worker does) stays cheap
 if TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from py4.boa.certify import Certificate, certify, certify_many  # noqa: F401
@@ -50,6 +52,24 @@ def check(source: "str | bytes", filename: str = "<py4>") -> "list[Diagnostic]":
     from py4.lang.compile import compile_py4
 
     return compile_py4(source, filename).diagnostics
+
+
+class _Package(type(sys)):
+    """``py4.boa`` itself: its ``certify`` is the function, never the submodule of that name.
+
+    Python sets a package's attribute to a submodule once the submodule is imported, so
+    ``import py4.episodes`` (which imports ``py4.boa.certify``) would otherwise make
+    ``from py4.boa import certify`` give a module. The module stays in ``sys.modules``;
+    ``from py4.boa.certify import …`` works as ever.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "certify" and isinstance(value, type(sys)):
+            value = value.certify
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 # No `from __future__ import annotations` nor importlib: each costs an import on every `import py4.boa`.
