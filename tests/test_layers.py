@@ -27,7 +27,7 @@ LAYERS: list[set[str]] = [
     {"campaign"},
     {"report"},
     {"rehearsal"},
-    {"cli"},
+    {"cli", "cli_help"},
 ]
 
 # (importing module, imported module): arrows that point up today.
