@@ -27,3 +27,20 @@ def test_probes_eval_writes_results_with_base_and_comparison(smoke_assets, tmp_p
     assert results["minus_compare"]["all"]["ci_low"] == 0 == results["minus_compare"]["all"]["ci_high"]
     assert set(results["summary"]["by_kind"]) == {"syntax", "semantic"}
     assert "held-in" in (tmp_path / "b" / "results.md").read_text()
+
+
+def test_user_errors_name_the_flag_and_what_was_expected(tmp_path):
+    from py4.cli import app
+
+    runner = CliRunner()
+    missing = runner.invoke(app, ["eval", "probes", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
+    assert missing.exit_code == 2 and "--model" in missing.output and "no such folder" in missing.output
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"scores": [{"id": "P4-01/00/bare"}]}))
+    compare = runner.invoke(app, ["eval", "probes", "--model", str(tmp_path / "nope"), "--compare", str(other),
+                                  "--out", str(tmp_path / "o"), "--limit", "10"])
+    assert compare.exit_code == 2 and str(other) in compare.output and "same --limit" in compare.output
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("[1, 2]")
+    bad = runner.invoke(app, ["probes", "eval", "--model", "x", "--compare", str(garbage), "--out", str(tmp_path / "o")])
+    assert bad.exit_code == 2 and "`scores` list" in bad.output

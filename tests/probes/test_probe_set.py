@@ -1,10 +1,9 @@
-"""The shipped probe set: a fresh build equals it, every rule has >= 40 confirmed pairs, no leaks."""
+"""The shipped probe set: a fresh build equals it, every rule has >= 40 confirmed pairs (leaks: test_leaks.py)."""
 
 from __future__ import annotations
 
 from py4.lang.rules import RULES
 from py4.probes.build import build_probes, jsonl_bytes, load_probes
-from py4.probes.verify import leaked
 
 
 def test_shipped_probe_set_equals_a_fresh_build():
@@ -25,12 +24,3 @@ def test_every_rule_has_40_pairs_in_three_contexts_marked_as_boa_rules():
             assert r["p4"].strip(" `\n") in r["check"]["p4_result"]
             assert r["py3"].strip(" `\n") in r["check"]["py3_result"]
 
-
-def test_no_probe_program_in_the_bank_and_leak_check_finds_a_planted_one():
-    from py4.problems.bank import load_bank
-
-    records = load_probes()
-    bank_texts = [t for p in load_bank() for t in (p.gold, p.prompt)]
-    assert leaked(records, bank_texts) == []
-    planted = records[0]["check"]["p4_code"]
-    assert leaked(records, ["some text\n" + planted + "\nmore"]) == [records[0]["id"]]

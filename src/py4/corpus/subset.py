@@ -104,6 +104,10 @@ def validate_corpus(corpus_dir: str | Path, cache_dir: str | None, workers: int 
     """
     from py4.corpus.blocks import parse_programs
     from py4.corpus.validate import BoaValidator
+    from py4.probes.build import load_probes
+    from py4.probes.verify import LeakIndex
+
+    probes = LeakIndex(load_probes())
     failures, docs, blocks = [], 0, 0
     with BoaValidator(cache_dir, workers) as validator:
         for record in iter_documents(corpus_dir):
@@ -113,6 +117,8 @@ def validate_corpus(corpus_dir: str | Path, cache_dir: str | None, workers: int 
             except ValueError:
                 pass
             problems = validator.check_document(record["text"])
+            leaks = probes.find(record["text"])  # no rule-probe text in the corpus (docs/probes.md)
+            problems = problems + ([f"contains the text of probes {sorted(leaks)[:3]}"] if leaks else [])
             if problems:
                 failures.append({"id": record["id"], "problems": problems[:5]})
         runs = validator.boa_runs

@@ -22,12 +22,13 @@ RESULTS, TABLE = "results.json", "results.md"
 
 
 def load_model(model_dir: str, adapter: str | None = None):
-    """(model, tokenizer) from a local folder, with a PEFT adapter applied when given."""
+    """(model, tokenizer) from a local folder or Hub id, with a PEFT adapter applied when given."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     for flag, folder in (("--model", model_dir), ("--adapter", adapter)):
-        if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
-            raise Py4Error(f"{flag} {folder!r}: no such folder (a local model folder is expected)")
+        # A Hub id (`org/name`, the campaign's bases) loads from the Hub cache; a path must exist.
+        if folder is not None and not Path(folder).is_dir() and _looks_local(folder):
+            raise Py4Error(f"{flag} {folder!r}: no such folder (a local model folder or a Hub id is expected)")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     if adapter:
@@ -35,6 +36,10 @@ def load_model(model_dir: str, adapter: str | None = None):
 
         model = PeftModel.from_pretrained(model, adapter)
     return model, tokenizer
+
+
+def _looks_local(name: str) -> bool:
+    return name.startswith(("/", ".", "~")) or name.count("/") != 1
 
 
 def select_probes(probes: list[dict], limit: int | None) -> list[dict]:
@@ -63,7 +68,11 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
                        "give its served name as --model")
     probes = select_probes(load_probes(probes_dir), limit)
     manifest = json.loads(probe_paths(probes_dir)[1].read_text())
+    # Files given for the base or the comparison are checked before any scoring.
     other = _read_results(compare, "--compare") if compare else None
+    other_scores = _covering_scores(other, probes, compare) if other is not None else None
+    base_file = base is not None and Path(base).is_file()
+    base_scores = _covering_scores(_read_results(base, "--base"), probes, base) if base_file else None
     out = Path(out_dir)
     with RunRecorder(out, None, kind="probes-eval") as recorder:
         recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"])
@@ -78,19 +87,16 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
             "rules": {r: {"held_out": p["held_out"], "kind": p["kind"]} for p in probes for r in [p["rule"]]},
             "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=bootstrap)}
         if base:
-            if Path(base).is_file():
-                base_scores, base_name = _covering_scores(_read_results(base, "--base"), probes, base), base
-            else:
-                base_scores, base_name = _score(base, None, probes, **how), base
+            if not base_file:
+                base_scores = _score(base, None, probes, **how)
             _add_model_input(recorder, "base", base, endpoint)
-            results["base"] = {"model": base_name, "scores": base_scores,
+            results["base"] = {"model": base, "scores": base_scores,
                                "summary": summarize(base_scores, probes, b=bootstrap)}
             results["minus_base"] = paired_difference(scores, base_scores, probes, b=bootstrap)
         if other is not None:
             results["compare"] = str(compare)
             results["compare_model"] = other.get("model")
-            results["minus_compare"] = paired_difference(scores, _covering_scores(other, probes, compare), probes,
-                                                         b=bootstrap)
+            results["minus_compare"] = paired_difference(scores, other_scores, probes, b=bootstrap)
         atomic_write_json(out / RESULTS, results)
         atomic_write_text(out / TABLE, markdown(results))
         for name in (RESULTS, TABLE):
@@ -143,8 +149,10 @@ def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str
 def _add_model_input(recorder, name: str, model: str, endpoint: str | None) -> None:
     if endpoint is not None and not Path(model).is_file():
         recorder.add_input(name, served_model=model, endpoint=endpoint)
-    else:  # weights are not hashed: a 31B folder would take minutes, and the campaign records its own
+    elif Path(model).exists():  # weights are not hashed: a 31B folder would take minutes
         recorder.add_input(name, path=model, hash_content=Path(model).is_file())
+    else:
+        recorder.add_input(name, hub_id=model)
 
 
 def _read_results(path: str | Path, flag: str) -> dict:

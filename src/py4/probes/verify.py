@@ -1,30 +1,96 @@
-"""Checks on a probe set: no probe program occurs verbatim in other texts (the bank, a corpus)."""
+"""Leak checks: no probe text in the texts a model learns from (the corpus, the bank).
+
+What counts as probe text (``probe_patterns``):
+- the probe set's canary (``PY4-PROBES-CANARY …``), as the bank carries its own;
+- every member's text as scored (prefix + span + suffix, stripped), Python-4 and Python 3;
+- every syntax pair's program (the whole Python-4 or Python 3 program, a few lines long);
+- every semantic pair's program *with its Python-4 result* as a probe states it
+  (``print(-7 // 2)  # -> -3``): the one-line program alone (``print(-7 // 2)``) is an
+  ordinary example a document may well show, and is not the probe's answer.
+
+``LeakIndex`` finds them in many texts in one pass per text: patterns are keyed by their
+first ``KEY`` characters, so a text costs one dictionary look-up per character, not one
+search per pattern (a 50M-token corpus is checked in about a minute).
+"""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections import defaultdict
+from collections.abc import Iterable
+
+KEY = 12
+CANARY_ID = "<canary>"
 
 
-def probe_programs(records: list[dict]) -> dict[str, str]:
-    """Each distinct probe program (both members' code) -> the first probe id using it."""
+def probe_patterns(records: list[dict]) -> dict[str, str]:
+    """Each probe text (see the module doc) -> the first probe id it belongs to."""
+    from py4.probes.build import CONTEXTS, _render
+
     out: dict[str, str] = {}
     for r in records:
+        out.setdefault(r["canary"], CANARY_ID)
+        for span in (r["p4"], r["py3"]):
+            out.setdefault((r["prefix"] + span + r["suffix"]).strip(), r["id"])
         check = r["check"]
-        for code in (check.get("code"), check.get("p4_code"), check.get("py3_code")):
+        for code in (check.get("p4_code"), check.get("py3_code")):
             if code:
                 out.setdefault(code.strip(), r["id"])
+        if check.get("code"):  # a semantic program as each context states its Python-4 result
+            for i, context in enumerate(CONTEXTS):
+                out.setdefault(_render(context, check["code"], i, check["p4_result"]).strip(), r["id"])
     return out
 
 
+class LeakIndex:
+    """Probe texts indexed for substring search: ``index.find(text)`` -> probe ids found."""
+
+    def __init__(self, records: list[dict]):
+        self.by_key: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for pattern, pid in probe_patterns(records).items():
+            self.by_key[pattern[:KEY]].append((pattern, pid))
+        self.short = {p: v for p, v in self.by_key.items() if len(p) < KEY}  # patterns shorter than a key
+        self.firsts = {p[0] for p in self.by_key}
+
+    def find(self, text: str) -> set[str]:
+        found: set[str] = set()
+        firsts, by_key = self.firsts, self.by_key
+        for i, c in enumerate(text):
+            if c not in firsts:
+                continue
+            for pattern, pid in by_key.get(text[i:i + KEY], ()):
+                if text.startswith(pattern, i):
+                    found.add(pid)
+        for key, entries in self.short.items():
+            if key in text:
+                found.update(pid for _, pid in entries)
+        return found
+
+
 def leaked(records: list[dict], texts: Iterable[str]) -> list[str]:
-    """Ids of probes whose program, or whose canary, occurs in any of ``texts``."""
-    programs = probe_programs(records)
-    canaries = {r["canary"] for r in records}
-    found: set[str] = set()
+    """Sorted ids of probes whose text occurs in any of ``texts`` (``<canary>`` for the canary)."""
+    index, found = LeakIndex(records), set()
     for text in texts:
-        if any(c in text for c in canaries):
-            found.add("<canary>")
-        for code, pid in programs.items():
-            if code in text:
-                found.add(pid)
+        found |= index.find(text)
     return sorted(found)
+
+
+def corpus_leaks(corpus_dir, records: list[dict] | None = None) -> dict[str, list[str]]:
+    """{document id: probe ids} for the documents of a corpus folder that contain probe text."""
+    from py4.corpus.output import iter_documents
+    from py4.probes.build import load_probes
+
+    index = LeakIndex(records if records is not None else load_probes())
+    return {doc["id"]: sorted(hits) for doc in iter_documents(corpus_dir) if (hits := index.find(doc["text"]))}
+
+
+def bank_leaks(problems, records: list[dict] | None = None) -> dict[str, list[str]]:
+    """{problem id: probe ids} for the bank problems whose prompt, gold or Python 3 reference contains probe text."""
+    from py4.probes.build import load_probes
+
+    index = LeakIndex(records if records is not None else load_probes())
+    out = {}
+    for p in problems:
+        hits = set().union(*(index.find(t or "") for t in (p.prompt, p.gold, p.reference_py3)))
+        if hits:
+            out[p.id] = sorted(hits)
+    return out

@@ -62,6 +62,11 @@ def _static_gates(problems: list[Problem], report: ValidationReport) -> None:
     for pid, n in ids.items():
         if n > 1:
             report.failures.append({"id": pid, "family": None, "gate": "ids_unique", "detail": f"{n} problems share it"})
+    from py4.probes.verify import bank_leaks  # no rule-probe text in the bank (docs/probes.md)
+
+    for pid, probes in bank_leaks(problems).items():
+        report.failures.append({"id": pid, "family": None, "gate": "no_probe_text",
+                                "detail": f"contains the text of probes {probes[:3]}"})
     for p in problems:
         if p.canary != CANARY:
             report.fail(p, "canary", "canary missing or altered")
