@@ -10,6 +10,10 @@ import importlib
 
 import typer
 
+from py4.cli_help import install as _plain_help_types
+
+_plain_help_types()  # --help shows TEXT / INTEGER / KEY=VALUE..., not <str> / <list[str]> (py4.cli_help)
+
 app = typer.Typer(
     name="py4",
     help="The Python-4 study toolkit: problems, corpus, data, training, graft, evaluation, campaign.",

@@ -19,16 +19,18 @@ from py4.evaluate.policies import POLICY_NAMES
 
 def app(
     out: str = typer.Option(..., "--out", help="run folder (results.json, results.md, transcripts.jsonl)"),
-    split: Optional[list[str]] = typer.Option(None, "--split", help="split(s), repeatable or comma-separated"),
+    split: Optional[list[str]] = typer.Option(None, "--split", help="split(s), repeatable or comma-separated "
+                                              "(default: test_heldin, test_heldout)"),
     policy: Optional[str] = typer.Option(None, "--policy", help=f"one of {', '.join(POLICY_NAMES)} "
                                          "(default: endpoint with --endpoint, local with --model)"),
     model: Optional[str] = typer.Option(None, "--model", help="local: model folder; endpoint: served model name"),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (…/v1)"),
-    samples: Optional[int] = typer.Option(None, "--samples", help="K episodes per problem"),
-    temperature: Optional[float] = typer.Option(None, "--temperature"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="a seeded sample of N problems per split"),
+    samples: Optional[int] = typer.Option(None, "--samples", help="K episodes per problem (default 1)"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="sampling temperature (default 0.7)"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="a seeded sample of N problems per split "
+                                         "(default: every problem)"),
     config: Optional[str] = typer.Option(None, "--config", help="eval YAML (EvalConfig)"),
-    no_progress: bool = typer.Option(False, "--no-progress"),
+    no_progress: bool = typer.Option(False, "--no-progress", help="no progress bar"),
     inspect_log: Optional[str] = typer.Option(None, "--inspect-log", help="also write the transcripts as an "
                                               "Inspect log in this folder (inspect view); needs py4[inspect]"),
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),

@@ -22,11 +22,31 @@ def train(
 
     console = Console(stderr=True)
     try:
+        _check_data_path(stage, config, overrides or [])
         result = run_stage(stage, config, overrides or [])
     except (ConfigError, KeyError, FileNotFoundError, TrainingGuardError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
     console.print(f"[green]done[/green] {stage}: {result}")
+
+
+def _check_data_path(stage: str, config: str, overrides: list[str]) -> None:
+    """A ``data.path`` that does not exist, named as given (file or override) before anything
+    reads a schedule or a manifest beside where the config's default data would be.
+
+    Raises ConfigError (with the stage's other config problems, KeyError for an unknown stage).
+    """
+    from pathlib import Path
+
+    from py4.config import ConfigError, load_config
+    from py4.train.stages import get_stage
+
+    _, config_type = get_stage(stage)
+    data = getattr(load_config(config_type, config, overrides), "data", None)
+    path = getattr(data, "path", None)
+    if isinstance(path, str) and not Path(path).exists():
+        given = "the command line" if any(o.startswith("data.path=") for o in overrides) else config
+        raise ConfigError(config, [f"data.path {path!r} (from {given}) does not exist"])
 
 
 # A single command: py4.cli registers a plain function as `py4 train`.

@@ -1,0 +1,32 @@
+"""`py4 train` user errors (issue 21, trip 9): a data.path that does not exist is named as given,
+not the config file's default schedule next to where the data used to be."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from py4.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_missing_data_path_is_named_as_given(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    missing = tmp_path / "nonexistent"
+    res = CliRunner().invoke(app, ["train", "midtrain", "--config", "configs/train/smoke/midtrain.yaml",
+                                   f"data.path={missing}"])
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())  # rich wraps long lines
+    assert f"data.path '{missing}'" in text and "does not exist" in text
+    assert "mix_iso/step_schedule.json" not in text
+
+
+def test_help_shows_no_python_types_and_says_the_defaults():
+    for command in (["train"], ["eval"], ["campaign", "plan"], ["graft"]):
+        res = CliRunner().invoke(app, [*command, "--help"])
+        assert res.exit_code == 0, command
+        assert "<bool>" not in res.output and "<list[str]>" not in res.output and "<str>" not in res.output, command
+    help_text = " ".join(CliRunner().invoke(app, ["eval", "--help"]).output.split())
+    assert "KEY=VALUE..." in help_text and "(default 1)" in help_text and "(default 0.7)" in help_text
