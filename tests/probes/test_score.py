@@ -61,3 +61,18 @@ def test_scorer_uses_the_cache_argument_not_the_deprecated_past_key_values(pairs
         warnings.simplefilter("always")
         score_pairs(model, tok, pairs[:3], batch_size=3)
     assert not [w for w in caught if "past_key_values" in str(w.message)]
+
+
+@pytest.mark.smoke
+def test_batched_scorer_through_a_lora_adapter(pairs):
+    """EFT doses are scored as base + adapter (PeftModel): the cache and logits_to_keep pass through."""
+    from peft import LoraConfig, get_peft_model
+
+    from py4.probes.score import score_pairs, score_pairs_naive
+
+    model, tok = char_model(pairs[:6])
+    lora = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    fast, naive = score_pairs(lora, tok, pairs[:6], batch_size=3), score_pairs_naive(lora, tok, pairs[:6])
+    for f, n in zip(fast, naive):
+        assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
+        assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
