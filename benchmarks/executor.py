@@ -1,6 +1,13 @@
 """Benchmark Boa's executor against spawning a fresh interpreter per run.
 
     .venv/bin/python benchmarks/executor.py [--runs 300] [--certs 400] [--rounds 5]
+    .venv/bin/python benchmarks/executor.py --baseline /path/to/old/checkout [--pairs 3]
+
+``--baseline`` compares this checkout's Boa with another checkout's (e.g. a ``git worktree``
+of an earlier commit) in one run: the whole measurement runs ``--pairs`` times for each,
+alternating baseline and current in separate processes (``PYTHONPATH`` picks the code),
+so that the machine's load hits both alike; it prints each run and the ratios of the
+medians (current / baseline).
 
 Measured in one run, on this machine, in interleaved rounds (each round times a block of
 every kind, so that a change in the machine's load hits all kinds alike):
@@ -192,15 +199,64 @@ def report(timings: dict, floor: tuple[float, float], rate: float, cert_workers:
     print(f"certifications/s on {cert_workers} worker(s), {tests} tests each: {rate:7.1f}")
 
 
+def summary(timings: dict, rate: float, load: tuple[float, float]) -> dict:
+    """The figures an A/B compares, as one JSON-able dict."""
+    def p90(timer) -> float:
+        return sorted(timer.walls)[int(0.9 * len(timer.walls))] * 1000
+
+    back, spawn = timings["back"], timings["spawn"]
+    return {"latency_ms": median_ms(timings["spaced"].walls), "latency_p90_ms": p90(timings["spaced"]),
+            "back_to_back_ms": median_ms(back.walls), "one_worker_ms": median_ms(timings["one"].walls),
+            "spawn_ms": median_ms(spawn.walls), "cpu_per_run_ms": back.cpu_s / back.count * 1000,
+            "spawn_cpu_ms": spawn.cpu_s / spawn.count * 1000, "certifications_per_s": rate,
+            "load_before": load[0], "load_after": load[1]}
+
+
+AB_KEYS = (("latency_ms", "latency"), ("latency_p90_ms", "latency p90"),
+           ("back_to_back_ms", "back to back"), ("cpu_per_run_ms", "CPU per run"),
+           ("certifications_per_s", "certifications/s"), ("spawn_ms", "spawn (reference)"))
+
+
+def compare(baseline: Path, pairs: int, passed: list[str]) -> None:
+    """Run this benchmark ``pairs`` times on each code, alternating, and compare."""
+    results: dict[str, list[dict]] = {"baseline": [], "current": []}
+    for pair in range(pairs):
+        for name, src in (("baseline", baseline / "src"), ("current", SRC)):
+            env = dict(os.environ, PYTHONPATH=str(src))
+            out = subprocess.run([sys.executable, __file__, "--json", *passed], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            figures = json.loads(out.strip().splitlines()[-1])
+            results[name].append(figures)
+            print(f"pair {pair + 1} {name:8s} " + "  ".join(
+                f"{label} {figures[key]:.2f}" for key, label in AB_KEYS)
+                + f"  load {figures['load_before']:.2f}-{figures['load_after']:.2f}", flush=True)
+    print(f"medians over {pairs} pairs, current / baseline ({baseline}):")
+    for key, label in AB_KEYS:
+        old = statistics.median(r[key] for r in results["baseline"])
+        new = statistics.median(r[key] for r in results["current"])
+        print(f"  {label:18s} {old:8.2f} -> {new:8.2f}  ({(new / old - 1) * 100:+.1f} %)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=300, help="timed runs of each Boa kind")
     parser.add_argument("--certs", type=int, default=400, help="certifications to time")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved measurement rounds")
+    parser.add_argument("--baseline", type=Path, help="another checkout to compare with (A/B)")
+    parser.add_argument("--pairs", type=int, default=3, help="A/B: runs of each code, alternating")
+    parser.add_argument("--json", action="store_true", help="print one JSON line of the figures")
     args = parser.parse_args()
+    passed = ["--runs", str(args.runs), "--certs", str(args.certs), "--rounds", str(args.rounds)]
+    if args.baseline:
+        compare(args.baseline.resolve(), args.pairs, passed)
+        return
 
     load_before = os.getloadavg()[0]
     timings = measure(args.runs, args.rounds)
+    if args.json:
+        rate, _, _ = certification_rate(args.certs)
+        print(json.dumps(summary(timings, rate, (load_before, os.getloadavg()[0]))))
+        return
     floor = fork_floor_ms(200)
     rate, cert_workers, tests = certification_rate(args.certs)
     report(timings, floor, rate, cert_workers, tests)
