@@ -292,13 +292,13 @@ def test_states_come_from_the_records_and_the_queue(tmp_path, slurm):
     queued = sum(r.state in ("running", "pending") for r in rows.values()) + 1  # + tiny/prop/mix, still queued
     assert line.endswith(f"Slurm: {queued} of {len(nodes)} jobs queued or running")
 
-    per_stage, runs = status_tables(list(rows.values()))
+    per_stage, runs = status_tables(list(rows.values()), out_dir=spec.out_dir)
     text = _render(per_stage) + _render(runs)
-    assert "Runs per stage" in text and "Slurm jobs queued / running" in text
+    assert "Runs per stage" in text and "jobs queued / running" in text
     mix_jobs = compact_ids([first.submitted[i] for i in ("tiny/iso/mix", "tiny/control/mix", "tiny/prop/mix")
                             if rows[i].state in ("running", "pending")])
     assert mix_jobs in text
-    assert "tiny/sft_data" in text and "NonZeroExitCode" in text and rows["tiny/sft_data"].log in text.replace("\n", "")
+    assert "tiny/sft_data" in text and "NonZeroExitCode" in text and "_campaign/runs/tiny/sft_data/slurm-" in text
 
 
 def test_status_of_a_local_campaign_has_no_job_columns(tmp_path):

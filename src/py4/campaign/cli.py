@@ -154,7 +154,7 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
         typer.echo(f"warning: no Slurm job states ({exc}); states from the run records only", err=True)
     rows = run_states(nodes, spec.out_dir, jobs, job_states)
     console = Console()
-    for table in status_tables(rows, show_all):
+    for table in status_tables(rows, show_all, spec.out_dir):
         if table is not None:
             console.print(table)
     console.print(summary_line(rows))

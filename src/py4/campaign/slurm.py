@@ -172,7 +172,7 @@ def job_script(node: Node, spec: CampaignSpec, command: list[str], cwd: Path) ->
              f"# py4 campaign {spec.name}: run {node.id} (stage {node.stage}); written by py4 campaign run --backend slurm.",
              "# The node's command, run by py4.campaign.slurm_job under the node's record:",
              f"#   {node.command}",
-             "set -euo pipefail",
+             "set -eo pipefail",  # not -u: module and env scripts of the setup lines often read unset variables
              f"cd {shlex.quote(str(cwd))}",
              *spec.cluster.setup,
              "exec " + shlex.join(command)]

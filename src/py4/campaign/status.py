@@ -101,9 +101,10 @@ def compact_ids(ids: list[str]) -> str:
     return ",".join(out)
 
 
-def status_tables(rows: list[RunState], show_all: bool = False):
+def status_tables(rows: list[RunState], show_all: bool = False, out_dir: str | Path | None = None):
     """(per-stage table, table of runs) as rich Tables; the second lists the runs that are
-    running or failed (every run not done with ``show_all``), None when there are none."""
+    running or failed (every run not done with ``show_all``), None when there are none.
+    Logs are shown relative to ``out_dir`` when given."""
     from rich.table import Table
 
     stages: dict[str, list[RunState]] = {}
@@ -111,12 +112,12 @@ def status_tables(rows: list[RunState], show_all: bool = False):
         stages.setdefault(r.node.stage, []).append(r)
     with_jobs = any(r.job_id for r in rows)
     per_stage = Table(title="Runs per stage", title_justify="left")
-    per_stage.add_column("stage")
+    per_stage.add_column("stage", no_wrap=True)
     per_stage.add_column("runs", justify="right")
     for state in STATES:
         per_stage.add_column(state, justify="right", style=_STYLE[state])
     if with_jobs:
-        per_stage.add_column("Slurm jobs queued / running")
+        per_stage.add_column("jobs queued / running", overflow="fold")
     for stage, group in stages.items():
         counts = Counter(r.state for r in group)
         cells = [stage, str(len(group)), *(str(counts.get(s, 0) or "") for s in STATES)]
@@ -128,14 +129,23 @@ def status_tables(rows: list[RunState], show_all: bool = False):
         return per_stage, None
     runs = Table(title="Runs " + ("not done" if show_all else "running or failed"), title_justify="left")
     for name in ("run", "stage", "state", *(("job", "Slurm state", "log") if with_jobs else ())):
-        runs.add_column(name)
+        runs.add_column(name, overflow="fold")  # ids and paths whole, folded: a truncated path is useless
     for r in shown:
         cells = [r.node.id, r.node.stage, f"[{_STYLE[r.state]}]{r.state}[/]"]
         if with_jobs:
             slurm = (r.slurm_state or "") + (f" ({r.slurm_reason})" if r.slurm_reason else "")
-            cells += [r.job_id or "", slurm, r.log or ""]
+            cells += [r.job_id or "", slurm, _relative(r.log, out_dir)]
         runs.add_row(*cells)
     return per_stage, runs
+
+
+def _relative(path: str | None, out_dir: str | Path | None) -> str:
+    if not path or out_dir is None:
+        return path or ""
+    try:
+        return str(Path(path).relative_to(Path(out_dir).resolve()))
+    except ValueError:
+        return path
 
 
 _STYLE = {"done": "green", "running": "cyan", "pending": "white", "failed": "red", "blocked": "yellow"}

@@ -1,0 +1,185 @@
+"""The Slurm backend against a real single-node Slurm (munged, slurmctld, slurmd started here).
+
+Fast tier: cancel on a real cluster (no stage runs), when Slurm is installed. Slow tier:
+scripts/install_slurm.sh, then part of the smoke campaign through Slurm and through the local
+runner, with one run made to fail: the same runs done / failed / blocked, the same outputs; a
+resubmission skips what is done and, once the failure is fixed, finishes the rest. Where Slurm
+cannot be started the tests skip and say why (pytest -ra prints the reason in the summary).
+Every daemon a test started is stopped at teardown (slurm_cluster.LocalSlurm.stop raises when
+one outlives it).
+"""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import slurm_cluster
+from py4.campaign.dag import build_dag
+from py4.campaign.runner import default_executors, record_dir, run_campaign
+from py4.campaign.slurm import cancel_campaign, latest_jobs, query_jobs, submit_campaign
+from py4.campaign.spec import load_campaign
+from py4.campaign.status import run_states, summary_line
+from py4.runs import read_manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = ROOT / "configs/campaign/smoke.yaml"
+
+
+def _start(workdir: Path, monkeypatch, install: bool) -> slurm_cluster.LocalSlurm:
+    try:
+        if install:
+            slurm_cluster.install()
+        cluster = slurm_cluster.LocalSlurm(workdir).start()
+    except slurm_cluster.SlurmUnavailable as exc:
+        pytest.skip(f"Slurm cannot be started here, the real-Slurm test did not run: {exc}")
+    monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    return cluster
+
+
+@pytest.fixture
+def slurm_installed(tmp_path_factory, monkeypatch):
+    """A running single-node Slurm, if its packages are installed (the fast tier installs nothing)."""
+    cluster = None
+    try:
+        cluster = _start(tmp_path_factory.mktemp("slurm"), monkeypatch, install=False)
+        yield cluster
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+@pytest.fixture
+def slurm(tmp_path_factory, monkeypatch):
+    """scripts/install_slurm.sh, then a running single-node Slurm."""
+    cluster = None
+    try:
+        cluster = _start(tmp_path_factory.mktemp("slurm"), monkeypatch, install=True)
+        yield cluster
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+
+def test_cancel_on_a_real_slurm_cancels_the_campaigns_jobs_and_nothing_else(slurm_installed, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    cluster = slurm_installed
+    # someone else's job holds both CPUs, so the campaign's jobs stay queued
+    other = cluster.run(["sbatch", "--parsable", "--cpus-per-task=2", f"--output={tmp_path}/other.log",
+                         "--wrap", "sleep 600"])
+    assert other.returncode == 0, other.stderr
+    other_id = other.stdout.strip()
+    deadline = time.monotonic() + 120
+    while cluster.queue()[other_id][0] != "RUNNING":
+        assert time.monotonic() < deadline, cluster.queue()
+        time.sleep(0.5)
+    spec = load_campaign(SMOKE, [f"out_dir={tmp_path}/out"])
+    nodes = build_dag(spec)
+    summary = submit_campaign(spec, nodes, SMOKE, [f"out_dir={tmp_path}/out"], {"assets", "corpus", "corpus_iso"},
+                              log=lambda s: None)
+    ours = [summary.submitted[i] for i in ("assets", "corpus", "corpus_iso")]
+    queue = cluster.queue()
+    assert queue[ours[1]] == ("PENDING", "Dependency") and queue[ours[0]][0] == "PENDING"
+    rows = {r.node.id: r for r in run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir),
+                                             query_jobs(ours))}
+    assert rows["corpus"].state == "pending" and rows["corpus"].slurm_reason == "Dependency"
+
+    assert cancel_campaign(spec.out_dir) == ours
+    queue = cluster.queue()
+    assert [queue[i][0] for i in ours] == ["CANCELLED"] * 3
+    assert queue[other_id][0] == "RUNNING"  # not the campaign's: untouched
+    assert cancel_campaign(spec.out_dir) == []
+    states = {r.node.id: r.state for r in run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir), query_jobs(ours))}
+    assert states["assets"] == states["corpus"] == "pending"  # cancelled before they ran: to be submitted again
+
+
+# The part of the smoke campaign both backends run: the iso arm to its graft, the SFT pack, and the
+# control arm, whose mix is made to fail (a config with an unknown key): its midtraining and the
+# graft on that are blocked; everything else goes on. (Not the SFTs: minutes each on a loaded
+# 2-core machine, and no other path through the backend.)
+SUBSET = ["assets", "corpus", "corpus_iso", "tiny/sft_data", "tiny/iso/mix", "tiny/control/mix",
+          "tiny/iso/midtrain", "tiny/iso/graft", "tiny/control/midtrain", "tiny/control/graft"]
+FAILS = "tiny/control/mix"
+BLOCKED = {"tiny/control/midtrain", "tiny/control/graft"}
+# Stages whose outputs are bit-identical from run to run (seeded, single process).
+DETERMINISTIC = ("corpus", "subset", "pack", "mix")
+
+
+def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path):
+    out = tmp_path / name
+    # The smoke assets built for this code (tests/train/conftest.py); `py4 smoke assets` reuses them.
+    shutil.copytree(smoke_assets, out / "assets")
+    overrides = [f"out_dir={out}", f"models.tiny.files.mix.control={broken_mix}"]
+    spec = load_campaign(SMOKE, overrides)
+    return spec, build_dag(spec), overrides
+
+
+def _outputs(nodes, out_dir) -> dict[str, dict]:
+    """node id -> {output name: sha256} from each stage's own manifest."""
+    result = {}
+    for n in nodes:
+        manifest = read_manifest(n.run_dir) or {}
+        result[n.id] = {k: v.get("sha256") for k, v in (manifest.get("outputs") or {}).items()}
+    return result
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # minutes on a quiet 2-core machine, several times that when shared
+def test_smoke_campaign_through_slurm_matches_the_local_backend(slurm, smoke_assets, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    good_mix = ROOT / "configs/data/smoke/mix_control.yaml"
+    broken_mix = tmp_path / "mix_control.yaml"
+    broken_mix.write_text(good_mix.read_text() + "\nno_such_setting: 1\n")
+
+    local_spec, local_nodes, _ = _campaign(tmp_path, "local", smoke_assets, broken_mix)
+    local = run_campaign(local_nodes, local_spec.out_dir, default_executors("subprocess"), set(SUBSET),
+                         progress=False, log=lambda s: None)
+    assert local.failed == [FAILS] and set(local.blocked) == BLOCKED
+
+    spec, nodes, overrides = _campaign(tmp_path, "slurm", smoke_assets, broken_mix)
+    first = submit_campaign(spec, nodes, SMOKE, overrides, set(SUBSET), log=lambda s: None)
+    assert set(first.submitted) == set(SUBSET)
+    slurm.wait_idle(3000)
+    states = {r.node.id: r for r in run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir),
+                                               query_jobs(list(first.submitted.values())))}
+    assert {i: states[i].state for i in SUBSET} == {i: ("done" if i in local.ran else "failed" if i == FAILS
+                                                        else "blocked") for i in SUBSET}
+    queue = slurm.queue()
+    assert queue[first.submitted[FAILS]][0] == "FAILED"
+    for node_id in BLOCKED:  # Slurm cancelled them: they never started, so they have no record
+        assert queue[first.submitted[node_id]] == ("CANCELLED", "DependencyNeverSatisfied")
+        assert read_manifest(record_dir(spec.out_dir, next(n for n in nodes if n.id == node_id))) is None
+    for node_id in local.ran:  # each job's log beside the node's record, with the node's command
+        log = Path(states[node_id].log)
+        assert log.parent == record_dir(spec.out_dir, next(n for n in nodes if n.id == node_id)).resolve()
+        assert "[" + next(n for n in nodes if n.id == node_id).stage + "]" in log.read_text()
+
+    # the same results as the local backend
+    local_out, slurm_out = _outputs(local_nodes, local_spec.out_dir), _outputs(nodes, spec.out_dir)
+    by_id = {n.id: n for n in nodes}
+    for node_id in local.ran:
+        assert slurm_out[node_id].keys() == local_out[node_id].keys(), node_id
+        if by_id[node_id].stage in DETERMINISTIC:
+            assert slurm_out[node_id] == local_out[node_id], node_id
+
+    # resubmitted as it is: only the failed run and its dependants are submitted again
+    again = submit_campaign(spec, nodes, SMOKE, overrides, set(SUBSET), log=lambda s: None)
+    assert set(again.skipped) == set(local.ran) and set(again.submitted) == {FAILS, *BLOCKED}
+    slurm.wait_idle(3000)
+    # the failure fixed (the same file, so the same runs): resubmitting finishes the campaign
+    broken_mix.write_text(good_mix.read_text())
+    third = submit_campaign(spec, nodes, SMOKE, overrides, set(SUBSET), log=lambda s: None)
+    assert set(third.submitted) == {FAILS, *BLOCKED}
+    slurm.wait_idle(3000)
+    done = {r.node.id for r in run_states(nodes, spec.out_dir) if r.state == "done"}
+    assert done >= set(SUBSET)
+    assert not submit_campaign(spec, nodes, SMOKE, overrides, set(SUBSET), log=lambda s: None).submitted
+
+    rows = run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir),
+                      query_jobs([j.job_id for j in latest_jobs(spec.out_dir).values()]))
+    assert summary_line(rows).startswith(f"{len(nodes)} runs: {len(SUBSET)} done, 0 running, ")
+    assert summary_line(rows).endswith(f"Slurm: 0 of {len(SUBSET)} jobs queued or running")
+    jobs = [json.loads(line) for line in (Path(spec.out_dir) / "_campaign/slurm/jobs.jsonl").read_text().splitlines()]
+    assert len(jobs) == len(SUBSET) + 2 * len({FAILS, *BLOCKED})
