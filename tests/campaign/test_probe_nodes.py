@@ -30,12 +30,15 @@ def test_every_model_made_has_one_probe_run(campaign):
     probes = {n.meta["model_node"]: n for n in nodes.values() if n.stage == "probes"}
     assert set(probes) == _models_made(spec, nodes)
     for model_node, n in probes.items():
-        assert n.id == f"probes:{model_node}" and n.argv[:2] == ["probes", "eval"]
+        assert n.id == f"probes:{model_node}" and n.argv[:2] == ["eval", "probes"]
         assert n.run_dir == probe_dir(spec.out_dir, model_node) and n.run_dir.startswith(f"{spec.out_dir}/probes/")
         assert n.argv[n.argv.index("--out") + 1] == n.run_dir
         if model_node.endswith("/base"):
-            assert n.meta["kind"] == "base" and n.meta["arm"] is None
-        else:
+            assert n.meta["kind"] == "base" and n.meta["arm"] is None and "--base" not in n.argv
+        else:  # the base's scores are the floor of every other model, read from its results
+            base = model_node.split("/")[0] + "/base"
+            assert n.argv[n.argv.index("--base") + 1] == f"{probe_dir(spec.out_dir, base)}/results.json"
+            assert f"probes:{base}" in n.inputs
             assert model_node in nodes or n.inputs[0] in nodes  # runs after the model exists
             assert n.meta["arm"] == model_node.split("/")[1]
         assert n.meta["kind"] in ("base", "midtrain", "sft", "graft", "eft", "grpo")
@@ -50,14 +53,15 @@ def test_probe_runs_score_adapters_on_their_base_and_pair_arms_with_control():
     assert eft.meta["dose"] == 8 and eft.meta["kind"] == "eft"
     grpo = nodes["probes:tiny/prop/grpo@2"]
     assert grpo.argv[grpo.argv.index("--adapter") + 1] == f"{spec.out_dir}/tiny/prop/grpo/checkpoint-2"
-    assert grpo.inputs == ["tiny/prop/grpo"] and grpo.meta["step"] == 2
+    assert grpo.inputs == ["tiny/prop/grpo", "probes:tiny/base"] and grpo.meta["step"] == 2
     mid = nodes["probes:tiny/iso/midtrain"]
     assert mid.argv[mid.argv.index("--compare") + 1] == f"{probe_dir(spec.out_dir, 'tiny/control/midtrain')}/results.json"
     assert "probes:tiny/control/midtrain" in mid.inputs and "--limit" not in mid.argv  # full set: the arm comparison
     assert "--compare" not in nodes["probes:tiny/control/midtrain"].argv
     assert "--compare" not in nodes["probes:tiny/prop/warmstart"].argv  # control has no GRPO chain
-    assert nodes["probes:tiny/iso/sft"].argv[-2:] == ["--compare", f"{probe_dir(spec.out_dir, 'tiny/control/sft')}/results.json"]
-    assert "--limit" in nodes["probes:tiny/iso/sft"].argv
+    sft = nodes["probes:tiny/iso/sft"].argv
+    assert sft[-2:] == ["--compare", f"{probe_dir(spec.out_dir, 'tiny/control/sft')}/results.json"]
+    assert sft[sft.index("--limit") + 1] == str(spec.probes.limit)  # the same pairs as control's run
 
 
 def test_probes_can_be_switched_off():

@@ -361,14 +361,22 @@ def probe_dir(out: str, model_node: str) -> str:
 
 
 def _probe(b: _Builder, model_node: str, model_path: str, adapter: str | None, inputs: list[str], meta: dict) -> None:
-    """``py4 probes eval`` of one model (``adapter``: a LoRA trained on ``model_path``)."""
+    """``py4 eval probes`` of one model (``adapter``: a LoRA trained on ``model_path``).
+
+    Every model but the base reads the base's results as its floor (``--base``: the base's
+    scores are reused, ``minus_base`` in its results.json), so it runs after the base's.
+    """
     spec = b.spec.probes
     if spec is None:
         return
     run = probe_dir(b.out, model_node)
-    args = ["probes", "eval", "--model", model_path, "--out", run, "--no-progress"]
+    args = ["eval", "probes", "--model", model_path, "--out", run, "--no-progress"]
     if adapter:
         args += ["--adapter", adapter]
+    if meta["kind"] != "base":
+        base_node = f"{meta['model']}/base"
+        args += ["--base", f"{probe_dir(b.out, base_node)}/results.json"]
+        inputs = [*inputs, f"probes:{base_node}"]
     if spec.limit and meta["kind"] not in spec.full_kinds:
         args += ["--limit", str(spec.limit)]
     # As many GPUs as serving the model for evaluation takes (one; GLM-4.5-Air: its tensor-parallel width).

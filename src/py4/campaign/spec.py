@@ -139,7 +139,7 @@ class EvalSpec(StrictModel):
 
 
 class ProbesSpec(StrictModel):
-    """Rule probes (`py4 probes eval`, docs/probes.md) of every model the campaign makes.
+    """Rule probes (`py4 eval probes`, docs/probes.md) of every model the campaign makes.
 
     One run per model: the base, each arm's midtrained model, SFT parent, graft, EFT doses,
     GRPO warm start and evaluated GRPO steps. A Python-4 arm's model is compared (paired
@@ -147,7 +147,7 @@ class ProbesSpec(StrictModel):
     """
 
     limit: int | None = None
-    """About N pairs per model (every k-th pair, ``py4 probes eval --limit``); None: all pairs."""
+    """About N pairs per model (every k-th pair, ``py4 eval probes --limit``); None: all pairs."""
     full_kinds: list[Literal["base", "midtrain", "sft", "graft", "eft", "grpo"]] = ["base", "midtrain"]
     """Model kinds always scored on every pair, whatever ``limit`` (the arm comparison's models)."""
     compare_control: bool = True
