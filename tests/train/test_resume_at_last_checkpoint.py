@@ -103,3 +103,76 @@ def test_resumed_from_the_last_checkpoint_the_run_ends_at_max_steps(kind, model,
     assert manifest["lr_trace"]["steps"] == []
     # The optimizer state came back from the checkpoint (one state tensor pair per parameter).
     assert manifest["optimizer"]["class"] == "AdamW" and manifest["optimizer"]["state_tensors"] > 0
+
+
+def test_eft_resumed_from_its_last_checkpoint_ends_at_max_steps(smoke_assets, tmp_path):
+    # LoRA EFT with max_steps below the epoch's steps (gold-only dose: no replay generation).
+    import shutil
+
+    from py4.train import eft
+    from py4.train.eft_data import EFTDoseConfig, build_dose
+
+    dose = build_dose(EFTDoseConfig(out=str(tmp_path / "dose"), gold=8, replay=0, split="eft_pool"))
+    run_dir = tmp_path / "run"
+    config = eft.EFTConfig.model_validate({
+        "model": {"path": str(smoke_assets / "it")}, "data": {"path": str(dose), "max_length": 512},
+        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "cosine", "min_lr_rate": None, "warmup": 0.0,
+                         "optim": "adamw_torch", "micro_batch": 2, "max_steps": MAX_STEPS},
+        "run": {"output_dir": str(run_dir), **RUN}})
+    assert eft.run(config).global_step == MAX_STEPS  # 8 rows / 2: 4 steps in the epoch, 2 taken
+    finished = _weights(run_dir / "model")
+    shutil.rmtree(run_dir / "model")
+
+    again = eft.run(config)
+
+    assert again.resumed_from.endswith(f"checkpoint-{MAX_STEPS}") and again.global_step == MAX_STEPS
+    resumed = _weights(run_dir / "model")  # the adapter
+    assert resumed.keys() == finished.keys()
+    assert all(torch.equal(finished[name], resumed[name]) for name in finished)
+    assert json.loads((run_dir / "run_manifest.json").read_text())["result"]["steps_this_run"] == 0
+
+
+@pytest.fixture(scope="module")
+def warm_start_adapter(smoke_assets, tmp_path_factory):
+    """A LoRA on the -it model with a small random B (as tests/train/test_grpo_smoke.py's)."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from py4.train.eft import LoraSpec
+
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32),
+                           LoraSpec(r=8, alpha=16).peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
+    out = tmp_path_factory.mktemp("adapter")
+    model.save_pretrained(out)
+    return out
+
+
+def test_grpo_segment_resumed_at_its_end_takes_no_further_step(smoke_assets, warm_start_adapter, tmp_path):
+    # The campaign's first GRPO segment (stop_at_step) rerun after its checkpoint: it must stay at
+    # the segment's end, where the next segment resumes.
+    import shutil
+
+    from py4.train import grpo
+
+    run_dir = tmp_path / "run"
+    config = grpo.GRPOStageConfig.model_validate({
+        "model": {"path": str(smoke_assets / "it")}, "adapter": str(warm_start_adapter),
+        "episode": {"max_tool_calls": 1, "token_budget": 64, "max_turn_tokens": 64},
+        "problems": {"split": "grpo", "limit": 2, "epochs": 1},
+        "grpo": {"num_generations": 2, "problems_per_step": 1, "max_prompt_length": 1024, "stop_at_step": 1},
+        "optimisation": {"learning_rate": 1e-3, "lr_scheduler": "constant", "min_lr_rate": None, "warmup": 0,
+                         "optim": "adamw_torch", "micro_batch": 2, "grad_accum": 1, "max_steps": 2},
+        "run": {"output_dir": str(run_dir), **RUN, "save_steps": 1}})
+    assert grpo.run(config).global_step == 1
+    shutil.rmtree(run_dir / "model")
+
+    again = grpo.run(config)
+
+    assert again.resumed_from.endswith("checkpoint-1") and again.global_step == 1
+    assert not (run_dir / "checkpoint-2").exists()
+    assert json.loads((run_dir / "run_manifest.json").read_text())["result"]["steps_this_run"] == 0

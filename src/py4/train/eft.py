@@ -31,7 +31,7 @@ import pydantic
 
 from py4.config import StrictModel
 from py4.train import common, loading
-from py4.train.packed import StageResult, common_recorder, finish
+from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 
 ALL_PROJECTIONS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 ATTENTION_PROJECTIONS = {"q_proj", "k_proj", "v_proj", "o_proj"}
@@ -243,6 +243,7 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
                      held_out_rules_in_targets=int(dose.get("held_out_rules_in_targets", 0) or 0),
                      schedule=schedule)
         resumed_from = common.resume_checkpoint(settings)
+        stop_at_max_steps(trainer)  # resumed at the last step: no step more
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)

@@ -43,7 +43,7 @@ import pydantic
 from py4.config import StrictModel
 from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading
-from py4.train.packed import StageResult, common_recorder, finish
+from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 
 
 
@@ -546,6 +546,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                      reward_functions=list(trainer.reward_func_names),
                      reward_weights=[float(w) for w in trainer.reward_weights])
         resumed_from = common.resume_checkpoint(settings)
+        stop_at_max_steps(trainer, g.stop_at_step)  # resumed at the segment's end: no step more
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
         history = [h for h in trainer.state.log_history if "reward" in h]

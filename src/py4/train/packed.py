@@ -16,12 +16,14 @@ tests/data/test_pack_documents.py for Gemma-3, Gemma-4 and GLM-4.5.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from py4.config import StrictModel
+from py4.runs import RunRecorder
 from py4.train import common, loading
 
 
@@ -190,20 +192,23 @@ def _write_config_dtype(model, model_dir: Path, dtype) -> None:
     config.save_pretrained(str(model_dir))
 
 
-def stop_at_max_steps(trainer) -> None:
-    """Make ``trainer`` take no optimizer step once ``max_steps`` is reached, also when resumed there.
+def stop_at_max_steps(trainer, last_step: int | None = None) -> None:
+    """Make ``trainer`` take no optimizer step once ``max_steps`` (or ``last_step``, a segment's
+    end) is reached, also when it resumes there.
 
     transformers 5.24's Trainer checks ``max_steps`` only after a step (``DefaultFlowCallback.
-    on_step_end``). Resumed from the checkpoint of the last step (a run that died before its
-    final save, rerun by the campaign runner) with data holding more batches than ``max_steps``
-    (capped schedules), the resumed epoch still has batches left and step max_steps + 1 was
-    trained. No callback runs before that step's forward, backward and optimizer step, so the
-    epoch itself is skipped; the weights stay the checkpoint's, which the final save writes.
+    on_step_end``; GRPO's segment end likewise). Resumed from the checkpoint of the last step (a
+    run that died before its final save, rerun by the campaign runner) with data holding more
+    batches than that (capped schedules, GRPO segments), the resumed epoch still has batches
+    left and one more step was trained. No callback runs before that step's forward, backward
+    and optimizer step, so the epoch itself is skipped; the weights stay the checkpoint's, which
+    the final save writes.
     """
     run_epoch = type(trainer)._run_epoch  # AttributeError if a new transformers renamed it
 
     def run_epoch_unless_done(*args, **kwargs):
-        if 0 < trainer.state.max_steps <= trainer.state.global_step:
+        ends = [s for s in (trainer.state.max_steps, last_step) if s is not None and s > 0]
+        if ends and trainer.state.global_step >= min(ends):
             trainer.control.should_training_stop = True
             return None
         return run_epoch(trainer, *args, **kwargs)
@@ -307,7 +312,17 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
 
 
-def common_recorder(output_dir: str, config, kind: str):
-    from py4.runs import RunRecorder
+def common_recorder(output_dir: str, config, kind: str) -> RunRecorder:
+    """The run manifest's recorder. Under a multi-process launch only rank 0 writes the file:
+    every rank rewriting one manifest raced (a rerun's ``attempt`` was read back from the other
+    rank's fresh write and counted twice). Other ranks keep theirs in memory; a rank that fails
+    shows in the launch's log and exit status, which the campaign runner records."""
+    recorder_type = RunRecorder if int(os.environ.get("RANK", "0")) == 0 else InMemoryRecorder
+    return recorder_type(output_dir, config, kind=kind)
 
-    return RunRecorder(output_dir, config, kind=kind)
+
+class InMemoryRecorder(RunRecorder):
+    """A RunRecorder that never writes its manifest (ranks other than 0)."""
+
+    def flush(self) -> None:
+        pass
