@@ -52,3 +52,15 @@ def test_hand_over_usage_round_trip_and_size_check():
     with pytest.raises(ValueError, match="hand-over of 3 bytes"):
         HandOver.unpack_usage(b"abc")
     assert HandOver.FDS == ("job", "channel", "stdout", "stderr", "ticks")
+
+
+def test_a_frame_that_is_not_utf8_is_a_violation_not_an_exception():
+    # The run's child controls its channel: bytes that match the frame shape but do not
+    # decode stop the run like any forged frame (before: UnicodeDecodeError escaped feed).
+    from py4.boa.protocol import FrameReader
+
+    token = os.urandom(16)
+    body = b'{"k": "exit", "code": 0, "exc": null, "report": "\xff\xfe"}'
+    reader = FrameReader(token, 8)
+    assert reader.feed(token + len(body).to_bytes(4, "big") + body) == []
+    assert reader.violation == "malformed frame"

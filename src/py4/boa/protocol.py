@@ -177,17 +177,20 @@ def _optional_text(limit: int):
     return lambda value: value is None or (type(value) is str and len(value) <= limit)
 
 
+_name = _text(_NAME_CHARS)
+
+
 def _exception(value) -> bool:
     return value is None or (type(value) is dict and value.keys() == {"type", "line"}
-                             and _text(_NAME_CHARS)(value["type"]) and _line(value["line"]))
+                             and _name(value["type"]) and _line(value["line"]))
 
 
 # kind -> {field: check}; "detail" of an error frame is optional (Unserialisable only).
 FRAME_FIELDS = {
     "start": {"i": _int},
     "result": {"i": _int, "v": _text(MAX_CHANNEL_FRAME)},
-    "error": {"i": _int, "type": _text(_NAME_CHARS), "line": _line, "detail": _optional_text(MAX_CHANNEL_FRAME)},
-    "load_error": {"type": _text(_NAME_CHARS), "line": _line},
+    "error": {"i": _int, "type": _name, "line": _line, "detail": _optional_text(MAX_CHANNEL_FRAME)},
+    "load_error": {"type": _name, "line": _line},
     "done": {},
     "exit": {"code": _int, "exc": _exception, "report": _text(MAX_CHANNEL_FRAME)},
 }
@@ -222,6 +225,20 @@ def message_budget(job: dict) -> int:
     return 2 * tests + 4 + FORKED_REPORTS
 
 
+_scan_json = json.JSONDecoder().scan_once  # the C scanner, without json.loads's Python layers
+
+
+def _decode(body: bytes):
+    """The JSON value of a frame that matched ``_FRAME_SHAPE`` (one object, nothing around
+    it), or None when it does not decode (e.g. bytes that are not UTF-8)."""
+    try:
+        text = body.decode("utf-8")
+        value, end = _scan_json(text, 0)
+    except (ValueError, StopIteration):
+        return None
+    return value if end == len(text) else None
+
+
 class FrameReader:
     """Parses token-framed JSON messages from a run's channel; tolerates nothing.
 
@@ -246,7 +263,7 @@ class FrameReader:
         new: list[dict] = []
         head, offset = len(self.token) + 4, 0
         while len(self.buffer) - offset >= head:
-            if bytes(self.buffer[offset:offset + len(self.token)]) != self.token:
+            if not self.buffer.startswith(self.token, offset):
                 self.violation = "frame with a wrong token"
                 break
             size = int.from_bytes(self.buffer[offset + len(self.token):offset + head], "big")
@@ -261,8 +278,8 @@ class FrameReader:
             if problem:
                 self.violation = problem
                 break
-            message = json.loads(body)
-            problem = frame_problem(message)
+            message = _decode(body)
+            problem = "malformed frame" if message is None else frame_problem(message)
             if problem is None and len(self.messages) >= self.max_messages:
                 problem = "more frames than the harness writes"
             if problem:
@@ -277,7 +294,7 @@ class FrameReader:
         return new
 
     @staticmethod
-    def _problem(body: bytes) -> str | None:
+    def _problem(body: bytes) -> str | None:  # (before decoding: see _FRAME_SHAPE)
         try:
             return None if _FRAME_SHAPE.fullmatch(body) else "malformed frame"
         except (RecursionError, MemoryError):  # never expected of a linear pattern: refuse
