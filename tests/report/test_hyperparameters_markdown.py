@@ -46,3 +46,11 @@ def test_python4_markdown_has_no_latex(monkeypatch):
     assert "$" not in md and not re.search(r"\d--\d", md)
     assert "| Micro × accum. × GPUs | 1 × 8 × 4 | 1 × 4 × 8 | 2 × 2 × 8 |" in md
     assert "`dolma3_dolmino_mix-100B-1125`" in md and "1×10⁻⁵" in md
+
+
+def test_smoke_campaign_table_renders(monkeypatch):
+    md = _md("configs/campaign/smoke.yaml", monkeypatch)
+    assert "Tiny Gemma-3 (smoke)" in md and "$" not in md and "\\texttt" not in md
+    assert "| Replay corpus | built-in `stdlib` text |" in md
+    assert "n/a (computed at run time)" in md  # step counts the smoke mixes compute when they run
+    assert "--resolve` shows each run's resolved config" in md  # its EFT runs with overridden settings

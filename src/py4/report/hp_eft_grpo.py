@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from py4.report import formats as F
 from py4.report.hp_models import LOSS_WORDS
-from py4.report.hp_sources import Sources, TableError, files_of
+from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of, recorded
 from py4.report.hp_table import Group, geometry, nickname, opt, precision, scheduler_head, schedule_words, warmup_words
 
 
@@ -51,9 +51,9 @@ def lora(S: Sources) -> Group:
     g.add("$\\alpha$", [str(x["alpha"]) for x in loras], src)
     g.add("Dropout", [F.number(x["dropout"]) for x in loras], src)
     g.add("Target modules", [F.projections(x["target_modules"]) for x in loras], src)
-    rec = [m.recorded.get("adapted_modules") for m in S.models]
-    if any(r is None for r in rec):
-        raise TableError(f"{S.spec_path}: models.*.recorded.adapted_modules is required")
+    rec = [recorded(m.recorded, "adapted_modules") for m in S.models]
+    if len({isinstance(r, NotRecorded) for r in rec}) > 1:
+        raise TableError(f"{S.spec_path}: models.*.recorded.adapted_modules is recorded for some models only")
     g.add("Adapted modules", [str(r.value) for r in rec],
           f"{S.spec_path} models.*.recorded.adapted_modules (recorded: " + "; ".join(r.provenance for r in rec) + ")")
     g.add("Bias", [x.get("bias", "none") for x in loras], src)
@@ -71,6 +71,10 @@ def eft_optimisation(S: Sources) -> Group:
     g.label("Optimizer steps")
     doses = sorted((d for d in S.spec.eft.doses if d > 0), reverse=True)
     for d in doses:
+        if not all(str(d) in m.files.eft_schedules for m in S.models):  # smoke: rows / batch at run time
+            g.add(f"{F.thousands(d)}-row dose", [NOT_RECORDED] * len(S.models),
+                  f"{S.spec_path}: models.*.files.eft_schedules has no {d}-row schedule", sub=True)
+            continue
         scheds = [m.files.eft_schedules[str(d)] for m in S.models]
         values = []
         for o, p in zip(opts, scheds):
@@ -95,7 +99,7 @@ def eft_optimisation(S: Sources) -> Group:
     g.add("Precision", [precision(S, o, with_parallelism=False) for o in opts],
           f"{files} (optimisation.gradient_checkpointing); configs/accelerate/fsdp2_4gpu.yaml (GLM, 4 GPUs)")
     g.add("Seed", [str(o["seed"]) for o in opts], f"{files} (optimisation.seed)")
-    rec = [m.recorded["eft_trainer"] for m in S.models]
+    rec = [recorded(m.recorded, "eft_trainer") for m in S.models]
     g.add("Trainer", [r.value for r in rec], f"{S.spec_path} models.*.recorded.eft_trainer (recorded: "
           + "; ".join(r.provenance for r in rec) + ")")
     return g
@@ -217,8 +221,8 @@ def environment(S: Sources) -> Group:
 def stack(S: Sources) -> Group:
     m = _grpo_model(S)
     gr = S.get(m.files.grpo, "grpo")
-    sw = S.spec.recorded["grpo_software"]
-    wall = S.spec.recorded["grpo_wall_clock"]
+    sw = recorded(S.spec.recorded, "grpo_software")
+    wall = recorded(S.spec.recorded, "grpo_wall_clock")
     g = Group("grpo", "Stack and hardware")
     rollouts = (f" ({gr['vllm_mode']} rollouts, tensor parallel {gr['vllm_tensor_parallel_size']})"
                 if gr.get("use_vllm") else "")

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from py4.campaign.spec import HubPin
 from py4.report import formats as F
-from py4.report.hp_sources import Sources, TableError, files_of
+from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of
 from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, nickname, opt, precision,
                                  schedule_words)
 
 # Loss wording per stage: what each stage's trainer supervises (src/py4/train/<stage>.py).
-# A value the campaign spec does not record (the smoke campaign computes it at run time).
-NOT_RECORDED = "n/a (computed at run time)"
-
 LOSS_WORDS = {"midtrain": "next-token on all tokens", "sft": "assistant tokens only", "eft": "assistant turn only"}
 
 
@@ -133,13 +130,16 @@ def sft(S: Sources) -> Group:
               "full-parameter, from each arm's midtraining endpoint; makes the chat parents")
     paths = [m.files.sft for m in S.models]
     data = [m.files.sft_data for m in S.models]
-    rows = S.spec.sft_rows.value
-    for d in data:
-        if S.get(d, "expected_rows_kept") != rows["kept"]:
-            raise TableError(f"{d}: expected_rows_kept differs from sft_rows in {S.spec_path}")
-    g.add("Data", [f"{F.texttt(S.spec.sft_data.hub_id)}, {F.thousands(rows['kept'])} filtered rows"] * len(paths),
-          f"{S.spec_path} sft_data, sft_rows (recorded: {S.spec.sft_rows.provenance}); {files_of(data)} "
-          "(instructions.hub_id, filter strict_alternation)")
+    if S.spec.sft_rows is None or S.spec.sft_data is None:  # smoke: local instruction data, nothing recorded
+        g.add("Data", [NotRecorded().value] * len(paths), f"{S.spec_path}: no sft_data / sft_rows recorded; {files_of(data)}")
+    else:
+        rows = S.spec.sft_rows.value
+        for d in data:
+            if S.get(d, "expected_rows_kept") != rows["kept"]:
+                raise TableError(f"{d}: expected_rows_kept differs from sft_rows in {S.spec_path}")
+        g.add("Data", [f"{F.texttt(S.spec.sft_data.hub_id)}, {F.thousands(rows['kept'])} filtered rows"] * len(paths),
+              f"{S.spec_path} sft_data, sft_rows (recorded: {S.spec.sft_rows.provenance}); {files_of(data)} "
+              "(instructions.hub_id, filter strict_alternation)")
     opts = [opt(S, p) for p in paths]
     steps, tps, bound = [], [], []
     for o, d in zip(opts, data):
@@ -152,10 +152,11 @@ def sft(S: Sources) -> Group:
         bound.append(cap is not None)
     step_src = (f"{files_of(paths)} (optimisation.max_steps); {files_of(data)} (schedule.max_steps_cap: the cap binds "
                 "inside one epoch of the filtered rows)")
-    g.add("Optimizer steps", [F.thousands(s) for s in steps], step_src)
+    # smoke: no step cap in the files (the pack's schedule decides at run time)
+    g.add("Optimizer steps", [NOT_RECORDED if s is None else F.thousands(s) for s in steps], step_src)
     g.add("Tokens per step", [f"{F.thousands(t)} (packed sequences of {F.thousands(L)})" for t, L in tps],
           f"derived: seq_len of {files_of(data)} x micro x accum x GPUs of {files_of(paths)}")
-    g.add("Total tokens", [F.millions(s * t) + (" (less than one epoch)" if b else "")
+    g.add("Total tokens", [NOT_RECORDED if s is None else F.millions(s * t) + (" (less than one epoch)" if b else "")
                            for s, (t, _), b in zip(steps, tps, bound)], step_src)
     _optimisation(S, g, "sft", paths, "short", with_parallelism=True)
     return g

@@ -16,6 +16,34 @@ from py4.config import read_yaml
 from py4.data.schedule import StepSchedule, compute_schedule
 
 
+_MISSING = object()
+
+# A value the campaign spec does not record (the smoke campaign computes it at run time or has no
+# as-run measurement): the table says so instead of failing.
+NOT_RECORDED = "n/a (computed at run time)"
+
+
+@dataclass(frozen=True)
+class NotRecorded:
+    """Stands in for an as-run fact (``recorded.*``) a campaign spec does not have."""
+
+    value: str = "n/a (not recorded)"
+    provenance: str = "not recorded in the campaign spec"
+
+
+def recorded(facts: dict[str, Any], key: str) -> Any:
+    """``facts[key]`` (a recorded value with its provenance), or :class:`NotRecorded`."""
+    return facts.get(key) or NotRecorded()
+
+
+def _stage_files(m: ModelSpec) -> list[tuple[str, list[str]]]:
+    """(training stage, its config files) of a model."""
+    f = m.files
+    stages = [("midtrain", list(f.midtrain.values())), ("sft", [f.sft]), ("eft", [f.eft, f.eft512_warmstart]),
+              ("grpo", [f.grpo]), ("eft_dose", [f.eft_dose])]
+    return [(stage, [p for p in files if p]) for stage, files in stages]
+
+
 class TableError(ValueError):
     """A config the table needs is missing or inconsistent (names the file and field)."""
 
@@ -39,13 +67,31 @@ class Sources:
         return self._cache[path]
 
     def get(self, path: str, dotted: str) -> Any:
-        """A field of a config file; raises TableError naming file and field."""
-        node: Any = self.yaml(path)
-        for key in dotted.split("."):
-            if not isinstance(node, dict) or key not in node:
-                raise TableError(f"{path}: field {dotted} is missing")
-            node = node[key]
-        return node
+        """A field of a config file, else the stage type's value for it (a field the file leaves
+        at its default, as the smoke configs do); raises TableError naming file and field."""
+        for node in (self.yaml(path), self._resolved(path)):
+            for key in dotted.split("."):
+                if not isinstance(node, dict) or key not in node:
+                    node = _MISSING
+                    break
+                node = node[key]
+            if node is not _MISSING:
+                return node
+        raise TableError(f"{path}: field {dotted} is missing")
+
+    def _resolved(self, path: str) -> dict[str, Any] | None:
+        """The training stage config at ``path`` with every default filled in (None: not one)."""
+        key = f"resolved:{path}"
+        if key not in self._cache:
+            stage = next((stage for m in self.models for stage, files in _stage_files(m) if path in files), None)
+            if stage is None:
+                self._cache[key] = None
+            else:
+                from py4.config import load_config
+                from py4.train.stages import get_stage
+
+                self._cache[key] = load_config(get_stage(stage)[1], self.root / path).model_dump(mode="json")
+        return self._cache[key]
 
     def schedule(self, path: str) -> StepSchedule:
         """The step schedule a data.schedule YAML describes; checks its expected_max_steps."""

@@ -55,9 +55,21 @@ def build_table(campaign_path: str | Path, root: str | Path = ".") -> dict[str, 
         "what": spec.report.what,
         "source": spec.report.source,
         "parts": {p: {"stem": f"{stem}_{p}", "columns": columns[p]} for p in BUILDERS},
-        "notes": spec.report.notes,
+        "notes": spec.report.notes + _override_notes(spec, str(campaign_path)),
         "groups": groups,
     }
+
+
+def _override_notes(spec, campaign_path: str) -> list[dict[str, str]]:
+    """A note per part whose runs the campaign overrides on the command line: the table shows the
+    stage config files (the smoke campaign's EFT, for one, runs with other settings)."""
+    overridden = {"models": bool(spec.stage_overrides or spec.corpus.overrides),
+                  "eft": bool(spec.eft.overrides or spec.eft.warmstart_overrides or spec.stage_overrides),
+                  "grpo": bool(spec.eft.warmstart_overrides or spec.stage_overrides.get("grpo"))}
+    return [{"part": part, "text": f"Values are the stage config files'; {campaign_path} overrides some of them for "
+                                    "its runs (eft.overrides, eft.warmstart_overrides, stage_overrides, corpus.overrides): "
+                                    f"`py4 campaign plan {campaign_path} --resolve` shows each run's resolved config."}
+            for part, on in overridden.items() if on]
 
 
 def _cells(row: dict[str, Any], n: int) -> list[str]:
