@@ -30,3 +30,13 @@ def test_help_shows_no_python_types_and_says_the_defaults():
         assert "<bool>" not in res.output and "<list[str]>" not in res.output and "<str>" not in res.output, command
     help_text = " ".join(CliRunner().invoke(app, ["eval", "--help"]).output.split())
     assert "KEY=VALUE..." in help_text and "(default 1)" in help_text and "(default 0.7)" in help_text
+
+
+def test_a_finished_stage_prints_a_summary_not_a_repr():
+    from py4.train.cli import _summary
+    from py4.train.packed import StageResult
+
+    result = StageResult(output_dir="runs/mid", model_dir="runs/mid/model", global_step=12, train_loss=2.34567,
+                         lr_peak=1e-3, lr_end=1e-4, trainable_parameters=10, adapted_modules=0, resumed_from=None)
+    assert _summary(result) == "12 steps, train loss 2.3457 -> runs/mid/model"
+    assert "StageResult(" not in _summary(result)

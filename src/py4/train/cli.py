@@ -27,7 +27,18 @@ def train(
     except (ConfigError, KeyError, FileNotFoundError, TrainingGuardError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    console.print(f"[green]done[/green] {stage}: {result}")
+    console.print(f"[green]done[/green] {stage}: {_summary(result)}")
+
+
+def _summary(result) -> str:
+    """One line a person reads: where the weights are, steps, loss (not the result's repr)."""
+    from dataclasses import is_dataclass
+
+    if not is_dataclass(result):
+        return f"-> {result}"  # eft_dose: the dose folder
+    loss = "" if result.train_loss is None else f", train loss {result.train_loss:.4f}"
+    resumed = f", resumed from {result.resumed_from}" if result.resumed_from else ""
+    return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
 
 
 def _check_data_path(stage: str, config: str, overrides: list[str]) -> None:
