@@ -50,12 +50,17 @@ def run_eval(out_dir: "str | Path", *, policy: str, splits: "Sequence[str]" = ("
     ``overrides``: ``EvalConfig`` ``key=value`` strings (``episode.token_budget=4096``), applied
     last. Raises ConfigError (a ValueError) naming the field for a bad setting.
     """
-    from py4.config import apply_overrides, validate_config
+    from pathlib import Path
+
+    from py4.config import ConfigError, apply_overrides, validate_config
     from py4.evaluate.harness import EvalConfig, run
 
     data = {"splits": list(splits), "limit": limit, "sampling": {"samples": samples},
                             "policy": {"name": policy, "model": model, "endpoint": endpoint}}
     config = validate_config(EvalConfig, apply_overrides(data, list(overrides)), "py4.run_eval(...)")
+    folder = config.policy.model if config.policy.name == "local" else None
+    if folder is not None and not Path(folder).is_dir():  # local files only: never looked up on the Hub
+        raise ConfigError("py4.run_eval(...)", [f"model {folder!r}: no such folder (a local model folder is expected)"])
     return run(config, out_dir, progress=progress, inspect_log=inspect_log)
 
 

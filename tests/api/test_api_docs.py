@@ -69,3 +69,12 @@ def test_boa_certify_is_the_function_whatever_was_imported_before(first):
             "assert certify is function and py4.boa.certify is function, (certify, py4.boa.certify)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_run_eval_names_a_missing_model_folder(tmp_path):
+    import py4
+    from py4.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"model '.*/no-such-model': no such folder"):
+        py4.run_eval(tmp_path / "eval", policy="local", model=str(tmp_path / "no-such-model"), splits=["test_heldin"])
+    assert not (tmp_path / "eval").exists()
