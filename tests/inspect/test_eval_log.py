@@ -23,6 +23,7 @@ def test_py4_eval_writes_an_inspect_log_that_reads_back(tmp_path):
     [info] = list_eval_logs(str(logs))
     log = read_eval_log(info)
     assert log.status == "success" and log.eval.model == "py4/gold" and log.eval.config.epochs == 2
+    assert log.eval.eval_id and log.eval.run_id  # the viewer tells logs apart by them
     assert len(log.samples) == len(records) == 8  # 2 splits x 2 problems x 2 samples
     assert py4_summary(log) == {"splits": results["splits"], "overall": results["overall"]}
     assert log.results.metadata["py4"]["splits"] == results["splits"]

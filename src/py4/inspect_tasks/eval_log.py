@@ -10,6 +10,7 @@ results carry the headline rates and, under ``metadata.py4``, every split's metr
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,8 @@ def write_inspect_log(results: dict[str, Any], records: list[dict[str, Any]], lo
         status="success",
         eval=EvalSpec(
             created=created, task=TASK_NAME, task_args={"splits": splits},
+            # the viewer tells logs apart by these ids; Inspect makes them random too
+            eval_id=uuid.uuid4().hex, run_id=uuid.uuid4().hex, task_id=uuid.uuid4().hex,
             dataset=EvalDataset(name=f"py4-{results['bank']['version']}-{'+'.join(splits)}", samples=len(samples),
                                 sample_ids=sorted({s.id for s in samples})),
             model=model, config=EvalConfig(epochs=results["sampling"]["samples"]),
