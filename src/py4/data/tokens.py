@@ -10,6 +10,7 @@ counting basis was "BOS included" (Gemma-3 tokenizer), which is ``add_bos=True``
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
     """
     from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+    _require_local_folder(name_or_path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, revision=revision)
     except (OSError, ValueError) as exc:
@@ -35,6 +37,24 @@ def load_tokenizer(name_or_path: str, revision: str | None = None) -> Any:
         raise DataError(f"tokenizer {name_or_path!r}: expected a fast tokenizer "
                         f"(PreTrainedTokenizerFast), got {type(tokenizer).__name__}")
     return tokenizer
+
+
+# What `py4 smoke assets --out DIR` writes: a missing one of these is named with that command.
+_SMOKE_ASSETS = ("tokenizer", "base", "it")
+
+
+def _require_local_folder(name_or_path: str) -> None:
+    """A path that is not a Hub id (``owner/name``) must be a folder here; raises DataError naming
+    it — and, for a smoke asset, the command that builds it — instead of a Hub 'Repo id' error."""
+    path = Path(name_or_path).expanduser()
+    hub_id = not name_or_path.startswith((".", "/", "~")) and name_or_path.count("/") == 1
+    if hub_id or path.exists():
+        return
+    hint = ""
+    if path.name in _SMOKE_ASSETS:
+        hint = (f"; build the smoke assets first: py4 smoke assets --out {path.parent} "
+                "--config configs/train/smoke/smoke_assets.yaml (or make demo)")
+    raise DataError(f"tokenizer {name_or_path!r}: no such folder{hint}")
 
 
 class DocumentEncoder:
