@@ -17,6 +17,7 @@ def test_probes_eval_writes_results_with_base_and_comparison(smoke_assets, tmp_p
     first = runner.invoke(app, ["probes", "eval", "--model", base, "--out", str(tmp_path / "a"),
                                 "--limit", "30", "--no-progress"])
     assert first.exit_code == 0, first.output
+    assert "No base scored" in (tmp_path / "a" / "results.md").read_text()  # no floor is said, not hidden
     second = runner.invoke(app, ["probes", "eval", "--model", base, "--base", base, "--compare",
                                  str(tmp_path / "a" / "results.json"), "--out", str(tmp_path / "b"),
                                  "--limit", "30", "--no-progress"])

@@ -60,6 +60,10 @@ def eval_probes(
             a = s["all"]
             typer.echo(f"{label}: accuracy {a['accuracy']:.3f} [{a['ci_low']:.3f}, {a['ci_high']:.3f}], held-in "
                        f"{s['heldin']['accuracy']:.3f}, held-out {s['heldout']['accuracy']:.3f} on {a['pairs']} pairs")
+    if not base:
+        from py4.probes.evaluate import NO_BASE
+
+        typer.echo(f"note: {NO_BASE}", err=True)
     typer.echo(f"-> {out}")
 
 

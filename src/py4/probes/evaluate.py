@@ -18,6 +18,8 @@ from py4.errors import Py4Error
 from py4.probes.score import BATCH_SIZE
 
 SCHEMA = 1
+NO_BASE = ("No base scored beside this model (--base): spans differ in length, so the summed score is "
+           "biased and an accuracy means little without the untrained base's on the same pairs.")
 RESULTS, TABLE = "results.json", "results.md"
 
 
@@ -186,6 +188,8 @@ def markdown(results: dict) -> str:
              "log-probability difference. 95% percentile bootstrap intervals.", ""]
     if base:
         lines += [f"Floor: the base {results['base']['model']} scored on the same pairs.", ""]
+    else:
+        lines += [NO_BASE, ""]
     lines += ["| group | accuracy [95% CI] | per-token acc | mean margin | base acc | base per-token | pairs |",
               "|---|---|---|---|---|---|---|"]
     for name, g, key in groups:
