@@ -158,3 +158,19 @@ def test_inspect_cli_finds_the_tasks_and_models_through_the_entry_point(tmp_path
     log = read_eval_log(str(path))
     assert log.eval.task == "py4/python4_heldout" and log.eval.model == "py4/silent"
     assert [s.scores[SCORER_NAME].metadata["outcome"] for s in log.samples] == ["no_submission"] * 2
+
+
+def test_an_inspect_limit_truncates_the_episode(tmp_path):
+    """Inspect's own limits stop the loop: the episode is truncated (end reason inspect_limit) and scored."""
+    def keep_running(input, tools, tool_choice, config):
+        output = ModelOutput.for_tool_call("mockllm/model", "run_code", {"code": "print(1)"})
+        output.usage = ModelUsage(output_tokens=5, total_tokens=5)
+        return output
+
+    model = get_model("mockllm/model", custom_outputs=keep_running)
+    log = _inspect(python4_task("test_heldin", limit=1), model, tmp_path, message_limit=6)
+    [sample] = log.samples
+    meta = sample.scores[SCORER_NAME].metadata
+    assert (meta["outcome"], meta["end_reason"]) == ("truncated", "inspect_limit")
+    assert sample.scores[SCORER_NAME].value["reward"] == pytest.approx(-0.25)
+    assert 0 < meta["tool_calls"] < 16

@@ -20,7 +20,9 @@ Valid calls go through Inspect's ``execute_tools`` (so the log has its tool even
 approval policies apply); the Boa work runs on a thread over the process-wide executor,
 so the samples Inspect runs at once share Boa's workers. The episode's record (outcome,
 reward, counters, certificate, events) is left in the sample's store under
-``STORE_KEY`` for the scorer.
+``STORE_KEY`` for the scorer. An Inspect limit (``--time-limit``, ``--token-limit``,
+``--message-limit``) that stops the loop before the episode ends makes it ``truncated``
+with end reason ``inspect_limit``.
 """
 
 from __future__ import annotations
@@ -93,39 +95,49 @@ def boa_episode(episode: dict[str, Any] | None = None, bank_version: str = "v1",
         tools = boa_tools(run)
         model = get_model()  # the task's (or the eval's) model
         turns: list[dict[str, Any]] = []
-        while not run.ended:
-            output = await model.generate(state.messages, tools=tools, config=_turn_config(config, run, send_enable_thinking))
-            state.output = output
-            message = output.message
-            calls = [_py4_call(c) for c in message.tool_calls or []]
-            if config.malformed_calls == "ignore":  # counted and recorded, never in the conversation
-                message = message.model_copy(update={"tool_calls": [
-                    c for c, p in zip(message.tool_calls or [], calls, strict=True) if not p.malformed] or None})
-            state.messages.append(message)
-            tokens = _output_tokens(output, calls)
-            turns.append({"text": output.completion, "tokens": tokens, "stop_reason": output.stop_reason,
-                          "calls": [c.to_json() for c in calls]})
-            run.note_tokens(tokens)
-            if output.stop_reason in ("max_tokens", "model_length") and run.tokens_left == 0:
-                run.truncate("token_budget")  # cut off mid-turn by the budget: its calls never run
-            if run.ended:
-                break
-            if not calls or (config.malformed_calls == "ignore" and all(c.malformed for c in calls)):
-                for call in calls:
-                    run.record_malformed(call.raw, call.error or "")
-                run.finish()
-                break
-            answers = []
-            for inspect_call, call in zip(output.message.tool_calls or [], calls, strict=True):
-                answer = await _execute(state, tools, run, inspect_call, call)
-                if answer is not None:
-                    answers.append(answer)
-            run.note_tokens(sum(approximate_tokens(a) for a in answers))
-        state.store.set(STORE_KEY, {**run.summary(), "rules": list(problem.rules), "split": problem.split,
-                                    "events": run.events, "turns": turns})
+        try:
+            while not run.ended:
+                turns.append(await _turn(state, model, tools, run, config, send_enable_thinking))
+        finally:  # an Inspect limit (time, tokens, messages) raised out of the loop: truncated
+            run.truncate("inspect_limit")  # (a no-op for an episode that ended)
+            state.store.set(STORE_KEY, {**run.summary(), "rules": list(problem.rules), "split": problem.split,
+                                        "events": run.events, "turns": turns})
         return state
 
     return solve
+
+
+async def _turn(state: TaskState, model: Any, tools: list[ToolDef], run: Episode, config: EpisodeConfig,
+                send_enable_thinking: bool) -> dict[str, Any]:
+    """One assistant turn and its calls, as ``py4.episodes.driver`` takes one; returns the turn's record."""
+    output = await model.generate(state.messages, tools=tools, config=_turn_config(config, run, send_enable_thinking))
+    state.output = output
+    message = output.message
+    calls = [_py4_call(c) for c in message.tool_calls or []]
+    if config.malformed_calls == "ignore":  # counted and recorded, never in the conversation
+        message = message.model_copy(update={"tool_calls": [
+            c for c, p in zip(message.tool_calls or [], calls, strict=True) if not p.malformed] or None})
+    state.messages.append(message)
+    tokens = _output_tokens(output, calls)
+    record = {"text": output.completion, "tokens": tokens, "stop_reason": output.stop_reason,
+              "calls": [c.to_json() for c in calls]}
+    run.note_tokens(tokens)
+    if output.stop_reason in ("max_tokens", "model_length") and run.tokens_left == 0:
+        run.truncate("token_budget")  # cut off mid-turn by the budget: its calls never run
+    if run.ended:
+        return record
+    if not calls or (config.malformed_calls == "ignore" and all(c.malformed for c in calls)):
+        for call in calls:
+            run.record_malformed(call.raw, call.error or "")
+        run.finish()
+        return record
+    answers = []
+    for inspect_call, call in zip(output.message.tool_calls or [], calls, strict=True):
+        answer = await _execute(state, tools, run, inspect_call, call)
+        if answer is not None:
+            answers.append(answer)
+    run.note_tokens(sum(approximate_tokens(a) for a in answers))
+    return record
 
 
 def _turn_config(config: EpisodeConfig, run: Episode, send_enable_thinking: bool) -> GenerateConfig:
