@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import resource
 import signal
@@ -423,23 +424,30 @@ def _set_limits(limits: Limits) -> None:
 KERNEL_STATE_FILES = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem", "/proc/net/unix")
 
 
-def leftover_kernel_state() -> str | None:
-    """What a finished run left in the worker's namespaces (None: nothing), e.g. a Unix
-    socket kept alive by its own descriptor in flight (its abstract name would reach the
-    next run). Files this kernel or sandbox does not have are skipped."""
-    for path in KERNEL_STATE_FILES:
-        try:  # (os-level reads: a buffered file object per file cost more than the read)
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            data = os.read(fd, 1 << 16)
-        finally:
+class KernelStateCheck:
+    """What a finished run left in the worker's namespaces (``leftover``: None when
+    nothing), e.g. a Unix socket kept alive by its own descriptor in flight (its abstract
+    name would reach the next run). The files are opened once, in the sandbox (opening a
+    /proc file cost more than reading it), and read from the start after every run;
+    files this kernel or sandbox does not have are skipped."""
+
+    def __init__(self) -> None:
+        self.files: list[tuple[str, int]] = []
+        for path in KERNEL_STATE_FILES:
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)  # above a run child's range
             os.close(fd)
-        entries = data.count(b"\n") - 1
-        if entries > 0:
-            return f"{path} lists {entries}"
-    return None
+            self.files.append((path, high))
+
+    def leftover(self) -> str | None:
+        for path, fd in self.files:
+            entries = os.pread(fd, 1 << 16, 0).count(b"\n") - 1
+            if entries > 0:
+                return f"{path} lists {entries}"
+        return None
 
 
 class PidCounter:

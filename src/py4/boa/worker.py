@@ -193,6 +193,7 @@ class Supervisor:
         # Kernel state no earlier run may have touched (docs/boa.md, "Between runs").
         self.private_ipc = caps.run_ipc_namespace = "ipc" in caps.namespaces
         self.pid_counter = isolation.PidCounter()
+        self.kernel_state = isolation.KernelStateCheck()
         caps.pid_counter_reset = self.pid_counter.active
         self.memory_stat = config.get("memory_stat_fd")
         caps.memory_check = self.memory_stat is not None
@@ -312,7 +313,7 @@ class Supervisor:
         last, self.last = self.last, None
         os.close(last.pidfd)
         os.close(last.end_fd)
-        if not self._reap_and_check() or isolation.leftover_kernel_state() is not None:
+        if not self._reap_and_check() or self.kernel_state.leftover() is not None:
             return False
         try:
             self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits,
