@@ -62,7 +62,8 @@ def _load(config: Optional[str], overrides: list[str]):
     from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
     from py4.evaluate.harness import EvalConfig
 
-    data = read_yaml(config) if config is not None else {}
+    data = read_yaml(config) if config is not None else None
+    data = {} if data is None else data  # an empty file is an empty mapping, as load_config reads it
     source = config if config is not None else "from the command line"
     if not isinstance(data, dict):
         raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
