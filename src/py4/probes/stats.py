@@ -7,8 +7,6 @@ with a paired bootstrap interval (pairs resampled together, so the shared varian
 
 from __future__ import annotations
 
-import random
-
 B_DEFAULT = 1000
 
 
@@ -18,25 +16,36 @@ def _wins(row: dict) -> tuple[float, float, float]:
     return float(margin > 0), float(norm > 0), margin
 
 
+def _resample_means(columns: list[list[float]], b: int, seed: int):
+    """Means of ``b`` bootstrap resamples of each column, the same resampled rows for all columns
+    (numpy: a (b, n) index draw; 1,000 resamples of 1,260 pairs in milliseconds)."""
+    import numpy as np
+
+    n = len(columns[0])
+    idx = np.random.default_rng(seed).integers(0, n, size=(b, n))
+    return [np.asarray(c, dtype=float)[idx].mean(axis=1) for c in columns]
+
+
+def _interval(means, level: float) -> tuple[float, float]:
+    ordered = sorted(float(m) for m in means)
+    b = len(ordered)
+    return ordered[int((1 - level) / 2 * b)], ordered[min(b - 1, int((1 + level) / 2 * b))]
+
+
 def bootstrap_ci(values: list[float], b: int = B_DEFAULT, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of ``values``."""
     if not values:
         return (float("nan"), float("nan"))
-    rng = random.Random(seed)
-    n = len(values)
-    means = sorted(sum(values[rng.randrange(n)] for _ in range(n)) / n for _ in range(b))
-    lo = means[int((1 - level) / 2 * b)]
-    hi = means[min(b - 1, int((1 + level) / 2 * b))]
-    return lo, hi
+    return _interval(_resample_means([values], b, seed)[0], level)
 
 
 def _group(rows: list[dict], b: int, seed: int) -> dict:
     wins = [_wins(r) for r in rows]
     acc, norm, margin = ([w[i] for w in wins] for i in range(3))
     mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
-    lo, hi = bootstrap_ci(acc, b, seed)
-    nlo, nhi = bootstrap_ci(norm, b, seed)
-    mlo, mhi = bootstrap_ci(margin, b, seed)
+    nan = (float("nan"), float("nan"))
+    (lo, hi), (nlo, nhi), (mlo, mhi) = ([_interval(m, 0.95) for m in _resample_means([acc, norm, margin], b, seed)]
+                                        if rows else [nan, nan, nan])
     return {"pairs": len(rows), "accuracy": mean(acc), "ci_low": lo, "ci_high": hi,
             "accuracy_per_token": mean(norm), "per_token_ci_low": nlo, "per_token_ci_high": nhi,
             "mean_margin": mean(margin), "margin_ci_low": mlo, "margin_ci_high": mhi}
@@ -73,8 +82,7 @@ def paired_difference(a: list[dict], b_scores: list[dict], probes: list[dict], b
         ndiffs = [_wins(x)[1] - _wins(y)[1] for x, y in rows]
         if not rows:
             continue
-        lo, hi = bootstrap_ci(diffs, b, seed)
-        nlo, nhi = bootstrap_ci(ndiffs, b, seed)
+        (lo, hi), (nlo, nhi) = (_interval(m, 0.95) for m in _resample_means([diffs, ndiffs], b, seed))
         out[name] = {"pairs": len(rows), "difference": sum(diffs) / len(rows), "ci_low": lo, "ci_high": hi,
                      "per_token_difference": sum(ndiffs) / len(rows), "per_token_ci_low": nlo,
                      "per_token_ci_high": nhi}
