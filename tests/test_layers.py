@@ -18,7 +18,7 @@ LAYERS: list[set[str]] = [
     {"errors", "fileio", "config", "runs"},  # the foundation: no py4 imports above it
     {"lang"},
     {"boa"},
-    {"problems"},
+    {"problems", "probes.templates", "probes.build", "probes.verify"},  # the probe set, like the bank
     {"episodes"},
     {"data"},
     {"corpus", "train"},
@@ -40,7 +40,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("py4.data.smoke_instructions", "py4.train.chat_format"),
     ("py4.data.smoke_instructions", "py4.train.smoke_tokenizer"),
     ("py4.train.eft_data", "py4.evaluate.endpoint"),
-    ("py4.evaluate.harness", "py4.inspect_tasks.eval_log"),
     ("py4.campaign.runner", "py4.cli"),
     ("py4.campaign.demo", "py4.report.results"),
     ("py4.campaign.cli", "py4.rehearsal.rehearse"),
@@ -48,12 +47,14 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 
 
 def _layer_of(module: str) -> int:
-    parts = module.split(".")
-    package = parts[1] if len(parts) > 1 else "py4"
-    for index, layer in enumerate(LAYERS):
-        if package in layer:
-            return index
-    raise AssertionError(f"{module}: package {package!r} is in no layer of tests/test_layers.py; add it")
+    """The layer of the most specific entry naming ``module`` (``probes.build`` before ``probes``)."""
+    parts = module.split(".")[1:]
+    for length in range(len(parts), 0, -1):
+        name = ".".join(parts[:length])
+        for index, layer in enumerate(LAYERS):
+            if name in layer:
+                return index
+    raise AssertionError(f"{module}: in no layer of tests/test_layers.py; add its package")
 
 
 def _imports() -> set[tuple[str, str]]:

@@ -64,12 +64,13 @@ def _corpus(tmp_path, texts):
 
 
 def test_corpus_validate_fails_a_document_carrying_probe_text(records, tmp_path):
+    from py4.corpus.output import iter_documents
     from py4.corpus.subset import validate_corpus
 
     syntax = _first(records, "syntax")
     leak = "A page.\n\n" + syntax["prefix"] + syntax["p4"] + syntax["suffix"]
     folder = _corpus(tmp_path, ["A page about nothing in particular.", leak])
-    assert corpus_leaks(folder, records) == {"doc-1": [syntax["id"]]}
+    assert corpus_leaks(iter_documents(folder), records) == {"doc-1": [syntax["id"]]}
     report = validate_corpus(folder, None, workers=1)
     assert report["failed_docs"] == 1 and report["failures"][0]["id"] == "doc-1"
     assert "probes" in report["failures"][0]["problems"][-1]

@@ -74,13 +74,13 @@ def leaked(records: list[dict], texts: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
-def corpus_leaks(corpus_dir, records: list[dict] | None = None) -> dict[str, list[str]]:
-    """{document id: probe ids} for the documents of a corpus folder that contain probe text."""
-    from py4.corpus.output import iter_documents
+def corpus_leaks(documents: Iterable[dict], records: list[dict] | None = None) -> dict[str, list[str]]:
+    """{document id: probe ids} for the documents (``{"id", "text"}``, e.g. a corpus folder's
+    ``py4.corpus.output.iter_documents``) that contain probe text."""
     from py4.probes.build import load_probes
 
     index = LeakIndex(records if records is not None else load_probes())
-    return {doc["id"]: sorted(hits) for doc in iter_documents(corpus_dir) if (hits := index.find(doc["text"]))}
+    return {doc["id"]: sorted(hits) for doc in documents if (hits := index.find(doc["text"]))}
 
 
 def bank_leaks(problems, records: list[dict] | None = None) -> dict[str, list[str]]:
