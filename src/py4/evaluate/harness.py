@@ -77,7 +77,7 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
     ``policy`` overrides the one the config names (tests, custom policies); ``problems``
     ({split: problems}) replaces the bank selection (the bank is still recorded);
     ``inspect_log``: a folder to also write the transcripts to as an Inspect log
-    (``py4.inspect_tasks.eval_log``; needs the ``inspect`` extra). Raises ValueError for a
+    (``py4.evaluate.inspect_log``; needs the ``inspect`` extra). Raises ValueError for a
     bad config or a missing inspect-ai, BankError for a missing or corrupt bank, and
     whatever the policy raises (EndpointError, OSError for a missing model).
     """
@@ -137,7 +137,7 @@ def _inspect_log_writer():
 
     if importlib.util.find_spec("inspect_ai") is None:
         raise ValueError("--inspect-log needs inspect-ai, which is not installed: pip install -e '.[inspect]'")
-    from py4.inspect_tasks.eval_log import write_inspect_log
+    from py4.evaluate.inspect_log import write_inspect_log
 
     return write_inspect_log
 

@@ -1,11 +1,12 @@
 """``py4 eval --inspect-log DIR``: an evaluation's transcripts as an Inspect log (``inspect view``).
 
 One sample per episode (id: the problem id, epoch: the sample number + 1) with the
-conversation as Inspect chat messages, the score :func:`~py4.inspect_tasks.scorer.episode_score`
-gives an Inspect run of the same episode (value ``certified``/``reward``, the submitted
-code, ``submit``'s answer, per-rule metadata) and the sample's problem metadata. The
-results carry the headline rates and, under ``metadata.py4``, every split's metrics as
-``results.json`` has them. Written with inspect_ai's ``write_eval_log`` (``.eval`` format).
+conversation as Inspect chat messages, the score :func:`episode_score` gives it (the same
+function scores an episode of the Inspect tasks, ``py4.inspect_tasks.scorer``: value
+``certified``/``reward``, the submitted code, ``submit``'s answer, per-rule metadata) and
+the sample's problem metadata. The results carry the headline rates and, under
+``metadata.py4``, every split's metrics as ``results.json`` has them. Written with
+inspect_ai's ``write_eval_log`` (``.eval`` format). Needs the ``inspect`` extra.
 """
 
 from __future__ import annotations
@@ -23,11 +24,25 @@ from inspect_ai.model import (
     ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser, ContentReasoning,
     ContentText, ModelOutput,
 )
+from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
-from py4.inspect_tasks.scorer import SCORER_NAME, episode_score
-
 TASK_NAME = "py4_eval"
+SCORER_NAME = "boa_certification"
+"""The scorer's name in the logs (``py4.inspect_tasks.scorer.boa_certification`` registers under it)."""
+
+
+def episode_score(record: dict[str, Any], reward: float) -> Score:
+    """The score of one episode record (``py4 eval``'s transcript line or the Inspect solver's record)."""
+    outcome = record["outcome"]
+    certified = outcome == "certified"
+    submitted = next((e for e in record.get("events") or [] if e.get("tool") == "submit" and "status" in e), None)
+    metadata = {k: v for k, v in record.items() if k not in ("events", "turns", "messages")}
+    metadata.update(reward=reward, per_rule={rule: certified for rule in record["rules"]})
+    return Score(value={"certified": 1.0 if certified else 0.0, "reward": reward},
+                 answer=submitted["code"] if submitted else None,
+                 explanation=submitted["answer"] if submitted else f"{outcome} ({record.get('end_reason')})",
+                 metadata=metadata)
 
 
 def write_inspect_log(results: dict[str, Any], records: list[dict[str, Any]], log_dir: str | Path,

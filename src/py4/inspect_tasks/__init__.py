@@ -7,7 +7,7 @@
 - ``solver.boa_episode``: the ``run_code``/``submit`` episode, Inspect tools backed by Boa;
 - ``scorer.boa_certification``: outcome and reward as ``py4 eval``; ``py4_summary(log)``;
 - ``scripted_model``: ``py4/gold``, ``py4/python3``, … (``py4 eval``'s scripted policies);
-- ``eval_log``: ``py4 eval --inspect-log DIR`` writes its transcripts as an Inspect log.
+- ``py4 eval --inspect-log DIR`` writes its transcripts as an Inspect log (``py4.evaluate.inspect_log``).
 
 Registered through the package's ``inspect_ai`` entry point (``_registry``). See
 docs/evaluation.md, "Inspect".

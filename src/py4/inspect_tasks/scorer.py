@@ -26,9 +26,9 @@ from py4.boa.certify import certify
 from py4.episodes import feedback
 from py4.episodes.config import EpisodeConfig, RewardTable
 from py4.episodes.pool import shared_executor
+from py4.evaluate.inspect_log import SCORER_NAME, episode_score
 from py4.inspect_tasks.solver import STORE_KEY, problem_for
 
-SCORER_NAME = "boa_certification"
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 
 
@@ -46,19 +46,6 @@ def boa_certification(rewards: dict[str, float] | None = None, bank_version: str
         return episode_score(record, table.of(record["outcome"]))
 
     return score
-
-
-def episode_score(record: dict[str, Any], reward: float) -> Score:
-    """The score of one episode record (``py4 eval``'s transcript line or the solver's record)."""
-    outcome = record["outcome"]
-    certified = outcome == "certified"
-    submitted = next((e for e in record.get("events") or [] if e.get("tool") == "submit" and "status" in e), None)
-    metadata = {k: v for k, v in record.items() if k not in ("events", "turns", "messages")}
-    metadata.update(reward=reward, per_rule={rule: certified for rule in record["rules"]})
-    return Score(value={"certified": 1.0 if certified else 0.0, "reward": reward},
-                 answer=submitted["code"] if submitted else None,
-                 explanation=submitted["answer"] if submitted else f"{outcome} ({record.get('end_reason')})",
-                 metadata=metadata)
 
 
 async def _certify_completion(state: TaskState, problem: Any, diagnostics: str) -> dict[str, Any]:
