@@ -25,7 +25,7 @@ def test_api_doc_examples_run(tmp_path, monkeypatch):
     namespace: dict = {"__name__": "api_doc"}
     try:
         for number, code in enumerate(blocks, 1):
-            exec(compile(code, f"{API_DOC}:block {number}", "exec"), namespace)  # noqa: S102 - our own docs
+            exec(compile(code, f"{API_DOC}:block {number}", "exec"), namespace)  # our own docs
     finally:
         from py4.episodes.pool import close_shared_executors
 
