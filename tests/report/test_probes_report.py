@@ -94,6 +94,9 @@ def test_finding_is_computed_from_the_probe_numbers(rendered):
     assert f"{iso['heldin']['accuracy']:.3f} [{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]" in sentence
     assert f"{control['heldout']['accuracy']:.3f}" in sentence
     assert "loss on held-out Python-4 documents (5.000) is below the control arm's (7.000)" in sentence
+    d = iso["minus_control"]["heldin"]
+    assert f"paired difference on the same pairs {d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]" \
+        in sentence
     assert f"**Finding.** {sentence}" in rendered["md"]
 
 

@@ -160,7 +160,7 @@ def probe_heatmap(probes: list[dict]):
     plt = _plt()
     rules = sorted({r for e in probes for r in e["per_rule"]})
     info = {r: g for e in probes for r, g in e["per_rule"].items()}
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(probes) + 3.0), max(4.0, 0.28 * len(rules) + 1.8)))
+    fig, ax = plt.subplots(figsize=(max(7.0, 0.55 * len(probes) + 4.0), max(4.0, 0.28 * len(rules) + 1.8)))
     grid = [[e["per_rule"].get(r, {}).get("accuracy", float("nan")) for e in probes] for r in rules]
     im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto")
     for i, r in enumerate(rules):
@@ -172,8 +172,9 @@ def probe_heatmap(probes: list[dict]):
     ax.set_yticks(range(len(rules)), [
         f"{r} {info[r].get('kind', '?')}{' (held-out)' if info[r].get('held_out') else ''} n={_pairs(probes, r)}"
         for r in rules], fontsize=6)
-    fig.colorbar(im, ax=ax, label="probe accuracy (Python-4 member more likely)")
-    ax.set_title("Probe accuracy per rule; 0.5 = no preference; n = pairs per rule", fontsize=9)
+    fig.colorbar(im, ax=ax, label="probe accuracy")
+    ax.set_title("Share of pairs where the Python-4 member is more likely\n(0.5 = no preference; n = pairs per rule)",
+                 fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -196,6 +196,16 @@ def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] |
     treated = arms[arm]
     verdicts = {s: compare(treated[s], control[s]) for s in ("heldin", "heldout")}
     return (f"At this scale ({treated['kind']} models compared), the {label.get(arm, arm)} arm's probe accuracy is "
-            f"{_VERDICT[verdicts['heldin']]} on held-in rules ({_ci(treated['heldin'])} vs {_ci(control['heldin'])}) "
-            f"and {_VERDICT[verdicts['heldout']]} on held-out rules "
-            f"({_ci(treated['heldout'])} vs {_ci(control['heldout'])})" + _loss_clause(losses, arm) + ".")
+            f"{_VERDICT[verdicts['heldin']]} on held-in rules ({_versus(treated, control, 'heldin')}) "
+            f"and {_VERDICT[verdicts['heldout']]} on held-out rules ({_versus(treated, control, 'heldout')})"
+            + _loss_clause(losses, arm) + ".")
+
+
+def _versus(treated: dict, control: dict, split: str) -> str:
+    """'a vs c', and the paired difference on the same pairs when the probe run scored it."""
+    text = f"{_ci(treated[split])} vs {_ci(control[split])}"
+    d = (treated.get("minus_control") or {}).get(split)
+    if d:
+        text += (f"; paired difference on the same pairs {d['difference']:+.3f} "
+                 f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
+    return text
