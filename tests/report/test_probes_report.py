@@ -208,9 +208,6 @@ def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
 
     from py4.cli import app
 
-    campaign = tmp_path / "smoke.yaml"
-    text = (rf.ROOT / "configs/campaign/smoke.yaml").read_text()
-    campaign.write_text(text.replace("out_dir: campaign-out/smoke", f"out_dir: {tmp_path / 'out'}"))
     from py4.campaign.dag import build_dag
 
     nodes = [n for n in build_dag(rf.smoke_spec(tmp_path / "out")) if n.stage == "probes"]
@@ -219,7 +216,8 @@ def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
     node = nodes[0]
     Path(node.run_dir).mkdir(parents=True)
     (Path(node.run_dir) / "results.json").write_text("{\"summary\": ")
-    result = CliRunner().invoke(app, ["report", "results", str(campaign), "--no-calibration", "--no-figures"])
+    result = CliRunner().invoke(app, ["report", "results", str(rf.ROOT / "configs/campaign/smoke.yaml"),
+                                      "--no-calibration", "--no-figures", f"out_dir={tmp_path / 'out'}"])
     assert result.exit_code == 2, result.output
     assert f"{node.run_dir}/results.json:1: invalid JSON" in result.output
 
@@ -244,3 +242,18 @@ def test_runs_without_results_are_listed_not_invented(tmp_path):
     assert "probes:tiny/base" in data["missing_probes"] and "probes:tiny/iso/midtrain" not in data["missing_probes"]
     assert {e["model"] for e in data["probes"]} == MIDTRAINED
     assert "Not probed yet: `probes:tiny/base`" in render_markdown(data)
+
+
+def test_cli_reports_a_campaign_folder_given_as_override(tmp_path):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    spec = rf.smoke_spec(tmp_path / "out")
+    rf.write_evaluations(spec, {"tiny/iso/sft": 2})
+    result = CliRunner().invoke(app, ["report", "results", str(rf.ROOT / "configs/campaign/smoke.yaml"),
+                                      "--no-calibration", "--no-figures", f"out_dir={tmp_path / 'out'}"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "out/report/results.json").read_text())
+    assert any(e["run"] == "tiny/iso/sft" and e["certified"] == 2 for e in data["entries"])
+    assert json.loads((tmp_path / "out/report/probes.json").read_text()) == []

@@ -1,7 +1,7 @@
 """`py4 report`: the hyperparameter table, result tables and figures of a campaign.
 
     py4 report hyperparameters configs/campaign/python4.yaml --format latex
-    py4 report results configs/campaign/smoke.yaml [--out DIR]
+    py4 report results configs/campaign/smoke.yaml [--out DIR] [out_dir=CAMPAIGN_FOLDER]
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def results(
     figures: bool = typer.Option(True, "--figures/--no-figures", help="also draw the PNG figures"),
     calibration: bool = typer.Option(True, "--calibration/--no-calibration",
                                      help="run the scripted calibration evaluations that are missing or stale"),
+    overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides of the campaign "
+                                                    "(out_dir=DIR: the campaign folder of `py4 demo --out DIR`)"),
 ) -> None:
     """Certified rates (95% CI, n) per model x arm x dose x split, calibration, probes (probes.json), GRPO; markdown + JSON + PNGs."""
     from py4.campaign.spec import load_campaign
@@ -61,7 +63,7 @@ def results(
     from py4.report.results import write_results
 
     try:
-        spec = load_campaign(file)
+        spec = load_campaign(file, overrides or [])
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
