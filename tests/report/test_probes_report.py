@@ -206,9 +206,8 @@ def test_identical_arms_are_called_out(tmp_path):
 def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
     from typer.testing import CliRunner
 
-    from py4.cli import app
-
     from py4.campaign.dag import build_dag
+    from py4.cli import app
 
     nodes = [n for n in build_dag(rf.smoke_spec(tmp_path / "out")) if n.stage == "probes"]
     if not nodes:
