@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-all install clean-venv bench rehearsal
+.PHONY: demo test test-all install clean-venv bench rehearsal lint
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/py4 demo
 
-test: $(STAMP)
+# ruff (bug-catching rules) on src and tests, mypy on the pure packages; both read their settings
+# from pyproject.toml. A few seconds; docs/dev/lint.md.
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	# mypy joins when src/py4/lang is clean (docs/dev/lint.md)
+
+test: $(STAMP) lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-all: $(STAMP)

@@ -263,7 +263,7 @@ def test_states_come_from_the_records_and_the_queue(tmp_path, slurm):
     first = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
     _done(nodes, spec.out_dir, {"assets", "corpus", "corpus_iso"})
     _failed(nodes, spec.out_dir, "tiny/sft_data")
-    for node_id, job in first.submitted.items():
+    for job in first.submitted.values():
         slurm.set_job(job, "PENDING", "Dependency")
     for node_id in ("assets", "corpus", "corpus_iso"):
         slurm.set_job(first.submitted[node_id], "COMPLETED")

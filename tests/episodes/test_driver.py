@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from py4.episodes import EpisodeConfig, ParsedTurn, Turn, run_episodes, shared_executor
-from py4.episodes.parsing import call_from_json_text, parse_tool_blocks
+from py4.episodes import EpisodeConfig, Turn, run_episodes, shared_executor
+from py4.episodes.parsing import parse_tool_blocks
 from py4.problems.bank import load_bank
 
 

@@ -25,7 +25,7 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - GET /v1/models, when the test names the served models
+            def do_GET(self):  # http.server's name; GET /v1/models, when the test names the served models
                 if models is None or self.path != "/v1/models":
                     self.send_error(404)
                     return
@@ -36,7 +36,7 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})

@@ -55,7 +55,7 @@ def test_renderings():
 
 
 def test_generic_rendering_leaks_no_words():
-    for kind, (rule, _, _, _) in MESSAGES.items():
+    for kind, (_rule, _, _, _) in MESSAGES.items():
         fields = {name: "x" for name in re.findall(r"{(\w+)}", "".join(MESSAGES[kind][2:]))}
         text = make_diagnostic(kind, 2, 1, **fields).render("generic")
         assert text in ("SyntaxError at line 2", "warning at line 2")

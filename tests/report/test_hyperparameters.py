@@ -40,7 +40,7 @@ def test_every_row_and_value_matches(table, reference):
     for want_group, got_group in zip(reference["groups"], table["groups"]):
         assert [r["name"] for r in got_group["rows"]] == [r["name"] for r in want_group["rows"]], want_group["title"]
         for want, got in zip(want_group["rows"], got_group["rows"]):
-            strip = lambda r: {k: v for k, v in r.items() if k != "source"}  # noqa: E731
+            strip = lambda r: {k: v for k, v in r.items() if k != "source"}
             assert strip(got) == strip(want), (want_group["title"], want["name"])
 
 

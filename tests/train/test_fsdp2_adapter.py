@@ -49,7 +49,6 @@ REPO = Path(__file__).resolve().parents[2]
 def test_lora_adapter_under_fsdp2_is_saved_and_loads(tmp_path):
     import socket
 
-    import torch
     import yaml
     from peft import PeftModel
     from safetensors.torch import load_file

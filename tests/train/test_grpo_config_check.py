@@ -86,7 +86,7 @@ class FakeVllmServe(BaseHTTPRequestHandler):
 
     state: dict = {}
 
-    def do_GET(self):  # noqa: N802 - http.server's name
+    def do_GET(self):  # http.server's name
         s = self.state
         path = self.path.split("?", 1)[0]
         if path == "/health":

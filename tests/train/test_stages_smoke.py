@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from py4.config import load_config
 from py4.train import common
 
 from train_helpers import FirstBatch, KillAt, ParamSnapshot, pack_chat, pack_text

@@ -230,7 +230,7 @@ class _Worker:
             reply = watch.wait(started, backstop_s)
         except (WorkerGone, OSError, ValueError):
             reply = None
-        except Exception:  # noqa: BLE001 - a bug in reading one run is that run's outcome
+        except Exception:  # a bug in reading one run is that run's outcome (logged with its traceback)
             log.exception("Boa worker %d: reading run %d failed; replacing the worker", self.index, self.seq)
             reply = None
         finally:

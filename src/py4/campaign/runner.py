@@ -169,7 +169,7 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
                 rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # the record says failed; dependants are blocked, the rest go on
+    except Exception as exc:  # noqa: BLE001 - the record says failed; dependants are blocked, the rest go on
         log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
         return False
     return True

@@ -53,7 +53,7 @@ class TokenStore:
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh = open(path, "wb")
+        self._fh = open(path, "wb")  # noqa: SIM115 - the writer's file until close()
         self._lengths = array("q")
         self.tokens = 0
         self._offsets: np.ndarray | None = None

@@ -137,7 +137,7 @@ def build_smoke_replay(out_dir: str | Path, *, target_tokens: int | None = None,
             if docs % docs_per_shard == 0:
                 if shard:
                     shard.close()
-                shard = open(out / f"replay-{shard_index:05d}.jsonl", "w", encoding="utf-8")
+                shard = open(out / f"replay-{shard_index:05d}.jsonl", "w", encoding="utf-8")  # noqa: SIM115 - closed when the next shard opens
                 shard_index += 1
             line = json.dumps({"id": doc.id, "text": doc.text}, ensure_ascii=False) + "\n"
             shard.write(line)

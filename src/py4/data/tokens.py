@@ -120,7 +120,7 @@ def prefetched(items: Iterable[Any], depth: int = 2) -> Iterator[Any]:
                 if stop.is_set():
                     return
                 box.put(item)
-        except BaseException as exc:  # handed to the consumer, never swallowed
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer, never swallowed
             box.put(_Raised(exc))
             return
         box.put(done)

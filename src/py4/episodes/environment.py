@@ -324,7 +324,7 @@ def run_round(turns: Sequence[tuple[Py4Environment, Sequence[Any]]]) -> int:
             continue
         prefetched.clear()
         _, runs, submits = groups.setdefault(id(prefetched.executor), (prefetched.executor, [], []))
-        for name, code in env._boa_work(tool_calls):  # noqa: SLF001 - the environment's own helper
+        for name, code in env._boa_work(tool_calls):  # the environment's own helper
             if name == "run_code":
                 runs.append((prefetched, _run_request(env.episode.config, code)))
             else:
@@ -336,7 +336,7 @@ def run_round(turns: Sequence[tuple[Py4Environment, Sequence[Any]]]) -> int:
                               for episode, prefetched, code in submits]
             try:
                 results = executor.run_many([request for _, request in runs]) if runs else []
-            except Exception:  # noqa: BLE001 - see the docstring
+            except Exception:  # see the docstring (logged with its traceback)
                 log.warning("Boa: a round's batched runs failed; its calls run one by one", exc_info=True)
                 results = []
             for future in certifications:

@@ -27,7 +27,7 @@ def shared_executor(output_cap: int = 2048, workers: int | None = None) -> Execu
     key = (int(output_cap), None)
     with _lock:
         executor = _executors.get(key)
-        if executor is None or executor._closed:  # noqa: SLF001 - closed by a caller: start again
+        if executor is None or executor._closed:  # closed by a caller: start again
             executor = Executor(workers=workers, output_cap=output_cap)
             _executors[key] = executor
         return executor

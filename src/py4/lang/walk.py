@@ -77,7 +77,7 @@ def _make_walker(cls: type, skip: frozenset):
     if len(lines) == 2:
         lines[1] = "    pass"
     namespace = {"skip": skip}
-    exec("\n".join(lines), namespace)  # noqa: S102 - code built above from ast's own signatures
+    exec("\n".join(lines), namespace)  # code built above from ast's own signatures
     walk = namespace["walk"]
     walk.__name__ = walk.__qualname__ = f"walk_{cls.__name__}"
     return walk

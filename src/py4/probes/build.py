@@ -52,7 +52,7 @@ def _render(context: str, code: str, i: int, result: str | None) -> str:
 
 def split_pair(a: str, b: str) -> tuple[str, str, str, str]:
     """(prefix, a span, b span, suffix), prefix/suffix shared, cut on word boundaries."""
-    word = lambda c: c.isalnum() or c == "_"  # noqa: E731
+    word = lambda c: c.isalnum() or c == "_"
     p = 0
     while p < min(len(a), len(b)) and a[p] == b[p]:
         p += 1

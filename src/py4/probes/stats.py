@@ -42,7 +42,7 @@ def bootstrap_ci(values: list[float], b: int = B_DEFAULT, seed: int = 0, level: 
 def _group(rows: list[dict], b: int, seed: int) -> dict:
     wins = [_wins(r) for r in rows]
     acc, norm, margin = ([w[i] for w in wins] for i in range(3))
-    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")  # noqa: E731
+    mean = lambda xs: sum(xs) / len(xs) if xs else float("nan")
     nan = (float("nan"), float("nan"))
     (lo, hi), (nlo, nhi), (mlo, mhi) = ([_interval(m, 0.95) for m in _resample_means([acc, norm, margin], b, seed)]
                                         if rows else [nan, nan, nan])
@@ -62,7 +62,7 @@ def _groups(probes: list[dict]) -> dict[str, set[str]]:
 
 def summarize(scores: list[dict], probes: list[dict], b: int = B_DEFAULT, seed: int = 0) -> dict:
     by = _groups(probes)
-    pick = lambda ids: [s for s in scores if s["id"] in ids]  # noqa: E731
+    pick = lambda ids: [s for s in scores if s["id"] in ids]
     rules = sorted(k for k in by if k.startswith("P4-"))
     return {"all": _group(scores, b, seed),
             "heldin": _group(pick(by["heldin"]), b, seed), "heldout": _group(pick(by["heldout"]), b, seed),

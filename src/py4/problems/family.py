@@ -125,7 +125,7 @@ def family(
 
 
 def _load_all() -> None:
-    from py4.problems import families  # noqa: F401  (importing registers every family)
+    from py4.problems import families  # importing registers every family
 
     families.load_all()
 

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Callable, Literal
 
 import pydantic
 

@@ -331,5 +331,5 @@ def trainable_summary(model) -> dict[str, int]:
     """Counts of trainable and total parameters, and LoRA-adapted modules if any."""
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
-    adapted = sum(1 for name, module in model.named_modules() if hasattr(module, "lora_A") and len(getattr(module, "lora_A")))
+    adapted = sum(1 for name, module in model.named_modules() if hasattr(module, "lora_A") and len(module.lora_A))
     return {"trainable_parameters": trainable, "total_parameters": total, "adapted_modules": adapted}
