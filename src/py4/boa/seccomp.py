@@ -8,7 +8,11 @@ kexec loading. Sockets are allowed only for ``AF_UNIX`` (the network namespace a
 has no usable interface). File locks and leases (``flock``, ``fcntl`` lock and lease
 commands) and inotify are refused too: the read-only root is shared by every worker (and
 the host), so a lock held on one of its files, or the open of one watched with inotify,
-would be a channel between concurrent runs. ``clone3`` answers ENOSYS so that libc falls back to ``clone``,
+would be a channel between concurrent runs. SysV IPC (shared memory, message queues,
+semaphores) and POSIX message queues are refused: objects that outlive the process that
+made them, which a run could leave for the next (nothing in Python's standard library
+uses them); without this filter each run gets an IPC namespace of its own instead.
+``clone3`` answers ENOSYS so that libc falls back to ``clone``,
 whose flags the filter can inspect. Any other architecture's syscall kills the process.
 """
 
@@ -44,6 +48,10 @@ DENIED = {  # x86_64 syscall numbers
     "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425,
     "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428, "move_mount": 429,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66,
+    "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
+    "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243,
+    "mq_notify": 244, "mq_getsetattr": 245,
 }
 
 
