@@ -41,6 +41,7 @@ from py4.report.probes_report import (
     heldout_losses,
     probe_entries,
 )
+from py4.report.training_report import UNIFORM_SHARE, midtraining_rows
 from py4.runs import atomic_write_json, atomic_write_text, read_manifest
 
 
@@ -112,6 +113,7 @@ def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
     return {"campaign": spec.name, "scale": spec.scale, "entries": entries, "missing_evaluations": missing,
             "missing_probes": _missing(nodes, PROBE_STAGE), "missing_heldout_loss": _missing(nodes, LOSS_STAGE),
             "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration_rows(spec),
+            "midtraining": midtraining_rows(nodes),
             "probes": probes, "heldout_loss": losses, "knowledge_and_use": knowledge_and_use(probes, entries),
             "finding": finding(probes, losses, dict(spec.arms))}
 
@@ -154,6 +156,26 @@ def _calibration_md(rows: list[dict]) -> list[str]:
     return out + ["", "gold submits the reference solution (should be 1.0), python3 the Python 3 reference "
                   "unchanged (0.0), migrated the migrator's output, core-only the reference migrated with the core "
                   "rules only (a model that learned the syntax and nothing else).", ""]
+
+
+def _midtraining_md(rows: list[dict]) -> list[str]:
+    """Each arm's midtraining loss beside ln(vocab), the loss of a uniform guess."""
+    if not rows:
+        return []
+    loss = lambda x, step=None: "—" if x is None else f"{x:.3f}" + (f" (step {step})" if step else "")  # noqa: E731
+    out = ["## Midtraining: did it learn?", "",
+           "| arm | steps | tokens | first logged loss | last logged loss | mean train loss | ln(vocab) = uniform guess |",
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        tokens = "—" if r["tokens"] is None else f"{r['tokens']:,}"
+        out.append(f"| {r['arm']} | {r['steps'] or '—'} | {tokens} | {loss(r['first_loss'], r['first_step'])} | "
+                   f"{loss(r['last_loss'], r['last_step'])} | {loss(r['train_loss'])} | {loss(r['uniform_loss'])} |")
+    stuck = [r["arm"] for r in rows if r["learned"] is False]
+    if stuck:
+        out += ["", f"**Midtraining did not learn** ({', '.join(stuck)}): the loss stays within "
+                f"{100 - 100 * UNIFORM_SHARE:.0f}% of ln(vocab), the loss of guessing every token uniformly; those arms' "
+                "models are the base again."]
+    return out + [""]
 
 
 def _probe_md(data: dict[str, Any]) -> list[str]:
@@ -221,6 +243,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     es = data["entries"]
     out = [f"# Results: {data['campaign']} ({data['scale']} scale)", "", f"**Finding.** {data['finding']}", ""]
     out += _calibration_md(data["calibration"])
+    out += _midtraining_md(data.get("midtraining") or [])
     eft = sorted((e for e in es if e["kind"] == "eft"),
                  key=lambda e: (e["model"], e["arm"], e["matrix"], e["dose"], split_key(e["split"])))
     out += ["## Certified rate by model x arm x EFT dose x split", "",
