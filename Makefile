@@ -28,7 +28,7 @@ demo: $(STAMP)
 # from pyproject.toml. A few seconds; docs/dev/lint.md.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests
-	# mypy joins when src/py4/lang is clean (docs/dev/lint.md)
+	$(BIN)/mypy
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

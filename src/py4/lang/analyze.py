@@ -33,6 +33,7 @@ from py4.lang.internals import (
     DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, module_refusal,
 )
 from py4.lang.limits import MAX_CALL_ARGUMENTS, MAX_CODE_OBJECTS, MAX_PATTERN_CAPTURES
+from py4.lang.positions import node_start
 from py4.lang.walk import FastVisitor
 
 PY4_EXTRA_BUILTINS = frozenset({"indices", "first", "last", "zip_shortest", "count"})
@@ -143,7 +144,7 @@ class Py4Analyzer(FastVisitor):
 
     # -- bookkeeping -------------------------------------------------------------
     def report(self, kind: str, node: ast.AST, **fields) -> None:
-        self.findings.append(RawDiagnostic(kind, node.lineno, node.col_offset, fields))
+        self.findings.append(RawDiagnostic(kind, *node_start(node), fields))
 
     @property
     def scope(self) -> _Scope:
@@ -536,12 +537,12 @@ class Py4Analyzer(FastVisitor):
                 self.report("mutable_default", default, name=param.arg)
             self.visit(default)
 
-    def _visit_annotations(self, node: ast.FunctionDef) -> None:
+    def _visit_annotations(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         for param in self._all_params(node.args):
             self.visit_annotation(param.annotation)
         self.visit_annotation(node.returns)
 
-    def _check_annotations(self, node: ast.FunctionDef, in_class: bool) -> None:
+    def _check_annotations(self, node: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> None:
         params = self._all_params(node.args)
         positional = [*node.args.posonlyargs, *node.args.args]
         missing = []
@@ -675,6 +676,7 @@ class Py4Analyzer(FastVisitor):
     def _check_negative_index(self, node: ast.AST | None) -> None:
         # In an annotation a subscript is a type (`Literal[-1]`), not an index.
         if _is_negative_literal(node) and not self.in_annotation:
+            assert isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant)  # said so
             self.tags.add("negative_index")
             self.report("negative_index", node, literal=f"-{node.operand.value!r}")
 

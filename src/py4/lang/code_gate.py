@@ -135,9 +135,11 @@ def _library_file(path, content, skip=0, _type=type, _str=str, _open=open, _byte
 
 
 def _gate(event, args, _getframe=sys._getframe, _repr=repr, _str_value=str.__str__,
-          _type=type, _str=str, _gated=_GATED, _library=tuple(repr(p)[:-1] for p in _LIBRARY),
+          _type=type, _str=str, _gated=_GATED,
+          _library=tuple(repr(p)[:-1] for p in _LIBRARY),  # type: ignore[name-defined]  # mypy 2.4.1: a generator in a default
           _library_paths=_LIBRARY, _frozen_path=_FROZEN, _frozen="'" + _FROZEN,
-          _import_system=tuple("'" + m for m in _IMPORT_SYSTEM), _py4=repr(_PY4)[:-1],
+          _import_system=tuple("'" + m for m in _IMPORT_SYSTEM),  # type: ignore[name-defined]  # as above
+          _py4=repr(_PY4)[:-1],
           _harness=repr(_HARNESS), _dataclasses=repr(_DATACLASSES),
           _collections=repr(_COLLECTIONS), _template_compilers=tuple(map(repr, _TEMPLATE_COMPILERS)),
           _code_attributes=_CODE_ATTRIBUTES, _refused_reads=_REFUSED_READS,

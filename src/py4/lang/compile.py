@@ -25,6 +25,7 @@ from types import CodeType
 from py4.lang.analyze import analyze, rules_for_tags
 from py4.lang.diagnostics import Diagnostic, make_diagnostic, sort_key
 from py4.lang.limits import MAX_ISTRING_FIELDS
+from py4.lang.positions import node_start
 from py4.lang.tokens import RESERVED_WORDS, TokenPass, rewrite_tokens
 from py4.lang.translate import transform
 
@@ -155,6 +156,7 @@ def _compile_text(text: str, filename: str) -> CompileResult:
     with _quiet_and_uncollected():
         tree, parse_problem = _parse(tokens, filename)
         if tree is None:
+            assert parse_problem is not None  # _parse returns a tree or the problem
             diagnostics.append(parse_problem)
             return _finish(filename, diagnostics, tokens.tags)
         try:
@@ -296,7 +298,7 @@ def _too_deep_in(tree: ast.AST, tokens: TokenPass) -> Diagnostic:
         pending.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     if deepest is tree:
         return make_diagnostic("too_deep", 1, 0)
-    line, col = tokens.py4_position(deepest.lineno, deepest.col_offset, col_is_bytes=True)
+    line, col = tokens.py4_position(*node_start(deepest), col_is_bytes=True)
     return make_diagnostic("too_deep", line, col)
 
 

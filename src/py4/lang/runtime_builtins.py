@@ -162,8 +162,9 @@ def _view(module: _types.ModuleType, replacements: dict) -> _types.ModuleType:
     """A copy of ``module``'s public namespace (no `__builtins__`), some names replaced."""
     view = _types.ModuleType(module.__name__, module.__doc__)
     view.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
-    if hasattr(module, "__all__"):
-        view.__all__ = list(module.__all__)
+    names = getattr(module, "__all__", None)
+    if names is not None:
+        view.__dict__["__all__"] = list(names)
     view.__dict__.update(replacements)
     return view
 

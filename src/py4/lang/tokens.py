@@ -310,7 +310,9 @@ def _keyword(rw: _Rewriter, offset: int, word: str) -> None:
         rw.diagnose(PY3_SPELLINGS[word], offset)
         rw.result.tags.add(KEYWORD_TAGS[word])
     elif word == "else":
-        rw.replace(offset, _ELSE_IF.match(rw.text, offset).end() - offset, "elif")
+        else_if = _ELSE_IF.match(rw.text, offset)
+        assert else_if is not None  # the scanner names `else` a keyword only as `else if`
+        rw.replace(offset, else_if.end() - offset, "elif")
         rw.result.tags.add("else_if")
     else:
         _let(rw, offset)
@@ -343,7 +345,9 @@ def _string(rw: _Rewriter, offset: int, string: str) -> None:
         rw.result.tags.add("i_string")
     else:
         if lowered not in _PY3_PREFIXES:  # a name glued to a string: `nil"x"`
-            word = _WORD.match(prefix).group()
+            glued = _WORD.match(prefix)
+            assert glued is not None  # a string prefix outside _PY3_PREFIXES starts with a name
+            word = glued.group()
             if word in PY4_KEYWORDS:
                 rw.replace(offset, len(word), PY4_KEYWORDS[word])
         return

@@ -37,6 +37,7 @@ taken as a value without a call keeps Python 3's meaning (``take = xs.pop``,
 from __future__ import annotations
 
 import ast
+from typing import Any, Callable, TypeVar
 
 HELPERS = "__p4__"
 TEMP_PREFIX = "__p4_t"
@@ -44,8 +45,11 @@ TEMP_PREFIX = "__p4_t"
 _LOAD = ast.Load()
 _STORE = ast.Store()
 
+# A node with a source position; `_at` returns the node it was given, typed as such.
+_Positioned = TypeVar("_Positioned", bound=ast.expr | ast.stmt | ast.arg)
 
-def _at(node: ast.AST, src: ast.AST) -> ast.AST:
+
+def _at(node: _Positioned, src: ast.expr | ast.stmt | ast.arg) -> _Positioned:
     node.lineno = src.lineno
     node.col_offset = src.col_offset
     node.end_lineno = src.end_lineno
@@ -61,12 +65,13 @@ def _become(node: ast.AST, replacement: ast.AST) -> None:
     fields.update(replacement.__dict__)
 
 
-def _helper_call(src: ast.AST, helper: str, args: list, keywords: list | None = None) -> ast.Call:
+def _helper_call(src: ast.expr | ast.stmt, helper: str, args: list[ast.expr],
+                 keywords: list[ast.keyword] | None = None) -> ast.Call:
     func = _at(ast.Attribute(_at(ast.Name(HELPERS, _LOAD), src), helper, _LOAD), src)
     return _at(ast.Call(func, args, keywords or []), src)
 
 
-def _name(identifier: str, ctx: ast.expr_context, src: ast.AST) -> ast.Name:
+def _name(identifier: str, ctx: ast.expr_context, src: ast.expr | ast.stmt) -> ast.Name:
     return _at(ast.Name(identifier, ctx), src)
 
 
@@ -75,7 +80,7 @@ def _is_simple(expr: ast.AST) -> bool:
     return isinstance(expr, (ast.Name, ast.Constant))
 
 
-def _slice_bounds(index: ast.Slice, src: ast.AST) -> list[ast.AST]:
+def _slice_bounds(index: ast.Slice, src: ast.expr) -> list[ast.expr]:
     return [b if b is not None else _at(ast.Constant(None), src)
             for b in (index.lower, index.upper, index.step)]
 
@@ -97,14 +102,14 @@ class Rewriter:
             handlers[node.__class__](self, node, walrus_ok)
 
     # -- helpers ---------------------------------------------------------------------
-    def _temp(self, expr: ast.AST) -> tuple[ast.AST, ast.AST]:
+    def _temp(self, expr: ast.expr) -> tuple[ast.expr, ast.expr]:
         """(walrus storing ``expr`` in a new temporary, a load of that temporary)."""
         self.temp_count += 1
         name = f"{TEMP_PREFIX}{self.temp_count}"
         store = _at(ast.NamedExpr(_name(name, _STORE, expr), expr), expr)
         return store, _name(name, _LOAD, expr)
 
-    def _once(self, expr: ast.AST, walrus_ok: bool) -> tuple[ast.AST, ast.AST] | None:
+    def _once(self, expr: ast.expr, walrus_ok: bool) -> tuple[ast.expr, ast.expr] | None:
         """(expression to evaluate, reference to its value); None where impossible."""
         if _is_simple(expr):
             return expr, expr
@@ -130,7 +135,7 @@ class Rewriter:
         else:
             node.slice = _helper_call(node, "index", [ref, index])
 
-    def _lambda_index(self, node: ast.Subscript, index: ast.AST) -> ast.Call:
+    def _lambda_index(self, node: ast.Subscript, index: ast.expr) -> ast.Call:
         """`(lambda t, k: t[__p4__.index(t, k)])(e, i)`: where a walrus may not go."""
         t, k = "__p4_seq", "__p4_key"
         params = ast.arguments(posonlyargs=[], args=[_at(ast.arg(t), node), _at(ast.arg(k), node)],
@@ -144,7 +149,8 @@ class Rewriter:
         _become(node, _helper_call(node, helper, [node.left, node.right]))
 
     def method_call(self, node: ast.Call, walrus_ok: bool) -> None:
-        func = node.func  # `.pop(...)` / `.join(...)`
+        func = node.func  # `.pop(...)` / `.join(...)`: the analysis collects only attribute calls
+        assert isinstance(func, ast.Attribute)
         _become(node, _helper_call(node, func.attr, [func.value, *node.args], node.keywords))
 
     def attribute(self, node: ast.Attribute, walrus_ok: bool) -> None:
@@ -169,6 +175,8 @@ class Rewriter:
         right) binds the receiver and the key in temporaries that the store reuses."""
         helper = "floordiv" if isinstance(node.op, ast.FloorDiv) else "mod"
         target = node.target
+        store: ast.expr
+        load: ast.expr
         if isinstance(target, ast.Name):
             store, load = target, _name(target.id, _LOAD, target)
         elif isinstance(target, ast.Attribute):
@@ -201,13 +209,16 @@ class Rewriter:
         evaluate, ref = once
         if isinstance(index, ast.Slice):
             bounds = _slice_bounds(index, target)
-            key = _helper_call(target, "sliceobj", [ref, *bounds])
+            helper, key_args = "sliceobj", bounds
             simple_key = all(_is_simple(b) for b in bounds)
         else:
-            key = _helper_call(target, "index", [ref, index])
+            helper, key_args = "index", [index]
             simple_key = _is_simple(index)
+        key = _helper_call(target, helper, [ref, *key_args])
+        key_load: ast.expr
+        key_store: ast.expr
         if simple_key:  # the key call may run twice: its arguments are plain names/constants
-            key_load, key_store = key, _helper_call(target, key.func.attr, [ref, *key.args[1:]])
+            key_load, key_store = key, _helper_call(target, helper, [ref, *key_args])
         elif walrus_ok:
             key_load, key_store = self._temp(key)
         else:
@@ -216,7 +227,7 @@ class Rewriter:
         return _at(ast.Subscript(ref, key_store, _STORE), target), load
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[ast.AST], Callable[[Rewriter, Any, bool], None]] = {
     ast.Subscript: Rewriter.subscript, ast.BinOp: Rewriter.binop,
     ast.AugAssign: Rewriter.augassign, ast.Call: Rewriter.method_call,
     ast.Attribute: Rewriter.attribute, ast.Dict: Rewriter.dict_display,

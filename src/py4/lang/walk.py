@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import Any
 
 # ASDL types whose values are never nodes worth visiting (names, flags, operators...).
 _LEAF_TYPES = frozenset({
@@ -42,7 +43,7 @@ def _node_classes() -> list[type]:
     return seen
 
 
-def _child_fields(cls: type) -> list[tuple[str, bool]] | None:
+def _child_fields(cls: type[ast.AST]) -> list[tuple[str, bool]] | None:
     """(field, holds a list) for each field of ``cls`` that may hold nodes; None if the
     class has no readable ASDL signature (a deprecated alias, an abstract class)."""
     if not cls._fields:
@@ -76,7 +77,7 @@ def _make_walker(cls: type, skip: frozenset):
                       "    if child.__class__ not in skip: table[child.__class__](self, child)"]
     if len(lines) == 2:
         lines[1] = "    pass"
-    namespace = {"skip": skip}
+    namespace: dict[str, Any] = {"skip": skip}
     exec("\n".join(lines), namespace)  # code built above from ast's own signatures
     walk = namespace["walk"]
     walk.__name__ = walk.__qualname__ = f"walk_{cls.__name__}"

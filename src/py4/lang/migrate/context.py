@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import keyword
 import tokenize
+from typing import TypeGuard
 
 from py4.lang.migrate.infer import TypeInfo
 from py4.lang.migrate.model import CannotConvert, RuleHit
@@ -28,7 +29,8 @@ class Context:
         self.hits: list[RuleHit] = []
         self.cannot: list[CannotConvert] = []
         # Names renamed by fix_names: (id(binding scope), old) -> new.
-        self.renames: dict[tuple[int, str], str] = {}
+        # (id of the owning scope, or None for a name no scope binds, name) -> new name
+        self.renames: dict[tuple[int | None, str], str] = {}
         self.used_names = {tok.string for tok in self.src.tokens if tok.type == tokenize.NAME}
         self.parents: dict[int, ast.AST] = {}
         for parent in ast.walk(tree):
@@ -99,7 +101,7 @@ class Context:
             return True
         return False
 
-    def is_builtin_call(self, node: ast.AST, *names: str) -> bool:
+    def is_builtin_call(self, node: ast.AST, *names: str) -> TypeGuard[ast.Call]:
         return isinstance(node, ast.Call) and any(self.types.is_builtin(node.func, n) for n in names)
 
     def type_of(self, node: ast.AST) -> str:

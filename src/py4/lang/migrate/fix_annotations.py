@@ -30,7 +30,7 @@ def is_mutable_default(ctx: Context, node: ast.AST) -> bool:
 def parameters_with_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.AST | None]]:
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    pairs = list(zip(positional, defaults))
+    pairs: list[tuple[ast.arg, ast.AST | None]] = list(zip(positional, defaults))
     pairs += list(zip(args.kwonlyargs, args.kw_defaults))
     return pairs
 
@@ -49,7 +49,7 @@ def fix(ctx: Context) -> None:
             _annotate(ctx, node)
 
 
-def _annotate(ctx: Context, node: ast.FunctionDef) -> None:
+def _annotate(ctx: Context, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     in_class = ctx.scopes.scope_at(node).kind == "class"
     positional = [*node.args.posonlyargs, *node.args.args]
     changed = False
@@ -80,7 +80,7 @@ def _annotate(ctx: Context, node: ast.FunctionDef) -> None:
         ctx.hit("P4-05", node)
 
 
-def _signature_colon(ctx: Context, node: ast.FunctionDef) -> int | None:
+def _signature_colon(ctx: Context, node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
     """Offset just after the `)` that closes the parameter list."""
     start = ctx.src.span(node)[0]
     body_start = ctx.patches.span(node.body[0])[0]
@@ -98,7 +98,7 @@ def _signature_colon(ctx: Context, node: ast.FunctionDef) -> int | None:
     return None
 
 
-def _return_type(ctx: Context, node: ast.FunctionDef) -> str:
+def _return_type(ctx: Context, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     if isinstance(node, ast.AsyncFunctionDef):
         return "object"
     returns, generator = [], False

@@ -52,7 +52,7 @@ def shifted(ctx: Context, node: ast.AST, delta: int) -> list:
             if total == 0:
                 return [node.left]
             return [node.left, f" + {total}" if total > 0 else f" - {-total}"]
-    operand = [node]
+    operand: list = [node]
     needs_parens = isinstance(node, _LOW_PRECEDENCE) or (
         isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)) or (
         isinstance(node, ast.BinOp) and not isinstance(node.op, _ADDITIVE_OK))
@@ -115,6 +115,7 @@ def _bound_kind(ctx: Context, node: ast.AST | None) -> str:
 
 def _fix_slice(ctx: Context, node: ast.Subscript) -> None:
     sl = node.slice
+    assert isinstance(sl, ast.Slice)  # fix() sends only slices here
     kinds = [_bound_kind(ctx, sl.lower), _bound_kind(ctx, sl.upper)]
     step = 1 if sl.step is None else int_literal(sl.step)
     has_negative = "negative" in kinds
@@ -142,16 +143,19 @@ def _fix_slice(ctx: Context, node: ast.Subscript) -> None:
             ctx.cannot_convert(node, "slice target whose bounds may be negative or whose "
                                "step is not a literal")
         return
+    assert step is not None  # `exact` says so
     lower_delta, upper_delta = 0, (-1 if step > 0 else 1)
     for bound, kind, delta in ((sl.lower, kinds[0], lower_delta), (sl.upper, kinds[1], upper_delta)):
-        if kind == "none":
+        if kind == "none" or bound is None:  # the same: "none" is the kind of an absent bound
             continue
         fix13 = ctx.enabled("P4-13") and delta != 0
+        literal = int_literal(bound)
         if kind == "negative" and ctx.enabled("P4-14"):
-            k = -int_literal(bound) - (delta if fix13 else 0)
+            assert literal is not None  # "negative" is the kind of a negative literal
+            k = -literal - (delta if fix13 else 0)
             ctx.patches.replace(bound, ["len(", seq, ")" + (f" - {k}" if k > 0 else (f" + {-k}" if k < 0 else ""))])
             ctx.hit("P4-14", bound)
-        elif fix13 and int_literal(bound) is not None and int_literal(bound) + delta < 0:
+        elif fix13 and literal is not None and literal + delta < 0:
             ctx.patches.replace(bound, [bound, f" - {-delta}"])  # `0 - 1`: no negative literal
         elif fix13:
             ctx.patches.replace(bound, shifted(ctx, bound, delta))
@@ -162,13 +166,14 @@ def _fix_slice(ctx: Context, node: ast.Subscript) -> None:
 def _negative_bounds_only(ctx: Context, node: ast.Subscript, is_load: bool) -> None:
     """P4-14 without P4-13: spell negative literal bounds from the end, keep exclusivity."""
     sl = node.slice
+    assert isinstance(sl, ast.Slice)  # called from _fix_slice
     if not ctx.is_simple(node.value):
         ctx.cannot_convert(node, "negative slice bound on an expression that cannot be "
                            "evaluated twice")
         return
     for bound in (sl.lower, sl.upper):
         value = int_literal(bound) if bound is not None else None
-        if value is not None and value < 0:
+        if bound is not None and value is not None and value < 0:
             ctx.patches.replace(bound, ["len(", node.value, f") - {-value}"])
             ctx.hit("P4-14", bound)
 
@@ -184,6 +189,7 @@ def _fix_index(ctx: Context, node: ast.Subscript) -> None:
     is_load = isinstance(node.ctx, ast.Load)
     if receiver in MAPPINGS or receiver in ("class", "module", "func"):
         if value is not None and value < 0:  # a key, not a position: spell it `0 - k`
+            assert isinstance(index, ast.UnaryOp)  # a parsed negative literal is `-` applied to one
             ctx.hit("P4-14", index)
             ctx.patches.replace(index, ["0 - ", index.operand])
         return

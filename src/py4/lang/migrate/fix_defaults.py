@@ -47,7 +47,8 @@ def _elements_immutable(default: ast.AST) -> bool:
     return False
 
 
-def _fix_default(ctx: Context, func: ast.FunctionDef, param: ast.arg, default: ast.AST) -> None:
+def _fix_default(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef, param: ast.arg,
+                 default: ast.AST) -> None:
     problem = None if _elements_immutable(default) else "its elements are computed or mutable"
     problem = problem or _unsafe_use(ctx, func, param.arg)
     body = func.body
@@ -75,7 +76,7 @@ def _fix_default(ctx: Context, func: ast.FunctionDef, param: ast.arg, default: a
     ctx.hit("P4-26", default)
 
 
-def _unsafe_use(ctx: Context, func: ast.FunctionDef, name: str) -> str | None:
+def _unsafe_use(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> str | None:
     """Why using parameter `name` inside `func` could observe sharing, or None."""
     inner = ctx.scopes.owned_scope(func)
     for node in ast.walk(func):

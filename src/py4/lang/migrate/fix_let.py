@@ -38,7 +38,7 @@ def fix(ctx: Context) -> None:
 
 def _fix_scope(ctx: Context, scope: Scope) -> None:
     declared: set[str] = set()
-    let_stmts: dict[int, tuple[ast.AST, list[str]]] = {}
+    let_stmts: dict[int, tuple[ast.Assign | ast.AnnAssign, list[str]]] = {}
     hoisted: list[tuple[str, ast.AST]] = []
     for binding in scope.bindings:
         if binding.kind in DECLARING_KINDS:
@@ -58,7 +58,7 @@ def _fix_scope(ctx: Context, scope: Scope) -> None:
         _hoist(ctx, scope, hoisted)
 
 
-def _declare_statement(ctx: Context, stmt: ast.AST, names: list[str]) -> None:
+def _declare_statement(ctx: Context, stmt: ast.Assign | ast.AnnAssign, names: list[str]) -> None:
     start = ctx.src.span(stmt)[0]
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     if all(_pure_names(t) for t in targets):
@@ -75,15 +75,20 @@ def _renamed(ctx: Context, node: ast.AST, name: str) -> str:
     return ctx.renames.get((id(owner), name), name) if owner is not None else name
 
 
+def _is_future_import(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+
+
 def _hoist(ctx: Context, scope: Scope, hoisted: list[tuple[str, ast.AST]]) -> None:
     owner = scope.node
+    # fix() sends only module, function and class scopes here
+    assert isinstance(owner, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     body = owner.body
     index = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         index = 1
-    while scope.kind == "module" and index < len(body) and isinstance(body[index], ast.ImportFrom) \
-            and body[index].module == "__future__":
+    while scope.kind == "module" and index < len(body) and _is_future_import(body[index]):
         index += 1
     if index >= len(body):
         for _, node in hoisted:

@@ -46,6 +46,7 @@ def _module_rooted(ctx: Context, node: ast.AST) -> bool:
 
 # -- P4-17 --------------------------------------------------------------------------
 def _fix_pop(ctx: Context, node: ast.Call) -> None:
+    assert isinstance(node.func, ast.Attribute)  # a `.pop(...)` call
     receiver = node.func.value
     kind = ctx.type_of(receiver)
     if node.keywords or len(node.args) > 1 or kind in _NOT_LIST or _module_rooted(ctx, receiver):
@@ -81,6 +82,7 @@ def _iterable_template(ctx: Context, items: ast.AST) -> list:
 
 
 def _fix_join(ctx: Context, node: ast.Call) -> None:
+    assert isinstance(node.func, ast.Attribute)  # a `.join(...)` call
     sep = node.func.value
     if node.keywords or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
         return

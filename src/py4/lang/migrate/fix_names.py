@@ -89,10 +89,10 @@ def _rename_names(ctx: Context) -> None:
                 ctx.patches.replace(node, [new])
 
 
-def _rename_binding_sites(ctx: Context) -> dict[str, tuple[str, str]]:
+def _rename_binding_sites(ctx: Context) -> dict[str, list[tuple[str, str]]]:
     """Rename def/class names, parameters, aliases, handlers, global/nonlocal lists.
 
-    Returns {function name: (old parameter, new parameter)} pairs for keyword fixing.
+    Returns {function name: [(old parameter, new parameter), ...]} for keyword fixing.
     """
     param_renames: dict[str, list[tuple[str, str]]] = {}
     for node in ast.walk(ctx.tree):
@@ -116,7 +116,7 @@ def _rename_binding_sites(ctx: Context) -> dict[str, tuple[str, str]]:
             new = new_name_for(ctx, node, node.name)
             if new:
                 start = ctx.patches.span(node.type)[1] if node.type else ctx.src.span(node)[0]
-                tok = ctx.src.find_name_token(node.name, start, ctx.patches.span(node)[1])
+                tok = ctx.src.name_token(node.name, start, ctx.patches.span(node)[1])
                 ctx.patches.local(node, tok.start, tok.end, new)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             start, end = ctx.src.span(node)
@@ -135,14 +135,14 @@ def _all_args(args: ast.arguments) -> list[ast.arg]:
             if a is not None]
 
 
-def _rename_def(ctx: Context, node: ast.AST) -> None:
+def _rename_def(ctx: Context, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
     new = new_name_for(ctx, node, node.name)
     if not new:
         return
     start = ctx.src.span(node)[0]
     keyword = "class" if isinstance(node, ast.ClassDef) else "def"
-    kw = ctx.src.find_name_token(keyword, start, ctx.patches.span(node)[1])
-    tok = ctx.src.find_name_token(node.name, kw.end, ctx.patches.span(node)[1])
+    kw = ctx.src.name_token(keyword, start, ctx.patches.span(node)[1])
+    tok = ctx.src.name_token(node.name, kw.end, ctx.patches.span(node)[1])
     ctx.patches.local(node, tok.start, tok.end, new)
 
 

@@ -144,7 +144,7 @@ def _to_format_call(ctx: Context, node: ast.BinOp) -> list | None:
         return None
     pieces.append(rest.replace("{", "{{").replace("}", "}}"))
     literal = token_text[:prefix_len + quote] + "".join(pieces) + token_text[len(token_text) - quote:]
-    template = [literal, ".format("]
+    template: list = [literal, ".format("]
     for index, arg in enumerate(args):
         template += ([", "] if index else []) + [arg]
     return template + [")"]

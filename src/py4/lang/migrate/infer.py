@@ -9,6 +9,7 @@ which makes the fixers choose a form that is correct whatever the type.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from py4.lang.migrate.scopes import Scope, ScopeTable
 
@@ -86,9 +87,9 @@ def join(a: str | None, b: str | None) -> str | None:
     return UNKNOWN
 
 
-def own_nodes(func: ast.AST):
+def own_nodes(func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
     """Nodes of a function body, not descending into nested functions, classes, lambdas."""
-    stack = list(func.body)
+    stack: list[ast.AST] = list(func.body)
     while stack:
         current = stack.pop()
         yield current
@@ -141,6 +142,7 @@ class TypeInfo:
                 t = self.type_of(binding.value, scope) if binding.value is not None else UNKNOWN
             elif kind == "augassign":
                 aug = binding.value
+                assert isinstance(aug, ast.AugAssign)  # an augassign binding's value is its statement
                 t = self._binop(self.var_type(scope, name), aug.op,
                                 self.type_of(aug.value, scope), aug.value)
             elif kind in ("for", "comp") and binding.position is not None:
@@ -148,6 +150,7 @@ class TypeInfo:
             elif kind in ("for", "comp"):
                 t = self._element_type(binding.value, scope) if binding.value is not None else UNKNOWN
             elif kind == "param":
+                assert isinstance(binding.node, ast.arg)  # a parameter is bound by its ast.arg
                 t = annotation_type(binding.node.annotation)
             elif kind == "def":
                 t = "func"
@@ -201,6 +204,7 @@ class TypeInfo:
         if id(func) in self._evaluating:
             return UNKNOWN  # recursion: no sound answer without iterating
         inner = self.scopes.owned_scope(func)
+        assert inner is not None  # every def opens a scope
         self._evaluating.add(id(func))
         try:
             result = None
@@ -228,8 +232,10 @@ class TypeInfo:
             start = args[1] if len(args) > 1 else next(
                 (k.value for k in iterable.keywords if k.arg == "start"), None)
             if position == 0 and not any(k.arg != "start" for k in iterable.keywords):
-                return "nnint" if start is None else (
-                    self.type_of(start, scope) if self.type_of(start, scope) in NONNEG else "int")
+                if start is None:
+                    return "nnint"
+                start_type = self.type_of(start, scope)
+                return start_type if start_type is not None and start_type in NONNEG else "int"
             return UNKNOWN
         if self.is_builtin(iterable.func, "zip") and position < len(args) \
                 and not any(isinstance(a, ast.Starred) for a in args):

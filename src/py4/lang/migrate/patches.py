@@ -32,7 +32,8 @@ class _NodeInfo:
     start: int
     end: int
     children: list[ast.AST] = field(default_factory=list)
-    local: list[tuple[int, int, str, int]] = field(default_factory=list)
+    # (start, end, text or a template from insert_template, sequence number)
+    local: list[tuple[int, int, str | list, int]] = field(default_factory=list)
     layers: list[list] = field(default_factory=list)
 
 
@@ -157,7 +158,8 @@ class Patches:
         return "".join(out)
 
     def _render_base(self, info: _NodeInfo) -> str:
-        items = [(s, e, 0 if s == e else 1, seq, text) for s, e, text, seq in info.local]
+        items: list[tuple[int, int, int, int, str | list | ast.AST]] = [
+            (s, e, 0 if s == e else 1, seq, text) for s, e, text, seq in info.local]
         for child in info.children:
             c_start, c_end = self.span(child)
             items.append((c_start, c_end, 1, 0, child))

@@ -8,6 +8,7 @@ type inference (all bindings of a name).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 # Binding kinds that declare in Python-4 without `let`.
@@ -141,7 +142,7 @@ class _Collector(ast.NodeVisitor):
             self.bind(target.id, kind, target, value)
             self.table.scope_of_node[id(target)] = self.scope
         elif isinstance(target, (ast.Tuple, ast.List)):
-            values = [None] * len(target.elts)
+            values: Sequence[ast.expr | None] = [None] * len(target.elts)
             if kind == "assign" and isinstance(value, (ast.Tuple, ast.List)) \
                     and len(value.elts) == len(target.elts) \
                     and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts):

@@ -12,6 +12,8 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+from py4.lang.positions import node_span
+
 
 @dataclass(frozen=True)
 class Token:
@@ -67,8 +69,8 @@ class SourceMap:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets (start, end) of a positioned node."""
-        return (self.offset_bytes(node.lineno, node.col_offset),
-                self.offset_bytes(node.end_lineno, node.end_col_offset))
+        line, col, end_line, end_col = node_span(node)
+        return self.offset_bytes(line, col), self.offset_bytes(end_line, end_col)
 
     def segment(self, node: ast.AST) -> str:
         start, end = self.span(node)
@@ -92,6 +94,14 @@ class SourceMap:
             if tok.type == tokenize.NAME and tok.string == name:
                 return tok
         return None
+
+    def name_token(self, name: str, start: int, end: int) -> Token:
+        """The first NAME token spelled `name` in [start, end), which the caller knows is there
+        (a `def`'s keyword and name, a handler's `as` name)."""
+        tok = self.find_name_token(name, start, end)
+        if tok is None:
+            raise ValueError(f"no NAME token {name!r} in source offsets {start}-{end}")
+        return tok
 
     def indent_at(self, offset: int) -> str | None:
         """The indentation of the line holding `offset` when only spaces precede it."""
