@@ -30,7 +30,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
 
-test: $(STAMP) lint
+test: $(STAMP)
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-all: $(STAMP)
