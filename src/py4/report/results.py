@@ -162,7 +162,7 @@ def _midtraining_md(rows: list[dict]) -> list[str]:
     """Each arm's midtraining loss beside ln(vocab), the loss of a uniform guess."""
     if not rows:
         return []
-    loss = lambda x, step=None: "—" if x is None else f"{x:.3f}" + (f" (step {step})" if step else "")  # noqa: E731
+    loss = lambda x, step=None: "—" if x is None else f"{x:.3f}" + (f" (step {step})" if step else "")
     out = ["## Midtraining: did it learn?", "",
            "| arm | steps | tokens | first logged loss | last logged loss | mean train loss | ln(vocab) = uniform guess |",
            "|---|---|---|---|---|---|---|"]
