@@ -25,6 +25,7 @@ import os
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import Any
 
 from py4.episodes.parsing import ParsedTurn, check_call, parse_assistant_text
@@ -35,6 +36,37 @@ RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
 
 class EndpointError(RuntimeError):
     """The endpoint refused a request or kept failing after the retries."""
+
+
+def post_json(http: Any, path: str, body: dict[str, Any], *, retries: int, backoff_s: float,
+              refusal: Callable[[str, int, str], str]) -> dict[str, Any]:
+    """POST ``body`` to ``path`` of an OpenAI-compatible server and return the JSON reply.
+
+    Transport errors, replies that are not JSON and the statuses in RETRY_STATUSES are
+    retried ``retries`` times with exponential back-off; any other status is final:
+    EndpointError with ``refusal(url, status, text)`` saying what the server must provide.
+    """
+    import httpx
+
+    where, last = str(http.base_url).rstrip("/") + path, ""
+    for attempt in range(retries + 1):
+        try:
+            response = http.post(path, json=body)
+        except httpx.TransportError as exc:
+            last = f"{type(exc).__name__}: {exc}"
+        else:
+            if response.status_code == 200:
+                try:
+                    return response.json()
+                except ValueError:
+                    last = f"reply is not JSON: {response.text[:200]!r}"
+            elif response.status_code in RETRY_STATUSES:
+                last = f"HTTP {response.status_code}: {response.text[:200]}"
+            else:
+                raise EndpointError(refusal(where, response.status_code, response.text[:500]))
+        if attempt < retries:
+            time.sleep(backoff_s * 2 ** attempt)
+    raise EndpointError(f"{where} failed after {retries + 1} attempts: {last}")
 
 
 class EndpointPolicy:
@@ -87,29 +119,9 @@ class EndpointPolicy:
                     extra={"finish_reason": choice.get("finish_reason"), "api_tool_calls": message.get("tool_calls")})
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        import httpx
-
-        last = ""
-        for attempt in range(self.retries + 1):
-            try:
-                response = self._http.post("/chat/completions", json=body)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        last = f"reply is not JSON: {response.text[:200]!r}"
-                elif response.status_code in RETRY_STATUSES:
-                    last = f"HTTP {response.status_code}: {response.text[:200]}"
-                else:
-                    raise EndpointError(explain_refusal(f"{self._http.base_url}/chat/completions",
-                                                        response.status_code, response.text[:500], self.model,
-                                                        self.served_models()))
-            if attempt < self.retries:
-                time.sleep(self.backoff_s * 2 ** attempt)
-        raise EndpointError(f"{self._http.base_url}/chat/completions failed after {self.retries + 1} attempts: {last}")
+        return post_json(self._http, "/chat/completions", body, retries=self.retries, backoff_s=self.backoff_s,
+                         refusal=lambda where, status, text: explain_refusal(where, status, text, self.model,
+                                                                             self.served_models()))
 
     def served_models(self) -> list[str] | None:
         """The names the server serves (GET /models), or None when it does not say."""

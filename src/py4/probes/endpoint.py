@@ -22,11 +22,10 @@ texts or a list of token-id lists.
 from __future__ import annotations
 
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from py4.evaluate.endpoint import RETRY_STATUSES, EndpointError
+from py4.evaluate.endpoint import EndpointError, post_json
 from py4.probes.score import BATCH_SIZE, pair_token_ids
 
 
@@ -91,30 +90,13 @@ class ProbeEndpoint:
         return out
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        import httpx
+        def refusal(where: str, status: int, text: str) -> str:
+            return (f"{where}: HTTP {status}: {text}\n  - probes need prompt log-probabilities: /v1/completions "
+                    f"with echo, max_tokens 0 and logprobs (vLLM serves them), and {self.model!r} must be a "
+                    f"served model name (vLLM --served-model-name)")
 
-        url, last = self.url, ""
-        for attempt in range(self.retries + 1):
-            try:
-                response = self._http.post("/completions", json=body)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        last = f"reply is not JSON: {response.text[:200]!r}"
-                elif response.status_code in RETRY_STATUSES:
-                    last = f"HTTP {response.status_code}: {response.text[:200]}"
-                else:
-                    raise EndpointError(
-                        f"{url}: HTTP {response.status_code}: {response.text[:500]}\n  - probes need prompt "
-                        f"log-probabilities: /v1/completions with echo, max_tokens 0 and logprobs (vLLM serves "
-                        f"them), and {self.model!r} must be a served model name (vLLM --served-model-name)")
-            if attempt < self.retries:
-                time.sleep(self.backoff_s * 2 ** attempt)
-        raise EndpointError(f"{url} failed after {self.retries + 1} attempts: {last}")
+        return post_json(self._http, "/completions", body, retries=self.retries, backoff_s=self.backoff_s,
+                         refusal=refusal)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
