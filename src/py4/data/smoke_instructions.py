@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from py4.data.errors import DataError
 from py4.episodes.config import SYSTEM_PROMPT
 from py4.episodes.environment import TOOL_SCHEMAS as EPISODE_TOOL_SCHEMAS
+from py4.fileio import iter_jsonl
 from py4.problems.schema import Problem, TestCase
 
 __all__ = [
@@ -242,20 +244,9 @@ def write_smoke_instructions(rows: list[dict[str, Any]], out_dir: str | Path, **
 def read_smoke_instructions(path: str | Path) -> list[dict[str, Any]]:
     """Read rows written by :func:`write_smoke_instructions` (a folder or its data.jsonl).
 
-    Raises FileNotFoundError when absent and ValueError naming the line of a bad row.
+    Raises DataError (a ValueError) naming the file, and the line of a bad row.
     """
     path = Path(path)
     if path.is_dir():
         path = path / "data.jsonl"
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not JSON: {exc}") from None
-        if not isinstance(row, dict) or not isinstance(row.get("messages"), list):
-            raise ValueError(f"{path}:{number}: expected an object with a 'messages' list")
-        rows.append(row)
-    return rows
+    return [row for _, row in iter_jsonl(path, fields={"messages": list}, error=DataError)]
