@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 pytestmark = pytest.mark.security
@@ -24,10 +22,9 @@ HOSTILE_SOURCES = {
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_SOURCES))
 def test_hostile_source_gives_a_diagnostic(sandbox, name):
-    started = time.monotonic()
+    # (No wall-clock bound: test_security_frontend_cost.py shows the costly stages are
+    # never reached for the floods that would make them slow.)
     result = sandbox.executor.run(HOSTILE_SOURCES[name])
-    elapsed = time.monotonic() - started
-    assert elapsed < 10, f"{name} took {elapsed:.1f} s"
     assert result.status in ("compile_error", "ok", "runtime_error"), result
     if result.status == "compile_error":
         assert result.diagnostics and all(d["severity"] in ("error", "warning") for d in result.diagnostics)
