@@ -53,12 +53,13 @@ class LocalSlurm:
         self.cpus = cpus
         self.node = socket.gethostname().split(".")[0]
         self.procs: dict[str, subprocess.Popen] = {}
+        self.logs: list = []
         self.conf = self.dir / "slurm.conf"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
 
     # --- start ---------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 60) -> "LocalSlurm":
+    def start(self, timeout_s: float = 60) -> LocalSlurm:
         if os.geteuid() != 0:
             raise SlurmUnavailable("a single-node Slurm in a test needs root (SlurmUser=root, SlurmdUser=root)")
         missing = missing_commands()
@@ -118,7 +119,8 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
 """
 
     def _spawn(self, name: str, argv: list[str]) -> None:
-        log = open(self.dir / "log" / f"{name}.out", "wb")
+        log = open(self.dir / "log" / f"{name}.out", "wb")  # noqa: SIM115 - the daemon's output until stop()
+        self.logs.append(log)
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             env=self.env, start_new_session=True)
 
@@ -188,6 +190,8 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
         steps = self.job_steps()
         for pid in steps:  # a job step this cluster's slurmd started and that outlived it
             os.kill(pid, signal.SIGKILL)
+        for log in self.logs:
+            log.close()
         alive = [n for n, p in self.procs.items() if p.poll() is None]
         if alive or steps:
             raise RuntimeError(f"still alive after stop: daemons {alive}, job steps {steps}")
