@@ -32,12 +32,14 @@ def test_probes_eval_writes_results_with_base_and_comparison(smoke_assets, tmp_p
 
 def test_user_errors_name_the_flag_and_what_was_expected(tmp_path):
     from py4.cli import app
+    from py4.probes.build import probe_paths
 
     runner = CliRunner()
     missing = runner.invoke(app, ["eval", "probes", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "--model" in missing.output and "no such folder" in missing.output
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"scores": [{"id": "P4-01/00/bare"}]}))
+    probe_set = json.loads(probe_paths()[1].read_text())["jsonl_sha256"]  # the same set, too few pairs
+    other.write_text(json.dumps({"probes": {"jsonl_sha256": probe_set}, "scores": [{"id": "P4-01/00/bare"}]}))
     compare = runner.invoke(app, ["eval", "probes", "--model", str(tmp_path / "nope"), "--compare", str(other),
                                   "--out", str(tmp_path / "o"), "--limit", "10"])
     assert compare.exit_code == 2 and str(other) in compare.output and "same --limit" in compare.output

@@ -32,12 +32,21 @@ def load_model(model_dir: str, adapter: str | None = None):
         if folder is not None and not Path(folder).is_dir() and _looks_local(folder):
             raise Py4Error(f"{flag} {folder!r}: no such folder (a local model folder or a Hub id is expected)")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, **model_load_kwargs())
     if adapter:
         from peft import PeftModel
 
         model = PeftModel.from_pretrained(model, adapter)
     return model, tokenizer
+
+
+def model_load_kwargs() -> dict[str, Any]:
+    """from_pretrained's placement: on the GPUs when CUDA is available (the campaign's probe nodes
+    request them; a 31B checkpoint scored on CPU would take days), in the checkpoint's own dtype
+    (bf16 for the campaign's), sharded over every visible GPU; on CPU, transformers' defaults."""
+    import torch
+
+    return {"device_map": "auto", "dtype": "auto"} if torch.cuda.is_available() else {}
 
 
 def _looks_local(name: str) -> bool:
@@ -72,9 +81,11 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
     manifest = json.loads(probe_paths(probes_dir)[1].read_text())
     # Files given for the base or the comparison are checked before any scoring.
     other = _read_results(compare, "--compare") if compare else None
-    other_scores = _covering_scores(other, probes, compare) if other is not None else None
+    probe_set = manifest["jsonl_sha256"]
+    other_scores = _covering_scores(other, probes, probe_set, compare, "--compare") if other is not None else None
     base_file = base is not None and Path(base).is_file()
-    base_scores = _covering_scores(_read_results(base, "--base"), probes, base) if base_file else None
+    base_scores = (_covering_scores(_read_results(base, "--base"), probes, probe_set, base, "--base")
+                   if base_file else None)
     out = Path(out_dir)
     with RunRecorder(out, None, kind="probes-eval") as recorder:
         recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"])
@@ -167,8 +178,14 @@ def _read_results(path: str | Path, flag: str) -> dict:
     return data
 
 
-def _covering_scores(results: dict, probes: list[dict], path) -> list[dict]:
-    """The rows of ``results`` for the selected probes; every selected pair must be there."""
+def _covering_scores(results: dict, probes: list[dict], probe_set: str, path, flag: str) -> list[dict]:
+    """The rows of ``results`` for the selected probes; it must have scored the same probe set
+    (``probe_set``: its jsonl_sha256) and every selected pair must be there. Pair ids survive a
+    probe rebuild while texts may not, so covering ids alone could mix different pairs."""
+    theirs = (results.get("probes") or {}).get("jsonl_sha256") if isinstance(results.get("probes"), dict) else None
+    if theirs != probe_set:
+        raise Py4Error(f"{flag} {path}: probes.jsonl_sha256 is {theirs!r}, expected {probe_set!r} (the probe set "
+                       f"scored now); evaluate it again on this probe set")
     rows = {r.get("id"): r for r in results["scores"] if isinstance(r, dict)}
     missing = [p["id"] for p in probes if p["id"] not in rows]
     if missing:
