@@ -2,7 +2,7 @@
 
 Each test is one attack: run A leaves something in the kernel (SysV shared memory, a
 message queue, a semaphore, an abstract Unix socket name, the scratch directory's
-timestamps, the PID counter, memory charged to the worker's cgroup), run B looks for
+timestamps, inode counter or birth time, the PID counter, memory charged to the worker's cgroup), run B looks for
 it; or a run takes a lock on a file of the shared read-only root, which any other run
 (or the host) could see. Runs are plain Python 3 with ctypes: the layers below must hold
 for whatever code a run manages to execute. Before the fix, every attack got through.
@@ -181,25 +181,47 @@ def test_inotify_on_the_shared_root_is_refused(executor):
     assert out == "REFUSED\n", out
 
 
-SCRATCH_STATE = LIBC + (  # the scratch root's birth time (which only a new tmpfs changes)
-    "import os, struct\n"
+FRESH_FILE_INODE = (  # the inode number the scratch tmpfs gives a new file
+    "import os\n"
+    "with open('probe', 'w') as fh:\n"
+    "    print(os.fstat(fh.fileno()).st_ino)\n")
+
+
+def _unnamed_files(count: int) -> str:
+    # O_TMPFILE: a file with no name, gone at close; it leaves no entry, block or inode
+    # in use, but the tmpfs inode counter has moved on by one.
+    return ("import os\n"
+            f"for _ in range({count}):\n"
+            "    os.close(os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o600))\n"
+            "print('MADE')\n")
+
+
+def test_scratch_inode_counter_does_not_reach_the_next_run(executor):
+    # Run A encodes a number in how many unnamed files it makes; run B reads it back from
+    # the inode number of a file of its own. Before: the tmpfs was kept when it looked
+    # untouched, and A making 0, 17, 0, 5 files left B seeing inode 2, 19, 2, 7.
+    seen = []
+    for count in (0, 17, 0, 5):
+        _ok(executor.run(_unnamed_files(count)))
+        seen.append(_ok(executor.run(FRESH_FILE_INODE)))
+    assert len(set(seen)) == 1, seen
+
+
+SCRATCH_BIRTH = LIBC + (  # the scratch root's birth time (which only a new tmpfs changes)
+    "import struct\n"
     "buf = ctypes.create_string_buffer(256)\n"
     "assert libc.statx(-100, b'.', 0, 0x800, buf) == 0\n"  # AT_FDCWD, STATX_BTIME
     "assert struct.unpack_from('I', buf.raw, 0)[0] & 0x800\n"
-    "birth = '%d.%09d' % struct.unpack_from('qI', buf.raw, 80)\n"
-    "st = os.stat('.')\n"
-    "print(birth, st.st_mtime_ns, st.st_ctime_ns)\n")
+    "print('%d.%09d' % struct.unpack_from('qI', buf.raw, 80))\n")
 
 
-def test_untouched_scratch_is_kept_but_looks_fresh(executor):
-    # A run that leaves the scratch as it found it needs no new tmpfs (before: a remount
-    # after every run, ~0.4 ms of the worker's time, since the check's own listing changed
-    # the access time it had just read); the kept scratch's times are renewed, so that
-    # its age does not tell a run whether the one before wrote to it.
-    first = _ok(executor.run(SCRATCH_STATE)).split()
-    second = _ok(executor.run(SCRATCH_STATE)).split()
-    assert second[0] == first[0], (first, second)  # the same tmpfs
-    assert int(second[1]) > int(first[1]) and int(second[2]) > int(first[2]), (first, second)
+def test_every_run_gets_a_scratch_no_earlier_run_touched(executor):
+    # The birth time tells a new tmpfs from a kept one (utime cannot reset it), so a run
+    # that left the scratch untouched and one that wrote to it both hand the next run a
+    # new one. Before: an untouched scratch was kept, and its birth time said whether the
+    # run before had written anything (one bit per run).
+    births = [_ok(executor.run(SCRATCH_BIRTH))]
+    births.append(_ok(executor.run(SCRATCH_BIRTH)))  # after an untouched scratch
     _ok(executor.run("open('x', 'w').write('used')\nprint('WROTE')\n"))
-    third = _ok(executor.run(SCRATCH_STATE)).split()
-    assert third[0] != second[0], (second, third)  # a used scratch is a new tmpfs
+    births.append(_ok(executor.run(SCRATCH_BIRTH)))  # after a used one
+    assert len(set(births)) == len(births), births

@@ -286,56 +286,26 @@ def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Li
                   host_scratch: str | None = None) -> str:
     """Give the next run an empty scratch directory; returns its path.
 
-    With a private root the scratch dir is a fresh tmpfs (size- and inode-limited), so
-    wiping is a detach-and-remount — skipped when the last run provably left it untouched
-    (see ``_scratch_fingerprint``); otherwise it is ``host_scratch``, a host directory
-    that the executor made for this worker (and removes when it stops the worker: a
-    killed worker cannot), emptied by hand. Raises OSError when neither is available.
+    With a private root the scratch dir is a fresh tmpfs (size- and inode-limited),
+    detached and mounted anew after every run, also one that seems to have left it
+    untouched: a kept tmpfs carries state no check sees (its inode counter, which unnamed
+    ``O_TMPFILE`` files advance; its birth time, which ``utime`` cannot reset), and issue
+    18 requires every run to start from a state no earlier run can have touched.
+    Otherwise it is ``host_scratch``, a host directory that the executor made for this
+    worker (and removes when it stops the worker: a killed worker cannot), emptied by
+    hand. Raises OSError when neither is available.
     """
     if caps.private_root:
-        if caps.scratch_tmpfs and _scratch_fingerprint() == _PRISTINE_SCRATCH[0]:
-            # Untouched: kept, but its times renewed as a fresh mount's would be, so that
-            # its age does not tell the next run whether the last one wrote to it.
-            try:
-                os.utime(SCRATCH_DIR)
-                _PRISTINE_SCRATCH[0] = _scratch_fingerprint()
-                return SCRATCH_DIR
-            except OSError:
-                pass  # then a fresh mount, as for a used scratch
         if caps.scratch_tmpfs:
             umount(SCRATCH_DIR)
-        # noatime: reading the scratch (a listing, the fingerprint's own) changes nothing.
+        # noatime: nothing reads the scratch's access times; it saves the updates.
         mount("boa-scratch", SCRATCH_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOATIME,
               f"mode=0700,uid={owner_uid},gid={owner_gid},size={limits.scratch_bytes},nr_inodes=2048")
         caps.scratch_tmpfs = True
-        _PRISTINE_SCRATCH[0] = _scratch_fingerprint()
         return SCRATCH_DIR
     if not host_scratch:
         raise OSError(errno.ENOENT, "no private root and no host scratch directory")
     return _reset_host_scratch(host_scratch, owner_uid, owner_gid)
-
-
-_PRISTINE_SCRATCH: list = [None]
-
-
-def _scratch_fingerprint() -> tuple:
-    """What distinguishes a used scratch tmpfs from a fresh one.
-
-    Any file, directory, link or data a run leaves uses inodes or blocks or appears in the
-    listing; a change of owner or mode shows in the stat; an extended attribute on the
-    root shows in its list; the root's timestamps (nanoseconds) change with any entry
-    made or removed, or ``utime`` (a run could otherwise hand the next one a number in
-    them). Anything that differs gets a new tmpfs. All processes of the run are dead, so
-    nothing can be in flight. The scratch is mounted ``noatime``: with the default
-    ``relatime`` this function's own listing set the access time after it was read, so
-    every run looked used and cost a remount (~0.4 ms).
-    """
-    entries = tuple(os.listdir(SCRATCH_DIR))
-    info = os.stat(SCRATCH_DIR)
-    fs = os.statvfs(SCRATCH_DIR)
-    return (info.st_mode, info.st_uid, info.st_gid, info.st_nlink, fs.f_bfree, fs.f_ffree,
-            info.st_atime_ns, info.st_mtime_ns, info.st_ctime_ns,
-            entries, tuple(os.listxattr(SCRATCH_DIR)))
 
 
 def _reset_host_scratch(path: str, owner_uid: int, owner_gid: int) -> str:
