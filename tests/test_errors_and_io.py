@@ -107,3 +107,24 @@ def test_problem_files_report_file_and_line(tmp_path):
         load_problems(path)
     with pytest.raises(FileFormatError, match="no such problem file"):
         load_problem(tmp_path / "missing.json")
+
+
+def test_unreadable_files_are_user_errors_not_tracebacks(tmp_path):
+    """Bytes that are not UTF-8, a folder given as a file, a truncated .gz: FileFormatError naming the file."""
+    binary = tmp_path / "rows.jsonl"
+    binary.write_bytes(b'{"id": "a"}\n\xff\xfe\n')
+    with pytest.raises(FileFormatError, match=rf"^{binary}:.*not UTF-8"):
+        list(iter_jsonl(binary))
+    (tmp_path / "manifest.json").write_bytes(b"\xff{}")
+    with pytest.raises(FileFormatError, match="not UTF-8"):
+        read_json_object(tmp_path / "manifest.json")
+    folder = tmp_path / "a_folder.jsonl"
+    folder.mkdir()
+    with pytest.raises(FileFormatError, match="cannot read"):
+        list(iter_jsonl(folder))
+    with pytest.raises(FileFormatError, match="cannot read"):
+        read_json_object(folder)
+    truncated = tmp_path / "rows.jsonl.gz"
+    truncated.write_bytes(gzip.compress(b'{"id": "a"}\n' * 1000)[:-30])
+    with pytest.raises(FileFormatError, match=rf"^{truncated}:\d+: cannot read"):
+        list(iter_jsonl(truncated))

@@ -47,6 +47,10 @@ def read_json_object(path: str | Path, *, missing: str = "no such file",
         raise error(f"{path}: {missing}") from None
     except json.JSONDecodeError as exc:
         raise error(f"{where(path, exc.lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:  # a folder, no permission: the user's to fix
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise error(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -63,22 +67,30 @@ def iter_jsonl(path: str | Path, *, fields: dict[str, type | tuple[type, ...]] |
         handle = open_text(path)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
+    lineno = 0
     with handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise error(f"{where(path, lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise error(f"{where(path, lineno)}: expected a JSON object, got {type(row).__name__}")
-            for name, kind in (fields or {}).items():
-                if not isinstance(row.get(name), kind):
-                    got = type(row[name]).__name__ if name in row else "nothing"
-                    expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-                    raise error(f"{where(path, lineno)}: field {name!r}: expected {expected}, got {got}")
-            yield lineno, row
+        try:
+            for lineno, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise error(f"{where(path, lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+                if not isinstance(row, dict):
+                    raise error(f"{where(path, lineno)}: expected a JSON object, got {type(row).__name__}")
+                for name, kind in (fields or {}).items():
+                    if not isinstance(row.get(name), kind):
+                        got = type(row[name]).__name__ if name in row else "nothing"
+                        expected = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+                        raise error(f"{where(path, lineno)}: field {name!r}: expected {expected}, got {got}")
+                yield lineno, row
+        except UnicodeDecodeError as exc:
+            raise error(f"{where(path, lineno + 1)}: not UTF-8 text (byte {exc.start} of a block)") from None
+        except (OSError, EOFError) as exc:  # a truncated or corrupt .gz, a folder, a read error
+            raise error(f"{where(path, lineno + 1)}: cannot read: {exc}") from None
 
 
 def temp_file_beside(path: str | Path) -> tuple[int, str]:
