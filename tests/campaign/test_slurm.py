@@ -429,3 +429,72 @@ def test_status_without_slurm_commands_still_reads_the_records(tmp_path, slurm, 
     assert status.exit_code == 0, status.output
     assert "warning: no Slurm job states (squeue not found on PATH" in status.output
     assert f"{n} runs: 0 done, 0 running, {n} pending" in status.output
+
+
+# --- reviewer's findings (issue 22) -------------------------------------------------------------
+
+def test_a_partial_last_job_record_is_skipped_with_a_warning_and_a_bad_middle_line_is_named(tmp_path, slurm):
+    from py4.cli import app
+    from py4.errors import Py4Error
+
+    out = str(tmp_path / "out")
+    runner = CliRunner()
+    assert runner.invoke(app, ["campaign", "run", str(SMOKE), "--out", out, "--backend", "slurm",
+                               "--only", "assets"]).exit_code == 0
+    records = Path(out, "_campaign/slurm/jobs.jsonl")
+    with open(records, "a", encoding="utf-8") as fh:  # a crash in the middle of the next append
+        fh.write('{"node": "corpus", "job_id": "1')
+    warnings: list[str] = []
+    assert [r.job_id for r in read_jobs(out, warn=warnings.append)] == ["100"]
+    assert len(warnings) == 1 and f"{records}:2" in warnings[0]
+    status = runner.invoke(app, ["campaign", "status", str(SMOKE), "--out", out])
+    assert status.exit_code == 0, status.output
+    assert "warning:" in status.output and "jobs.jsonl:2" in status.output
+    cancel = runner.invoke(app, ["campaign", "cancel", str(SMOKE), "--out", out])
+    assert cancel.exit_code == 0 and "cancelled 1 job(s): 100" in cancel.output, cancel.output
+    again = runner.invoke(app, ["campaign", "run", str(SMOKE), "--out", out, "--backend", "slurm", "--only", "assets"])
+    assert again.exit_code == 0 and "submitted 1," in again.output, again.output
+    # the append dropped the partial line rather than gluing the new record onto it
+    assert [r.job_id for r in read_jobs(out, warn=warnings.append)] == ["100", "101"] and len(warnings) == 1
+    # a malformed line that is not the last is an error naming file and line: one line, exit 2
+    lines = records.read_text().splitlines()
+    records.write_text("\n".join([lines[0], "garbage", lines[1]]) + "\n")
+    with pytest.raises(Py4Error, match=r"jobs.jsonl:2: not a job record"):
+        read_jobs(out)
+    for command in (["status"], ["cancel"], ["run", "--backend", "slurm"]):
+        bad = runner.invoke(app, ["campaign", command[0], str(SMOKE), "--out", out, *command[1:]])
+        assert bad.exit_code == 2 and "jobs.jsonl:2: not a job record" in bad.output, (command, bad.output)
+        assert isinstance(bad.exception, SystemExit), bad.exception  # no traceback
+
+
+def test_a_queued_job_that_can_never_start_is_cancelled_and_submitted_again(tmp_path, slurm):
+    spec, nodes = _smoke(tmp_path)
+    first = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
+    _done(nodes, spec.out_dir, {"assets", "corpus"})
+    _failed(nodes, spec.out_dir, "corpus_iso")
+    for node_id, job in first.submitted.items():
+        slurm.set_job(job, "COMPLETED" if node_id in ("assets", "corpus") else "PENDING", "Dependency")
+    slurm.set_job(first.submitted["corpus_iso"], "FAILED", "NonZeroExitCode")
+    # a cluster that keeps jobs whose dependency failed (no kill-on-invalid-dep): mix waits forever,
+    # and the jobs after it still wait (afterok) for that old mix job
+    slurm.set_job(first.submitted["tiny/iso/mix"], "PENDING", "DependencyNeverSatisfied")
+    dependants = _downstream(nodes, "corpus_iso")
+
+    again = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
+    assert set(again.submitted) == {"corpus_iso", *dependants}
+    assert again.cancelled == {n: first.submitted[n] for n in dependants}
+    assert sorted(sum(slurm.calls("scancel"), []), key=int) == sorted((first.submitted[n] for n in dependants), key=int)
+    assert set(again.queued) == {n.id for n in nodes} - {"assets", "corpus", "corpus_iso", *dependants}
+    assert _dependencies(slurm.sbatch_of(again.submitted["tiny/iso/mix"])) == [again.submitted["corpus_iso"]]
+    assert _dependencies(slurm.sbatch_of(again.submitted["tiny/iso/midtrain"])) == [again.submitted["tiny/iso/mix"]]
+
+    # stuck on a failed input that has since been run some other way (done now): only that job
+    spec, nodes = _smoke(tmp_path / "b")
+    first = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
+    _done(nodes, spec.out_dir, {"assets", "corpus", "corpus_iso"})
+    slurm.set_job(first.submitted["tiny/iso/mix"], "PENDING", "DependencyNeverSatisfied")
+    calls = len(slurm.calls("scancel"))
+    again = submit_campaign(spec, nodes, SMOKE, [], {"tiny/iso/mix"}, log=_quiet)
+    assert again.cancelled == {"tiny/iso/mix": first.submitted["tiny/iso/mix"]} and list(again.submitted) == ["tiny/iso/mix"]
+    assert slurm.calls("scancel")[calls:] == [[first.submitted["tiny/iso/mix"]]]
+    assert _dependencies(slurm.sbatch_of(again.submitted["tiny/iso/mix"])) == []

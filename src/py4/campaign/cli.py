@@ -9,6 +9,8 @@ from typing import Optional
 
 import typer
 
+from py4.errors import cli_errors
+
 app = typer.Typer(help="The campaign: spec -> DAG of runs, runner (skip-done, resume), ledgers.",
                   no_args_is_help=True)
 
@@ -135,6 +137,7 @@ def _submit(file: Path, spec, nodes, selected: set[str], overrides: list[str], d
 
 
 @app.command()
+@cli_errors  # a malformed jobs.jsonl (SlurmError): one line naming file and line, exit 2
 def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
            show_all: bool = typer.Option(False, "--all", help="list every run that is not done"),
            overrides: Optional[list[str]] = OVERRIDES) -> None:
@@ -147,7 +150,7 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
     from py4.campaign.status import run_states, status_tables, summary_line
 
     spec, nodes = _load(file, out, overrides)
-    jobs, job_states = latest_jobs(spec.out_dir), {}
+    jobs, job_states = latest_jobs(spec.out_dir, warn=lambda s: typer.echo(s, err=True)), {}
     try:
         job_states = query_jobs([j.job_id for j in jobs.values()]) if jobs else {}
     except SlurmError as exc:  # e.g. looked at from a machine without Slurm: the records still tell
@@ -170,7 +173,7 @@ def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 
     spec, _ = _load(file, out, overrides)
     try:
-        cancelled = cancel_campaign(spec.out_dir)
+        cancelled = cancel_campaign(spec.out_dir, warn=lambda s: typer.echo(s, err=True))
     except SlurmError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)

@@ -30,6 +30,7 @@ from pathlib import Path
 from py4.campaign.dag import Node
 from py4.campaign.runner import fingerprints, node_is_done, record_dir
 from py4.campaign.spec import CampaignSpec
+from py4.errors import Py4Error, where
 from py4.runs import run_is_done
 
 JOBS_FILE = Path("_campaign") / "slurm" / "jobs.jsonl"
@@ -41,8 +42,9 @@ LIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUS
 RUNNING_STATES = frozenset({"CONFIGURING", "RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING"})
 
 
-class SlurmError(RuntimeError):
-    """A Slurm command failed or is missing, or the campaign cannot be submitted as it is."""
+class SlurmError(Py4Error, RuntimeError):
+    """A Slurm command failed or is missing, jobs.jsonl is malformed, or the campaign cannot be
+    submitted as it is: the command line prints it as one line and exits 2."""
 
 
 @dataclass
@@ -81,6 +83,9 @@ class SubmitSummary:
     """node id -> new job id."""
     queued: dict[str, str] = field(default_factory=dict)
     """node id -> the job already queued or running for it (not submitted again)."""
+    cancelled: dict[str, str] = field(default_factory=dict)
+    """node id -> its queued job that could never start (its dependency failed, or an input is
+    submitted again in this pass), cancelled before the node was submitted again."""
     skipped: list[str] = field(default_factory=list)
     """Done (same fingerprint): not submitted."""
     blocked: list[str] = field(default_factory=list)
@@ -93,34 +98,74 @@ def jobs_path(out_dir: str | Path) -> Path:
     return Path(out_dir) / JOBS_FILE
 
 
-def read_jobs(out_dir: str | Path) -> list[JobRecord]:
-    """Every job submitted for this campaign folder, oldest first."""
+def read_jobs(out_dir: str | Path, warn: Callable[[str], None] | None = None) -> list[JobRecord]:
+    """Every job submitted for this campaign folder, oldest first.
+
+    A last line that does not parse is the partial append of a crash mid-submission: it is
+    skipped with a warning (``warn``; default: stderr). A malformed line before it is an error.
+    """
     path = jobs_path(out_dir)
     if not path.exists():
         return []
+    lines = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line.strip()]
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(JobRecord(**json.loads(line)))
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise SlurmError(f"{path}:{number}: not a job record ({exc})") from exc
+    for number, line in lines:
+        record = _parse_job(line)
+        if isinstance(record, JobRecord):
+            records.append(record)
+        elif number == lines[-1][0]:
+            (warn or _warn)(f"warning: {where(path, number)}: skipped the last line, not a job record ({record}); "
+                            "a submission interrupted while recording its job (that job, if any, is not tracked)")
+        else:
+            raise SlurmError(f"{where(path, number)}: not a job record ({record}); expected one JSON object per "
+                             "line with node, job_id, fingerprint, submitted_at, log")
     return records
 
 
-def latest_jobs(out_dir: str | Path) -> dict[str, JobRecord]:
+def _parse_job(line: str) -> JobRecord | str:
+    """The record on ``line``, or why it is not one."""
+    try:
+        return JobRecord(**json.loads(line))
+    except (json.JSONDecodeError, TypeError) as exc:
+        return str(exc)
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def latest_jobs(out_dir: str | Path, warn: Callable[[str], None] | None = None) -> dict[str, JobRecord]:
     """node id -> its most recent job."""
-    return {r.node: r for r in read_jobs(out_dir)}
+    return {r.node: r for r in read_jobs(out_dir, warn)}
 
 
 def _append_job(out_dir: str | Path, record: JobRecord) -> None:
     path = jobs_path(out_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _drop_partial_line(path)
     # One line per write in append mode: a crash mid-submission loses at most the line being
     # written, never the ids already recorded (which `cancel` must find).
     with open(path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(record)) + "\n")
+
+
+def _drop_partial_line(path: Path) -> None:
+    """Before appending: cut a last line that is not a record (read_jobs skipped it), or end a
+    complete one that lost only its newline, so the new record does not join it."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    start = data.rstrip(b"\n").rfind(b"\n") + 1  # where the last non-empty line starts
+    last = data[start:].strip()
+    if not last:
+        return
+    if isinstance(_parse_job(last.decode("utf-8", errors="replace")), JobRecord):
+        if not data.endswith(b"\n"):
+            with open(path, "ab") as fh:
+                fh.write(b"\n")
+        return
+    with open(path, "r+b") as fh:  # truncating only after the last whole line keeps every recorded id
+        fh.truncate(start)
 
 
 # --- what a job asks for -------------------------------------------------------------------------
@@ -193,7 +238,7 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
     out_dir, cwd = spec.out_dir, Path.cwd()
     prints = fingerprints(nodes)
     todo = [n for n in nodes if selected is None or n.id in selected]
-    previous = latest_jobs(out_dir)
+    previous = latest_jobs(out_dir, log)
     states = query_jobs([previous[n.id].job_id for n in todo if n.id in previous])
     summary = SubmitSummary()
     job_of: dict[str, str] = {}  # node id -> job id its dependants wait for
@@ -203,7 +248,10 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
             summary.skipped.append(node.id)
             continue
         earlier = previous.get(node.id)
+        stuck = None  # a live job of this node that can never run: cancelled, then submitted again
         if earlier and states.get(earlier.job_id) and states[earlier.job_id].live:
+            stuck = _never_runs(node, states[earlier.job_id], summary)
+        if earlier and states.get(earlier.job_id) and states[earlier.job_id].live and not stuck:
             if earlier.fingerprint != prints[node.id]:
                 raise SlurmError(f"{node.id}: job {earlier.job_id} is still {states[earlier.job_id].state} for an "
                                  "earlier version of this run (its command or an input changed); "
@@ -224,6 +272,11 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
         script = record / JOB_SCRIPT
         argv = sbatch_argv(node, spec, script, dependencies, cwd)
         text = job_script(node, spec, job_command(campaign_file, overrides, node, prints[node.id]), cwd)
+        if stuck:
+            summary.cancelled[node.id] = earlier.job_id
+            log(f"{'would cancel' if dry_run else 'cancelling'} {node.id}'s job {earlier.job_id}: {stuck}")
+            if not dry_run:
+                _scancel([earlier.job_id])
         if dry_run:
             job_id = f"<{next(dry_ids)}>"
             log(shlex.join(argv) + "\n  " + text.splitlines()[-1])
@@ -237,6 +290,17 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
             log(f"submitted {node.id}: job {job_id}" + (f" (after {', '.join(dependencies)})" if dependencies else ""))
         job_of[node.id] = summary.submitted[node.id] = job_id
     return summary
+
+
+def _never_runs(node: Node, state: JobState, summary: SubmitSummary) -> str | None:
+    """Why a live job of ``node`` will never start, or None: Slurm says its dependency can never
+    be satisfied, or it waits (afterok) for the old job of an input submitted again in this pass."""
+    if state.reason == "DependencyNeverSatisfied":
+        return "its dependency can never be satisfied (an input's job failed)"
+    again = [i for i in node.inputs if i in summary.submitted]
+    if again:
+        return f"it waits for the old job of {', '.join(again)}, submitted again"
+    return None
 
 
 def _sbatch(argv: list[str], node: Node) -> str:
@@ -294,19 +358,23 @@ def query_jobs(job_ids: list[str]) -> dict[str, JobState]:
     return states
 
 
-def cancel_campaign(out_dir: str | Path) -> list[str]:
+def cancel_campaign(out_dir: str | Path, warn: Callable[[str], None] | None = None) -> list[str]:
     """scancel this campaign's recorded jobs that are still queued or running; their ids.
 
     Only ids from jobs.jsonl are ever passed to scancel: another campaign's jobs, or anyone
     else's, are never touched.
     """
-    ids = [r.job_id for r in read_jobs(out_dir)]
+    ids = [r.job_id for r in read_jobs(out_dir, warn)]
     live = sorted((i for i, s in query_jobs(ids).items() if s.live), key=int)
     if live:
-        proc = _slurm(["scancel", *live])
-        if proc.returncode != 0:
-            raise SlurmError(f"scancel failed (exit {proc.returncode}): {proc.stderr.strip()}")
+        _scancel(live)
     return live
+
+
+def _scancel(job_ids: list[str]) -> None:
+    proc = _slurm(["scancel", *job_ids])
+    if proc.returncode != 0:
+        raise SlurmError(f"scancel {' '.join(job_ids)} failed (exit {proc.returncode}): {proc.stderr.strip()}")
 
 
 # --- the GPU layout (docs/campaign.md) ------------------------------------------------------------
