@@ -89,11 +89,13 @@ def test_finding_is_computed_from_the_probe_numbers(rendered):
     control = next(e for e in data["probes"] if e["model"] == "tiny/control/midtrain")
     assert iso["heldin"]["ci_low"] > control["heldin"]["ci_high"]  # the fixture separates them
     sentence = data["finding"]
-    assert "iso-token arm's probe accuracy is above the control arm's with non-overlapping 95% intervals on held-in" \
-        in sentence
+    # The fixture's iso run scored the paired difference against control: that interval decides.
+    assert ("iso-token arm's probe accuracy is above the control arm's (the paired difference's 95% interval "
+            "excludes 0) on held-in") in sentence
     assert f"{iso['heldin']['accuracy']:.3f} [{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]" in sentence
     assert f"{control['heldout']['accuracy']:.3f}" in sentence
-    assert "loss on held-out Python-4 documents (5.000) is below the control arm's (7.000)" in sentence
+    assert "loss on held-out Python-4 documents (5.000) is lower by 2.000 nats/token than the control arm's " \
+        "(7.000; no interval)" in sentence
     d = iso["minus_control"]["heldin"]
     assert f"paired difference on the same pairs {d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]" \
         in sentence
@@ -107,13 +109,15 @@ def test_finding_follows_the_numbers_when_they_change(tmp_path):
     spec, nodes = _campaign(tmp_path, _rates({**LEARNED, **HELD_OUT}, {**UNTRAINED, **HELD_OUT}),
                             {"base": 9.0, "control": 5.0, "iso": 6.0, "prop": 6.0}, MIDTRAINED)
     sentence = collect(spec, nodes)["finding"]
-    assert "above the control arm's with non-overlapping 95% intervals on held-in rules" in sentence
-    assert "not distinguishable from the control arm's (the 95% intervals overlap) on held-out rules" in sentence
-    assert "is not below the control arm's" in sentence
+    assert "above the control arm's (the paired difference's 95% interval excludes 0) on held-in rules" in sentence
+    assert ("not distinguishable from the control arm's (the paired difference's 95% interval contains 0) "
+            "on held-out rules") in sentence
+    assert "is higher by 1.000 nats/token than the control arm's (5.000; no interval)" in sentence
     # Swapped: control knows the syntax, iso does not.
     spec2, nodes2 = _campaign(tmp_path / "b", _rates(UNTRAINED, LEARNED), {"base": 9.0, "control": 5.0, "iso": 6.0,
                                                                           "prop": 6.0}, MIDTRAINED)
-    assert "below the control arm's with non-overlapping 95% intervals on held-in" in collect(spec2, nodes2)["finding"]
+    assert "below the control arm's (the paired difference's 95% interval excludes 0) on held-in" \
+        in collect(spec2, nodes2)["finding"]
 
 
 def test_finding_without_probes_says_what_is_missing(tmp_path):
@@ -256,3 +260,55 @@ def test_cli_reports_a_campaign_folder_given_as_override(tmp_path):
     data = json.loads((tmp_path / "out/report/results.json").read_text())
     assert any(e["run"] == "tiny/iso/sft" and e["certified"] == 2 for e in data["entries"])
     assert json.loads((tmp_path / "out/report/probes.json").read_text()) == []
+
+
+def _entry(arm: str, heldin: tuple, heldout: tuple, paired: dict | None = None) -> dict:
+    """A probes.json entry of an arm's midtrained model: (accuracy, ci_low, ci_high) per split."""
+    group = lambda a: dict(zip(("accuracy", "ci_low", "ci_high"), a), pairs=378)  # noqa: E731
+    return {"model": f"tiny/{arm}/midtrain", "model_key": "tiny", "arm": arm, "kind": "midtrain",
+            "heldin": group(heldin), "heldout": group(heldout), "per_rule": {},
+            "compare": None if arm == "control" else "tiny/control/midtrain", "minus_control": paired}
+
+
+def _diff(d: float, low: float, high: float) -> dict:
+    return {"difference": d, "ci_low": low, "ci_high": high, "pairs": 378}
+
+
+def test_finding_decides_with_the_paired_interval_and_says_so():
+    from py4.report.probes_report import finding
+
+    control = _entry("control", (0.30, 0.25, 0.35), (0.48, 0.40, 0.56))
+    # Marginal intervals overlap on both splits; on the same pairs held-in's difference excludes 0.
+    iso = _entry("iso", (0.34, 0.29, 0.39), (0.49, 0.41, 0.57),
+                 {"heldin": _diff(0.04, 0.02, 0.06), "heldout": _diff(0.01, -0.02, 0.04)})
+    sentence = finding([control, iso], [])
+    assert ("above the control arm's (the paired difference's 95% interval excludes 0) on held-in rules" in sentence)
+    assert ("not distinguishable from the control arm's (the paired difference's 95% interval contains 0) "
+            "on held-out rules") in sentence
+    assert "the 95% intervals overlap" not in sentence
+    # Without the paired difference the marginal intervals decide, and the sentence says that.
+    alone = finding([control, {**iso, "minus_control": None}], [])
+    assert "not distinguishable from the control arm's (the 95% intervals overlap) on held-in rules" in alone
+    # A difference against some other model is not a paired test against this control.
+    other = finding([control, {**iso, "compare": "tiny/control/sft"}], [])
+    assert "paired difference" not in other
+
+
+def test_held_out_loss_without_an_interval_gets_no_verdict():
+    from py4.report.probes_report import finding
+
+    control = _entry("control", (0.30, 0.25, 0.35), (0.48, 0.40, 0.56))
+    iso = _entry("iso", (0.30, 0.25, 0.35), (0.48, 0.40, 0.56))
+    # The old demo's losses: 8.01 vs 8.03, one pass over fixed documents, no interval recorded.
+    losses = [{"arm": "control", "loss": 8.03, "ci_low": None, "ci_high": None},
+              {"arm": "iso", "loss": 8.01, "ci_low": None, "ci_high": None}]
+    sentence = finding([control, iso], losses)
+    assert ("loss on held-out Python-4 documents (8.010) is lower by 0.020 nats/token than the control arm's "
+            "(8.030; no interval)") in sentence
+    assert " is below" not in sentence and "not below" not in sentence
+    higher = finding([control, iso], [{**losses[0], "loss": 8.0}, losses[1]])
+    assert "is higher by 0.010 nats/token than the control arm's (8.000; no interval)" in higher
+    # With intervals on both (none recorded today), they decide.
+    with_ci = [{**losses[0], "ci_low": 8.02, "ci_high": 8.04}, {**losses[1], "ci_low": 8.00, "ci_high": 8.025}]
+    assert "not distinguishable from the control arm's (8.030; the 95% intervals overlap)" in finding(
+        [control, iso], with_ci)

@@ -165,22 +165,58 @@ def compare(a: dict, b: dict) -> str:
     return "above" if a["accuracy"] > b["accuracy"] else "below"
 
 
-_VERDICT = {"above": "above the control arm's with non-overlapping 95% intervals",
-            "below": "below the control arm's with non-overlapping 95% intervals",
-            "overlapping": "not distinguishable from the control arm's (the 95% intervals overlap)"}
+def compare_paired(d: dict) -> str:
+    """'above', 'below' or 'overlapping': a paired difference (treated minus control) by whether
+    its 95% interval excludes 0."""
+    if d["ci_low"] > 0:
+        return "above"
+    return "below" if d["ci_high"] < 0 else "overlapping"
+
+
+def paired_with(treated: dict, control: dict, split: str) -> dict | None:
+    """The treated model's paired difference against exactly this control model, if scored."""
+    if treated.get("compare") != control["model"]:
+        return None
+    return (treated.get("minus_control") or {}).get(split)
+
+
+# Which test decided, said in the sentence: on the same pairs the paired difference is the sharper
+# test (two overlapping marginal intervals can hide a difference whose own interval excludes 0), so
+# it decides when the probe run scored it; the marginal intervals decide otherwise.
+_VERDICT = {
+    "paired": {"above": "above the control arm's (the paired difference's 95% interval excludes 0)",
+               "below": "below the control arm's (the paired difference's 95% interval excludes 0)",
+               "overlapping": "not distinguishable from the control arm's (the paired difference's 95% interval "
+                              "contains 0)"},
+    "marginal": {"above": "above the control arm's with non-overlapping 95% intervals",
+                 "below": "below the control arm's with non-overlapping 95% intervals",
+                 "overlapping": "not distinguishable from the control arm's (the 95% intervals overlap)"}}
+
+
+def verdict(treated: dict, control: dict, split: str) -> str:
+    """The finding's words for ``split``: the paired test when scored, else the marginal one."""
+    d = paired_with(treated, control, split)
+    if d is not None:
+        return _VERDICT["paired"][compare_paired(d)]
+    return _VERDICT["marginal"][compare(treated[split], control[split])]
 
 
 def _loss_clause(losses: list[dict], arm: str) -> str:
+    """The held-out loss beside control's: a verdict only where both have an interval; the loss
+    run is one pass over fixed documents and records none, so otherwise just the difference."""
     loss = {x["arm"]: x for x in losses}
     if arm not in loss or "control" not in loss:
         return ""
     a, c = loss[arm], loss["control"]
-    if None not in (a["ci_low"], a["ci_high"], c["ci_low"], c["ci_high"]) and not disjoint(
-            (a["ci_low"], a["ci_high"]), (c["ci_low"], c["ci_high"])):
-        rel = "not distinguishable from"
-    else:
-        rel = "below" if a["loss"] < c["loss"] else "not below"
-    return f", and its loss on held-out Python-4 documents ({a['loss']:.3f}) is {rel} the control arm's ({c['loss']:.3f})"
+    text = f", and its loss on held-out Python-4 documents ({a['loss']:.3f})"
+    if None not in (a["ci_low"], a["ci_high"], c["ci_low"], c["ci_high"]):
+        if disjoint((a["ci_low"], a["ci_high"]), (c["ci_low"], c["ci_high"])):
+            rel = "below" if a["loss"] < c["loss"] else "above"
+            return text + f" is {rel} the control arm's ({c['loss']:.3f}) with non-overlapping 95% intervals"
+        return text + f" is not distinguishable from the control arm's ({c['loss']:.3f}; the 95% intervals overlap)"
+    diff = a["loss"] - c["loss"]
+    rel = f"lower by {-diff:.3f}" if diff < 0 else f"higher by {diff:.3f}" if diff > 0 else "equal"
+    return text + f" is {rel} nats/token than the control arm's ({c['loss']:.3f}; no interval)"
 
 
 def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] | None = None) -> str:
@@ -194,17 +230,16 @@ def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] |
     control = arms["control"]
     arm = "iso" if "iso" in arms else "prop"
     treated = arms[arm]
-    verdicts = {s: compare(treated[s], control[s]) for s in ("heldin", "heldout")}
     return (f"At this scale ({treated['kind']} models compared), the {label.get(arm, arm)} arm's probe accuracy is "
-            f"{_VERDICT[verdicts['heldin']]} on held-in rules ({_versus(treated, control, 'heldin')}) "
-            f"and {_VERDICT[verdicts['heldout']]} on held-out rules ({_versus(treated, control, 'heldout')})"
+            f"{verdict(treated, control, 'heldin')} on held-in rules ({_versus(treated, control, 'heldin')}) "
+            f"and {verdict(treated, control, 'heldout')} on held-out rules ({_versus(treated, control, 'heldout')})"
             + _loss_clause(losses, arm) + ".")
 
 
 def _versus(treated: dict, control: dict, split: str) -> str:
     """'a vs c', and the paired difference on the same pairs when the probe run scored it."""
     text = f"{_ci(treated[split])} vs {_ci(control[split])}"
-    d = (treated.get("minus_control") or {}).get(split)
+    d = paired_with(treated, control, split)
     if d:
         text += (f"; paired difference on the same pairs {d['difference']:+.3f} "
                  f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
