@@ -198,6 +198,49 @@ def test_overlapping_compilations_leave_warnings_and_gc_as_found(monkeypatch):
     assert results["a"].ok and results["b"].ok
     (filters_in_b, collecting_in_b), = seen_by_b_after_a
     assert filters_in_b == [("ignore", None, Warning, None, 0)]  # still quiet for B
-    assert not collecting_in_b
+    assert collecting_in_b == gc_before  # the collector is back once A, which paused it, ends
     assert warnings.filters is filters_before
     assert gc.isenabled() == gc_before
+
+
+def test_compilations_that_always_overlap_do_not_keep_the_collector_paused(monkeypatch):
+    # Compilation k+1 starts before k ends, so some compilation is always running (as under
+    # a steady stream from several threads). Before the fix the collector was switched back
+    # on only when none was running: never, so the trusted parent ran without it for good.
+    count = 5
+    inside = [threading.Event() for _ in range(count)]
+    done = [threading.Event() for _ in range(count)]
+    seen_after_predecessor: list = []
+    real_analyze = lang_compile.analyze
+
+    def analyze(tree, *args, **kwargs):
+        k = int(ast.unparse(tree).split("marker_")[1].split()[0])
+        inside[k].set()
+        if k > 0:
+            assert done[k - 1].wait(PATIENCE_S)
+            seen_after_predecessor.append((list(warnings.filters), gc.isenabled()))
+        if k + 1 < count:
+            assert inside[k + 1].wait(PATIENCE_S)  # the next one is running before k ends
+        return real_analyze(tree, *args, **kwargs)
+
+    monkeypatch.setattr(lang_compile, "analyze", analyze)
+    filters_before, gc_before = warnings.filters, gc.isenabled()
+    assert gc_before, "the test needs the collector on to see it paused"
+    results: dict = {}
+
+    def compile_one(k):
+        results[k] = compile_py4(f"let marker_{k} = 1\n")
+        done[k].set()
+
+    threads = [threading.Thread(target=compile_one, args=(k,)) for k in range(count)]
+    for k, thread in enumerate(threads):
+        thread.start()
+        assert inside[k].wait(PATIENCE_S)
+    for thread in threads:
+        thread.join()
+    assert all(results[k].ok for k in range(count)), results
+    assert [collecting for _, collecting in seen_after_predecessor] == [True] * (count - 1)
+    quiet = [("ignore", None, Warning, None, 0)]
+    assert all(filters == quiet for filters, _ in seen_after_predecessor)
+    assert warnings.filters is filters_before
+    assert gc.isenabled()

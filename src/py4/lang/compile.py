@@ -187,9 +187,12 @@ class _quiet_and_uncollected:
     (refcounting frees it): without the pause the collector scans them repeatedly while
     they are built. Both are process-wide in CPython 3.11, so compilations running at the
     same time in several threads share them: the first to start swaps the filters and
-    pauses the collector, the last to finish puts both back (a lock is held only for that
-    bookkeeping, never while compiling, so no compilation waits for another: issue 18,
-    class 4). The collector is switched back on only if it was on.
+    pauses the collector, the last to finish puts the filters back (a lock is held only
+    for that bookkeeping, never while compiling, so no compilation waits for another:
+    issue 18, class 4). The collector is switched back on by the first compilation to
+    finish, not the last: under compilations that overlap without pause (one thread
+    starting as another ends) the last would never come and the trusted parent would run
+    without its collector for good. It is switched back on only if it was on.
     """
 
     __slots__ = ()
@@ -198,7 +201,7 @@ class _quiet_and_uncollected:
         state = _QUIET
         state.lock.acquire()  # (not `with`: cheaper, and nothing in between can raise)
         if state.active == 0:
-            state.collecting = gc.isenabled()
+            state.paused = gc.isenabled()  # (a collector someone else switched off stays off)
             gc.disable()
             state.saved_filters = warnings.filters
             warnings.filters = _IGNORE_WARNINGS
@@ -211,28 +214,29 @@ class _quiet_and_uncollected:
         state = _QUIET
         state.lock.acquire()
         state.active -= 1
+        if state.paused:  # the first to finish; later ones (started meanwhile) collect
+            state.paused = False
+            gc.enable()
         if state.active == 0:
             warnings.filters = state.saved_filters
             state.saved_filters = None
             _filters_mutated()
-            if state.collecting:
-                gc.enable()
         state.lock.release()
         return False
 
 
 class _QuietState:
-    """The compilations running now, and what the first of them found (an instance, not
-    class attributes: writing a class's attributes invalidates the type caches, which
-    cost ~4 us per compilation)."""
+    """The compilations running now, the filters the first of them found and whether the
+    collector is paused by them (an instance, not class attributes: writing a class's
+    attributes invalidates the type caches, which cost ~4 us per compilation)."""
 
-    __slots__ = ("lock", "active", "saved_filters", "collecting")
+    __slots__ = ("lock", "active", "saved_filters", "paused")
 
     def __init__(self) -> None:
         self.lock = _thread.allocate_lock()
         self.active = 0
         self.saved_filters: list | None = None
-        self.collecting = False
+        self.paused = False
 
 
 _QUIET = _QuietState()
