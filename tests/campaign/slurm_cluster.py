@@ -59,12 +59,23 @@ class LocalSlurm:
 
     # --- start ---------------------------------------------------------------------------------
 
-    def start(self, timeout_s: float = 60) -> LocalSlurm:
+    def start(self, timeout_s: float = 300) -> LocalSlurm:
+        """Start the three daemons and wait for the node to be idle. ``timeout_s`` bounds each wait
+        (not a test assertion): generous, so a loaded machine is slow rather than a skip; a daemon
+        that exits fails at once. On failure the daemons already spawned are stopped first."""
         if os.geteuid() != 0:
             raise SlurmUnavailable("a single-node Slurm in a test needs root (SlurmUser=root, SlurmdUser=root)")
         missing = missing_commands()
         if missing:
             raise SlurmUnavailable(f"not installed: {', '.join(missing)} (scripts/install_slurm.sh installs them)")
+        try:
+            self._start_daemons(timeout_s)
+        except BaseException:
+            self._stop_daemons()  # they run in their own sessions: nothing else would ever stop them
+            raise
+        return self
+
+    def _start_daemons(self, timeout_s: float) -> None:
         for sub in ("munge", "state", "spool", "log"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
         self.dir.chmod(0o755)  # munged refuses a socket folder others cannot reach
@@ -80,7 +91,6 @@ class LocalSlurm:
         self._spawn("slurmctld", [_which("slurmctld"), "-D", "-f", str(self.conf)])
         self._spawn("slurmd", [_which("slurmd"), "-D", "-f", str(self.conf)])
         self._wait(self._node_idle, timeout_s, "the node did not come up idle (sinfo)")
-        return self
 
     def _config(self) -> str:
         d = self.dir
@@ -177,6 +187,11 @@ PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
                 self.wait_idle(60)
             except TimeoutError:
                 pass
+        self._stop_daemons()
+
+    def _stop_daemons(self) -> None:
+        """SIGTERM (then SIGKILL) the daemons started, kill this cluster's leftover job steps, close
+        the logs; raise if anything is still alive."""
         for name in ("slurmd", "slurmctld", "munged"):
             proc = self.procs.get(name)
             if proc is None or proc.poll() is not None:

@@ -189,3 +189,50 @@ def test_smoke_campaign_through_slurm_matches_the_local_backend(slurm, smoke_ass
     assert summary_line(rows).endswith(f"Slurm: 0 of {len(SUBSET)} jobs queued or running")
     jobs = [json.loads(line) for line in (Path(spec.out_dir) / "_campaign/slurm/jobs.jsonl").read_text().splitlines()]
     assert len(jobs) == len(SUBSET) + 2 * len({FAILS, *BLOCKED})
+
+
+# --- the helper itself (no Slurm needed) -----------------------------------------------------------
+
+FAKE_DAEMON = """#!{python}
+import os, sys, time
+name = os.path.basename(sys.argv[0])
+for arg in sys.argv[1:]:
+    if arg.startswith("--socket="):
+        open(arg.split("=", 1)[1], "w").close()
+if name == os.environ.get("FAKE_DAEMON_EXITS"):
+    sys.exit("fake " + name + ": cannot start")
+while True:
+    time.sleep(1)
+"""
+
+
+@pytest.mark.parametrize("failure", ["node never idle", "slurmd exits"])
+def test_a_cluster_that_fails_to_start_stops_the_daemons_it_spawned(failure, tmp_path, monkeypatch):
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "fake_daemon"
+    script.write_text(FAKE_DAEMON.format(python=sys.executable))
+    script.chmod(0o755)
+    for name in slurm_cluster.DAEMONS:
+        (bin_dir / name).symlink_to(script)
+    monkeypatch.setattr(slurm_cluster, "_which", lambda name: str(bin_dir / name) if name in slurm_cluster.DAEMONS
+                        else str(script))
+    monkeypatch.setattr(slurm_cluster.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(slurm_cluster.LocalSlurm, "_node_idle", lambda self: False)
+    if failure == "slurmd exits":
+        monkeypatch.setenv("FAKE_DAEMON_EXITS", "slurmd")
+    cluster = slurm_cluster.LocalSlurm(tmp_path / "slurm")
+    try:
+        with pytest.raises(slurm_cluster.SlurmUnavailable, match="did not come up idle" if failure == "node never idle"
+                           else "slurmd exited"):
+            cluster.start(timeout_s=1)
+        assert set(cluster.procs) == set(slurm_cluster.DAEMONS)
+        assert {name: p.poll() is not None for name, p in cluster.procs.items()} == dict.fromkeys(cluster.procs, True)
+        assert all(log.closed for log in cluster.logs)
+    finally:  # whatever the outcome, no fake daemon outlives the test
+        for p in cluster.procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
