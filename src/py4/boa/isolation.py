@@ -395,6 +395,19 @@ def _set_limits(limits: Limits) -> None:
 KERNEL_STATE_FILES = ("/proc/sysvipc/shm", "/proc/sysvipc/msg", "/proc/sysvipc/sem", "/proc/net/unix")
 
 
+# Descriptors the worker keeps while a run's child lives sit at or above this number, out
+# of the range the child fills (its RLIMIT_NOFILE, ``Limits.nofile``, is 64).
+KEPT_FD_FLOOR = 256
+
+
+def above_child_range(fd: int) -> int:
+    """Move ``fd`` to a close-on-exec descriptor at or above ``KEPT_FD_FLOOR``, out of the
+    range a run's child fills (so no dup2 there overwrites it); closes ``fd``."""
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, KEPT_FD_FLOOR)
+    os.close(fd)
+    return high
+
+
 class KernelStateCheck:
     """What a finished run left in the worker's namespaces (``leftover``: None when
     nothing), e.g. a Unix socket kept alive by its own descriptor in flight (its abstract
@@ -409,9 +422,7 @@ class KernelStateCheck:
                 fd = os.open(path, os.O_RDONLY)
             except OSError:
                 continue
-            high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)  # above a run child's range
-            os.close(fd)
-            self.files.append((path, high))
+            self.files.append((path, above_child_range(fd)))
 
     def leftover(self) -> str | None:
         for path, fd in self.files:

@@ -101,7 +101,7 @@ def main(config: dict) -> None:
     except OSError as exc:
         caps.warnings.append(f"could not join the worker's cgroups ({exc})")
     memory_stat = cgroups.open_memory_stat(groups)
-    config["memory_stat_fd"] = None if memory_stat is None else _above_child_range(memory_stat)
+    config["memory_stat_fd"] = None if memory_stat is None else isolation.above_child_range(memory_stat)
     if config["isolate"]:
         isolation.isolate_worker(caps, user_namespace=config.get("user_namespace", False))
     else:
@@ -186,8 +186,8 @@ class Supervisor:
         self.limits = isolation.Limits(**config["limits"])
         self.idle_limits = dataclasses.replace(self.limits, cpu_s=IDLE_CPU_LIMIT_S)
         self.warm_up_job = _warm_up_job()
-        self.devnull = _above_child_range(os.open("/dev/null", os.O_RDONLY))  # a child's stdin
-        self.devnull_w = _above_child_range(os.open("/dev/null", os.O_WRONLY))
+        self.devnull = isolation.above_child_range(os.open("/dev/null", os.O_RDONLY))  # a child's stdin
+        self.devnull_w = isolation.above_child_range(os.open("/dev/null", os.O_WRONLY))
         self.last: PreparedChild | None = None  # the last run's child, until clean_up
         self.seq = 0  # prepared children so far: the run number of the executor's controls
         # Kernel state no earlier run may have touched (docs/boa.md, "Between runs").
@@ -242,7 +242,7 @@ class Supervisor:
         # job costs copy-on-write faults. The child's ends go above the range it fills
         # (so that no dup2 there overwrites one before it has been moved); its result
         # channel's number is no secret from the supervisor, which never reads it.
-        theirs = [_above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w, end_w)]
+        theirs = [isolation.above_child_range(fd) for fd in (out_w, err_w, chan_w, job_r, tick_w, end_w)]
         _enlarge_pipe(chan_r)
         chan_fd = random.randrange(NULL_FD_CHILD + 1, self.limits.nofile - 3)
         self.pid_counter.reset()
@@ -254,7 +254,7 @@ class Supervisor:
         for fd in (chan_r, out_r, err_r, tick_r):  # the executor reads without blocking
             os.set_blocking(fd, False)
         self.seq += 1
-        return PreparedChild(pid, os.pidfd_open(pid), _above_child_range(end_r),
+        return PreparedChild(pid, os.pidfd_open(pid), isolation.above_child_range(end_r),
                              [job_w, chan_r, out_r, err_r, tick_r])
 
     def hand_over(self, prepared: PreparedChild) -> None:
@@ -430,13 +430,6 @@ def _enlarge_pipe(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, CHANNEL_PIPE_BYTES)
     except OSError:
         pass
-
-
-def _above_child_range(fd: int) -> int:
-    """Move ``fd`` to a close-on-exec descriptor above any a run's child fills."""
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 256)
-    os.close(fd)
-    return high
 
 
 def _warm_up_job() -> tuple[bytes, bytes]:
