@@ -212,7 +212,10 @@ SCRATCH_BIRTH = LIBC + (  # the scratch root's birth time (which only a new tmpf
     "buf = ctypes.create_string_buffer(256)\n"
     "assert libc.statx(-100, b'.', 0, 0x800, buf) == 0\n"  # AT_FDCWD, STATX_BTIME
     "assert struct.unpack_from('I', buf.raw, 0)[0] & 0x800\n"
-    "print('%d.%09d' % struct.unpack_from('qI', buf.raw, 80))\n")
+    "print('%d.%09d' % struct.unpack_from('qI', buf.raw, 80))\n"
+    # A tmpfs's birth time comes from the kernel's coarse clock (one tick: 1-10 ms); the
+    # run lasts longer than a tick, so two scratches made one run apart never share it.
+    "import time\ntime.sleep(0.03)\n")
 
 
 def test_every_run_gets_a_scratch_no_earlier_run_touched(executor):
