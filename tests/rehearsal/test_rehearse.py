@@ -3,8 +3,8 @@
 Costs (2-core machine shared with other work, measured 2026-12-03): the default-tier test runs
 9 nodes (corpus, subset, mix, pack, FSDP2 midtrain with its resume drill, FSDP2 SFT with its
 resume drill, two EFT doses, a LoRA EFT with its resume drill) in 148 s (a GLM rehearsal ran
-beside it); the slow test runs the whole campaign DAG (149 nodes), well over an hour, and fails
-until docs/rehearsal.md's known failures are fixed.
+beside it); the slow test (`make rehearsal`, which installs the campaign extra) runs the whole
+campaign DAG (209 nodes with the probe runs), several hours on that machine.
 """
 
 from __future__ import annotations
