@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from py4.episodes import EpisodeConfig, Turn, run_episodes, shared_executor

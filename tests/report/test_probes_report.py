@@ -264,7 +264,7 @@ def test_cli_reports_a_campaign_folder_given_as_override(tmp_path):
 
 def _entry(arm: str, heldin: tuple, heldout: tuple, paired: dict | None = None) -> dict:
     """A probes.json entry of an arm's midtrained model: (accuracy, ci_low, ci_high) per split."""
-    group = lambda a: dict(zip(("accuracy", "ci_low", "ci_high"), a), pairs=378)  # noqa: E731
+    group = lambda a: dict(zip(("accuracy", "ci_low", "ci_high"), a), pairs=378)
     return {"model": f"tiny/{arm}/midtrain", "model_key": "tiny", "arm": arm, "kind": "midtrain",
             "heldin": group(heldin), "heldout": group(heldout), "per_rule": {},
             "compare": None if arm == "control" else "tiny/control/midtrain", "minus_control": paired}
