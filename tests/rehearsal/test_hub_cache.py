@@ -142,12 +142,13 @@ def test_rehearsal_dag_is_the_campaigns_with_appended_size_overrides(tmp_path):
         campaign = build_dag(load_campaign("configs/campaign/python4.yaml"))
     finally:
         os.chdir(cwd)
-    # Only the GRPO checkpoints evaluated differ: 7 of 64 steps in the campaign, 1 of 4 here.
+    # Only the GRPO checkpoints evaluated (and probed) differ: 7 of 64 steps in the campaign, 1 of 4 here.
     def shape(dag):
         return Counter(n.stage for n in dag if "grpo@" not in n.id)
 
     assert shape(nodes) == shape(campaign)
-    assert sum("grpo@" in n.id for n in nodes) == 1
+    assert sum("grpo@" in n.id for n in nodes if n.stage == "eval") == 1
+    assert {n.stage for n in nodes if "grpo@" in n.id} == {n.stage for n in campaign if "grpo@" in n.id}
     campaign_configs = {(n.stage, n.meta.get("model"), n.config) for n in campaign}
     assert {(n.stage, n.meta.get("model"), n.config) for n in nodes} == campaign_configs
     for node in nodes:
