@@ -41,6 +41,7 @@ from py4.report.probes_report import (
     heldout_losses,
     probe_entries,
 )
+from py4.report.training_logs import training_logs, training_logs_md
 from py4.report.training_report import UNIFORM_SHARE, midtraining_rows
 from py4.runs import atomic_write_json, atomic_write_text, read_manifest
 
@@ -113,7 +114,8 @@ def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
     return {"campaign": spec.name, "scale": spec.scale, "entries": entries, "missing_evaluations": missing,
             "missing_probes": _missing(nodes, PROBE_STAGE), "missing_heldout_loss": _missing(nodes, LOSS_STAGE),
             "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration_rows(spec),
-            "midtraining": midtraining_rows(nodes),
+            "midtraining": midtraining_rows(nodes), "out_dir": spec.out_dir,
+            "training_logs": training_logs(spec.out_dir, nodes),
             "probes": probes, "heldout_loss": losses, "knowledge_and_use": knowledge_and_use(probes, entries),
             "finding": finding(probes, losses, dict(spec.arms))}
 
@@ -282,6 +284,7 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += [f"### {split}", "", "| rule | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
         out += ["| " + " | ".join([r, *(_rule_cell(e["per_rule"].get(r)) for e in rows)]) + " |" for r in rules]
         out.append("")
+    out += training_logs_md(data.get("training_logs") or [], data.get("out_dir") or ".")
     for key, words in (("missing_evaluations", "Not evaluated yet"), ("missing_probes", "Not probed yet"),
                        ("missing_heldout_loss", "Held-out loss not measured yet")):
         if data.get(key):
