@@ -157,3 +157,24 @@ def write_calibration(spec, certified: dict[str, int] = CALIBRATION_CERTIFIED) -
         Path(run_dir).mkdir(parents=True, exist_ok=True)
         Path(run_dir, "results.json").write_text(json.dumps({"splits": splits}))
         record_calibration(spec, policy)
+
+
+def write_results_capturing_figures(spec, report_dir: Path, **kwargs):
+    """``write_results`` with every saved matplotlib Figure kept: (paths, {file name: Figure}),
+    so tests inspect axes, ticks and error bars instead of pixels."""
+    import pytest
+    from matplotlib.figure import Figure
+
+    from py4.report.results import write_results
+
+    saved: dict = {}
+    real = Figure.savefig
+
+    def capture(self, fname, *args, **kw):
+        saved[Path(fname).name] = self
+        return real(self, fname, *args, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Figure, "savefig", capture)
+        paths = write_results(spec, report_dir, **kwargs)
+    return paths, saved

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import matplotlib
 import pytest
@@ -25,7 +24,6 @@ def rendered(tmp_path_factory):
 
     Figures are captured when the report saves them (the objects stay inspectable after close).
     """
-    from py4.report.results import write_results
 
     tmp = tmp_path_factory.mktemp("report")
     spec = rf.smoke_spec(tmp / "out")
@@ -37,16 +35,7 @@ def rendered(tmp_path_factory):
         rf.write_calibration(spec)
     except ImportError:  # the report before issue 19 had no calibration step
         pass
-    saved: dict[str, Figure] = {}
-    real = Figure.savefig
-
-    def capture(self, fname, *args, **kwargs):
-        saved[Path(fname).name] = self
-        return real(self, fname, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Figure, "savefig", capture)
-        write_results(spec, tmp / "report")
+    _, saved = rf.write_results_capturing_figures(spec, tmp / "report")
     return ((tmp / "report/results.md").read_text(), json.loads((tmp / "report/results.json").read_text()), saved)
 
 

@@ -10,7 +10,6 @@ import matplotlib
 import pytest
 import report_fixtures as rf
 from matplotlib.container import ErrorbarContainer
-from matplotlib.figure import Figure
 
 from py4.lang.rules import DEFAULT_HELD_OUT
 
@@ -43,20 +42,10 @@ def _rates(iso: dict, control: dict) -> dict[str, dict]:
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """iso learned the syntax rules (held-in and held-out), control did not; rendered once."""
-    from py4.report.results import write_results
 
     tmp = tmp_path_factory.mktemp("probes")
     spec, nodes = _campaign(tmp, _rates(LEARNED, UNTRAINED), {"base": 9.0, "control": 7.0, "iso": 5.0, "prop": 6.0})
-    saved: dict[str, Figure] = {}
-    real = Figure.savefig
-
-    def capture(self, fname, *args, **kwargs):
-        saved[Path(fname).name] = self
-        return real(self, fname, *args, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Figure, "savefig", capture)
-        paths = write_results(spec, tmp / "report", nodes=nodes)
+    paths, saved = rf.write_results_capturing_figures(spec, tmp / "report", nodes=nodes)
     report = tmp / "report"
     return {"spec": spec, "nodes": nodes, "paths": paths, "figures": saved, "md": (report / "results.md").read_text(),
             "data": json.loads((report / "results.json").read_text()),
