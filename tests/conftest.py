@@ -96,6 +96,13 @@ def pytest_sessionfinish(session, exitstatus):
     if pool is not None:
         pool.close_shared_executors()
     gc.collect()  # executors nobody references close now (their finalizers kill workers)
+    # multiprocessing's resource tracker (started by any spawn/forkserver pool, e.g. data
+    # rendering in processes) is the interpreter's own helper, stopped when it exits: stop it
+    # the same way now rather than report it.
+    tracker = sys.modules.get("multiprocessing.resource_tracker")
+    stop = getattr(getattr(tracker, "_resource_tracker", None), "_stop", None)
+    if stop is not None:
+        stop()
     me = os.getpid()
     left = _alive_descendants(me)
     if left:
