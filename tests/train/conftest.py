@@ -42,3 +42,25 @@ def small_tokenizer(tmp_path_factory):
     from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
 
     return train_tokenizer(stdlib_texts(600_000), vocab_size=1024)
+
+
+@pytest.fixture(scope="module")
+def warm_start_adapter(smoke_assets, tmp_path_factory):
+    """A LoRA on the -it model standing in for the EFT-512 warm start: small random B, as after
+    training. (With PEFT's B = 0 init the first step's gradient on A is exactly zero.)"""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from py4.train.eft import LoraSpec
+
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32),
+                           LoraSpec(r=8, alpha=16).peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
+    out = tmp_path_factory.mktemp("adapter")
+    model.save_pretrained(out)
+    return out

@@ -132,26 +132,6 @@ def test_eft_resumed_from_its_last_checkpoint_ends_at_max_steps(smoke_assets, tm
     assert json.loads((run_dir / "run_manifest.json").read_text())["result"]["steps_this_run"] == 0
 
 
-@pytest.fixture(scope="module")
-def warm_start_adapter(smoke_assets, tmp_path_factory):
-    """A LoRA on the -it model with a small random B (as tests/train/test_grpo_smoke.py's)."""
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from py4.train.eft import LoraSpec
-
-    torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32),
-                           LoraSpec(r=8, alpha=16).peft_config())
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    out = tmp_path_factory.mktemp("adapter")
-    model.save_pretrained(out)
-    return out
-
-
 def test_grpo_segment_resumed_at_its_end_takes_no_further_step(smoke_assets, warm_start_adapter, tmp_path):
     # The campaign's first GRPO segment (stop_at_step) rerun after its checkpoint: it must stay at
     # the segment's end, where the next segment resumes.
