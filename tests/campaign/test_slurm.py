@@ -173,16 +173,23 @@ def test_every_run_waits_for_exactly_its_inputs_jobs(tmp_path, slurm):
     assert node_of[min(job_of.values(), key=int)] == "assets"
 
 
-def test_resubmitting_submits_only_what_is_not_done_and_keeps_queued_jobs(tmp_path, slurm):
+def _submitted_with_corpus_iso_failed(tmp_path, slurm):
+    """The smoke campaign submitted once; then assets and corpus finished, corpus_iso failed and
+    every other job still waits on its dependencies. Returns (spec, nodes, first submission)."""
     spec, nodes = _smoke(tmp_path)
     first = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
-    # assets and corpus finished; corpus_iso failed; tiny/sft_data is still running; the
-    # jobs that depended on corpus_iso were cancelled by Slurm; everything else is still queued
     _done(nodes, spec.out_dir, {"assets", "corpus"})
     _failed(nodes, spec.out_dir, "corpus_iso")
     for node_id, job in first.submitted.items():
         slurm.set_job(job, "COMPLETED" if node_id in ("assets", "corpus") else "PENDING", "Dependency")
     slurm.set_job(first.submitted["corpus_iso"], "FAILED", "NonZeroExitCode")
+    return spec, nodes, first
+
+
+def test_resubmitting_submits_only_what_is_not_done_and_keeps_queued_jobs(tmp_path, slurm):
+    # assets and corpus finished; corpus_iso failed; tiny/sft_data is still running; the
+    # jobs that depended on corpus_iso were cancelled by Slurm; everything else is still queued
+    spec, nodes, first = _submitted_with_corpus_iso_failed(tmp_path, slurm)
     slurm.set_job(first.submitted["tiny/sft_data"], "RUNNING")
     dependants = _downstream(nodes, "corpus_iso")
     for node_id in dependants:
@@ -468,13 +475,7 @@ def test_a_partial_last_job_record_is_skipped_with_a_warning_and_a_bad_middle_li
 
 
 def test_a_queued_job_that_can_never_start_is_cancelled_and_submitted_again(tmp_path, slurm):
-    spec, nodes = _smoke(tmp_path)
-    first = submit_campaign(spec, nodes, SMOKE, [], log=_quiet)
-    _done(nodes, spec.out_dir, {"assets", "corpus"})
-    _failed(nodes, spec.out_dir, "corpus_iso")
-    for node_id, job in first.submitted.items():
-        slurm.set_job(job, "COMPLETED" if node_id in ("assets", "corpus") else "PENDING", "Dependency")
-    slurm.set_job(first.submitted["corpus_iso"], "FAILED", "NonZeroExitCode")
+    spec, nodes, first = _submitted_with_corpus_iso_failed(tmp_path, slurm)
     # a cluster that keeps jobs whose dependency failed (no kill-on-invalid-dep): mix waits forever,
     # and the jobs after it still wait (afterok) for that old mix job
     slurm.set_job(first.submitted["tiny/iso/mix"], "PENDING", "DependencyNeverSatisfied")
