@@ -29,7 +29,7 @@ def tokenizer_dir(work: Path) -> Path:
         return SMOKE_TOKENIZER
     target = work / "tokenizer"
     if not target.exists():
-        from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+        from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
         train_tokenizer(stdlib_texts()).save_pretrained(str(target))
     return target
 

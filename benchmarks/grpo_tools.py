@@ -86,7 +86,7 @@ def main() -> None:
     from py4.data.smoke_instructions import PROBLEM_TEMPLATES
     from py4.episodes import EpisodeConfig, Py4Environment, dataset_rows
     from py4.train.grpo import batched_tools_trainer
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import TinyModelSpec, build_tiny_model
 
     problems = [t.problem(f"bench/{i}", 4 + i, t.names[0], "grpo", ["P4-12"]) for i, t in enumerate(PROBLEM_TEMPLATES[:2])]

@@ -16,6 +16,7 @@ import py4
 # Bottom to top. Packages on one line share a layer and may import each other.
 LAYERS: list[set[str]] = [
     {"errors", "fileio", "config", "runs"},  # the foundation: no py4 imports above it
+    {"chat"},  # chat formats and training templates: episodes parse them, data renders them, train sets them
     {"lang"},
     {"boa"},
     {"problems", "probes.templates", "probes.build", "probes.verify"},  # the probe set, like the bank
@@ -34,12 +35,6 @@ LAYERS: list[set[str]] = [
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("py4.boa.certify", "py4.problems.schema"),
     ("py4.boa.cli_exec", "py4.problems.schema"),
-    ("py4.episodes.parsing", "py4.train.chat_templates"),
-    ("py4.data.configs", "py4.train.chat_templates"),
-    ("py4.data.pack_chat", "py4.train.chat_templates"),
-    ("py4.data.smoke_instructions", "py4.train.chat_format"),
-    ("py4.data.smoke_instructions", "py4.train.smoke_tokenizer"),
-    ("py4.train.eft_data", "py4.evaluate.endpoint"),
     ("py4.campaign.runner", "py4.cli"),
     ("py4.campaign.demo", "py4.report.results"),
     ("py4.campaign.cli", "py4.rehearsal.rehearse"),

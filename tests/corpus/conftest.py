@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def tokenizer_dir(tmp_path_factory):
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     path = tmp_path_factory.mktemp("tokenizer")
     train_tokenizer(stdlib_texts(300_000), vocab_size=400).save_pretrained(str(path))
     return str(path)

@@ -1,5 +1,5 @@
 """The shipped smoke data configs with the real smoke assets: the smoke tokenizer
-(py4.train.smoke_tokenizer) and the smoke instruction set (py4.data.smoke_instructions)."""
+(py4.chat.smoke_tokenizer) and the smoke instruction set (py4.data.smoke_instructions)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.smoke
 
 @pytest.fixture(scope="module")
 def smoke_tokenizer_dir(tmp_path_factory) -> Path:
-    smoke_tokenizer = pytest.importorskip("py4.train.smoke_tokenizer")
+    smoke_tokenizer = pytest.importorskip("py4.chat.smoke_tokenizer")
     out = tmp_path_factory.mktemp("smoke_tokenizer")
     smoke_tokenizer.train_tokenizer(smoke_tokenizer.stdlib_texts(600_000), vocab_size=1024).save_pretrained(out)
     return out

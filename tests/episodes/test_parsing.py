@@ -7,7 +7,7 @@ import json
 import pytest
 
 from py4.episodes.parsing import call_from_json_text, parse_tool_blocks, parse_with_tokenizer
-from py4.train.chat_format import RESPONSE_TEMPLATE
+from py4.chat.smoke_format import RESPONSE_TEMPLATE
 
 PREFIX = "<bos><start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n"
 

@@ -123,7 +123,7 @@ class CountingExecutor:
 def tiny(tmp_path_factory):
     """A small chat tokenizer (the smoke chat format) and a random tiny model: only TRL's
     machinery around generation runs, the turns are scripted."""
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import TinyModelSpec, build_tiny_model
 
     tokenizer = train_tokenizer(stdlib_texts(150_000), vocab_size=400)

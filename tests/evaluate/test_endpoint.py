@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from py4.episodes import EpisodeConfig, TOOL_SCHEMAS, run_episodes
-from py4.evaluate.endpoint import EndpointError, EndpointPolicy
+from py4.episodes.endpoint import EndpointError, EndpointPolicy
 from py4.problems.bank import load_bank
 
 

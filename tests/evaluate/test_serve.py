@@ -20,7 +20,7 @@ import pytest
 
 from py4.episodes import TOOL_SCHEMAS, EpisodeConfig, run_episodes
 from py4.episodes.environment import initial_messages
-from py4.evaluate.endpoint import EndpointPolicy
+from py4.episodes.endpoint import EndpointPolicy
 from py4.evaluate.serve import ServeConfig, ServeError, plan_server, serving
 from py4.problems.bank import load_bank
 

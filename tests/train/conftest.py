@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-_SHAPING_SOURCES = ("train/chat_format.py", "train/smoke_tokenizer.py", "train/tiny_model.py",
+_SHAPING_SOURCES = ("chat/smoke_format.py", "chat/smoke_tokenizer.py", "train/tiny_model.py",
                     "train/assets.py", "data/smoke_instructions.py", "train/sft.py", "train/common.py")
 
 
@@ -39,7 +39,7 @@ def smoke_assets() -> Path:
 @pytest.fixture(scope="session")
 def small_tokenizer(tmp_path_factory):
     """A quickly trained tokenizer (smaller text and vocabulary) for format tests."""
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
 
     return train_tokenizer(stdlib_texts(600_000), vocab_size=1024)
 

@@ -49,7 +49,7 @@ def test_it_model_emits_a_parseable_tool_call_on_held_out_prompts(smoke_assets):
 def test_base_model_is_deterministic():
     import torch
 
-    from py4.train.smoke_tokenizer import train_tokenizer
+    from py4.chat.smoke_tokenizer import train_tokenizer
     from py4.train.tiny_model import TinyModelSpec, build_tiny_model
 
     tokenizer = train_tokenizer(["def f(x):\n    return x + 1\n" * 50], vocab_size=300)
@@ -61,7 +61,7 @@ def test_base_model_is_deterministic():
 
 
 def test_tokenizer_training_is_deterministic():
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
 
     first = train_tokenizer(stdlib_texts(200_000), vocab_size=800)
     second = train_tokenizer(stdlib_texts(200_000), vocab_size=800)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from py4.data.smoke_instructions import TOOL_SCHEMAS
-from py4.train.chat_format import tool_call
+from py4.chat.smoke_format import tool_call
 
 CONVERSATION = [
     {"role": "system", "content": "Be brief."},

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from py4.train.chat_format import CHAT_TEMPLATE, tool_call
-from py4.train.chat_templates import (ChatTemplateError, _trl_template, family_names, get_family, identify_family,
-                                      resolve_training_template, restore_tool_arguments, template_text)
+from py4.chat.smoke_format import CHAT_TEMPLATE, tool_call
+from py4.chat.templates import (ChatTemplateError, _trl_template, family_names, get_family, identify_family,
+                                resolve_training_template, restore_tool_arguments, template_text)
 
 TOOLS = [
     {"type": "function", "function": {"name": "run_code", "description": "Run Python-4 code.", "parameters": {

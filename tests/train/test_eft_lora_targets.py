@@ -162,16 +162,17 @@ def test_eft_on_the_gemma4_standin_trains_only_language_model_lora(standins, tmp
 
     from transformers import AutoTokenizer
 
-    from py4.train import chat_format, eft
+    from py4.chat import smoke_format
+    from py4.train import eft
 
     from train_helpers import ParamSnapshot
 
     model_dir = tmp_path / "parent"
     shutil.copytree(standins["gemma4"], model_dir)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    tokenizer.chat_template = chat_format.CHAT_TEMPLATE
+    tokenizer.chat_template = smoke_format.CHAT_TEMPLATE
     tokenizer.save_pretrained(model_dir)
-    (model_dir / "chat_template.jinja").write_text(chat_format.CHAT_TEMPLATE)
+    (model_dir / "chat_template.jinja").write_text(smoke_format.CHAT_TEMPLATE)
     rows = [{"messages": [{"role": "user", "content": f"Say {w}."}, {"role": "assistant", "content": f"{w} {w}."}],
              "tools": None, "source": "replay"} for w in ("one", "two", "three", "four")]
     (tmp_path / "dose").mkdir()

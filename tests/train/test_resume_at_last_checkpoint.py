@@ -35,7 +35,7 @@ def _config(kind: str, **fields):
 
 @pytest.fixture(scope="module")
 def mid_data(smoke_assets, tmp_path_factory) -> Path:
-    from py4.train.smoke_tokenizer import stdlib_texts
+    from py4.chat.smoke_tokenizer import stdlib_texts
 
     docs = [t[:3000] for t in stdlib_texts(200_000)][:12]
     out = tmp_path_factory.mktemp("mid") / "packed"

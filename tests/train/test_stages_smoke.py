@@ -22,7 +22,7 @@ TINY_RUN = {"logging_steps": 1, "save_steps": 1000, "report_to": [], "progress_b
 
 
 def _docs() -> list[str]:
-    from py4.train.smoke_tokenizer import stdlib_texts
+    from py4.chat.smoke_tokenizer import stdlib_texts
 
     return [t[:3000] for t in stdlib_texts(200_000)][:12]
 

@@ -128,7 +128,7 @@ class PackConfig(_TokenizerFields):
         if self.format == "text" and (not self.text or self.instructions is not None):
             raise ValueError("format 'text' needs text: [ {...}, ... ] (and no instructions)")
         if self.chat_template_family is not None:
-            from py4.train.chat_templates import get_family
+            from py4.chat.templates import get_family
 
             get_family(self.chat_template_family)  # ValueError naming the families
         return self

@@ -2,7 +2,7 @@
 labels, packed first-fit into rows of at most ``seq_len`` tokens.
 
 - Template: the tokenizer's own when it has ``{% generation %}`` markers; otherwise its chat
-  family's training template (:mod:`py4.train.chat_templates`: Gemma-4, GLM-4.5 — the same
+  family's training template (:mod:`py4.chat.templates`: Gemma-4, GLM-4.5 — the same
   text as the model's own template, with generation blocks), found by the template's text
   or named by the config (``chat_template_family``). :func:`check_chat_template` sets it on
   the tokenizer and says which one it used (the pack manifest's ``chat_template``). A
@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from py4.chat.templates import ChatTemplateError, restore_tool_arguments, use_training_template
 from py4.data.instructions import Conversation
 from py4.data.packed_io import IGNORE_INDEX, PackedDatasetWriter
 from py4.data.tokens import DataError
-from py4.train.chat_templates import ChatTemplateError, restore_tool_arguments, use_training_template
 
 __all__ = ["Rendered", "ChatPackStats", "check_chat_template", "render_conversations", "fit_conversation",
            "FirstFitPacker", "turn_groups"]

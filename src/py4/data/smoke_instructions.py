@@ -138,7 +138,7 @@ PROBLEM_TEMPLATES: tuple[ProblemTemplate, ...] = (
 
 
 def _episode_row(template: ProblemTemplate, k: int, name: str, thinking: bool) -> dict[str, Any]:
-    from py4.train.chat_format import tool_call
+    from py4.chat.smoke_format import tool_call
 
     gold = template.gold.format(name=name, k=k)
     args = template.call_args(k)
@@ -163,7 +163,7 @@ def _episode_row(template: ProblemTemplate, k: int, name: str, thinking: bool) -
 
 def _docstring_facts(limit: int) -> list[tuple[str, str]]:
     """(qualified name, first docstring sentence) pairs from standard-library sources."""
-    from py4.train.smoke_tokenizer import stdlib_files
+    from py4.chat.smoke_tokenizer import stdlib_files
 
     facts: list[tuple[str, str]] = []
     for path in stdlib_files():

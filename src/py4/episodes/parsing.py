@@ -6,7 +6,7 @@ Every reader gives the same :class:`ParsedTurn`:
   (``tokenizer.parse_response``, transformers >= 5.13), as TRL does. That parser fails
   the whole turn when one ``<tool_call>`` block is not JSON; we then fall back to the
   block reader. A tokenizer without a response schema is read in its chat family's
-  format (:func:`py4.train.chat_templates.family_of_tokenizer`).
+  format (:func:`py4.chat.templates.family_of_tokenizer`).
 - :func:`parse_assistant_text` (text, family) reads one family's format, each call on its
   own, so that the good calls of a turn still run and the bad one is reported:
 
@@ -322,20 +322,20 @@ _PARSERS = {"smoke": parse_tool_blocks, "gemma4": parse_gemma4_turn, "glm4moe": 
 def parse_assistant_text(text: str, family: str | None = None) -> ParsedTurn:
     """Read an assistant turn (the text after the prompt) in ``family``'s tool-call format.
 
-    ``family``: a name or alias from :mod:`py4.train.chat_templates` (``smoke``, ``gemma4``,
+    ``family``: a name or alias from :mod:`py4.chat.templates` (``smoke``, ``gemma4``,
     ``glm4moe``/``glm45``); None reads the smoke JSON-block format. An unknown name raises
     ValueError listing the families.
     """
     if family is None:
         return parse_tool_blocks(text)
-    from py4.train.chat_templates import get_family
+    from py4.chat.templates import get_family
 
     return _PARSERS[get_family(family).name](text)
 
 
 def family_parser(tokenizer: Any):
     """The text parser for ``tokenizer``'s chat family (the smoke block reader when unknown)."""
-    from py4.train.chat_templates import family_of_tokenizer
+    from py4.chat.templates import family_of_tokenizer
 
     family = family_of_tokenizer(tokenizer)
     return _PARSERS[family.name] if family is not None else parse_tool_blocks

@@ -2,8 +2,9 @@
 
 A policy gets the conversation so far (chat messages in the transformers/OpenAI format,
 tool calls with ``arguments`` as dicts) and the tool schemas, and answers with the raw
-text it produced, the parsed turn, and how many tokens it spent. Backends live in
-``py4.evaluate`` (scripted, local transformers model, OpenAI-compatible endpoint).
+text it produced, the parsed turn, and how many tokens it spent. Backends: scripted and a
+local transformers model in ``py4.evaluate``; the OpenAI-compatible endpoint in
+:mod:`py4.episodes.endpoint` (training's EFT replay and the probes use it too).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def build_policy(policy: PolicyConfig, sampling: SamplingConfig):
         return LocalModelPolicy(policy.model, temperature=sampling.temperature, top_p=sampling.top_p,
                                 seed=sampling.seed, batch_size=policy.batch_size, device=policy.device)
     if policy.name == "endpoint":
-        from py4.evaluate.endpoint import EndpointPolicy
+        from py4.episodes.endpoint import EndpointPolicy
 
         return EndpointPolicy(policy.endpoint, policy.model, temperature=sampling.temperature, top_p=sampling.top_p,
                               seed=sampling.seed, concurrency=policy.concurrency, retries=policy.retries,

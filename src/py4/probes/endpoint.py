@@ -25,7 +25,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from py4.evaluate.endpoint import EndpointError, post_json
+from py4.episodes.endpoint import EndpointError, post_json
 from py4.probes.score import BATCH_SIZE, pair_token_ids
 
 

@@ -231,7 +231,7 @@ def _documents(tokenizer, count: int, length: int, seed: int) -> list[list[int]]
     """``count`` token lists of ``length`` from standard-library text (real tokens of the tokenizer)."""
     import random
 
-    from py4.train.smoke_tokenizer import stdlib_texts
+    from py4.chat.smoke_tokenizer import stdlib_texts
 
     text = "".join(stdlib_texts(200_000 + 8 * count * length))
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]

@@ -13,7 +13,7 @@ generation_config.json) that loads with ``AutoModelForCausalLM`` / ``AutoTokeniz
 ``kind`` is ``base`` or ``it``. Both share the base weights drawn from ``seed``; the -it
 stand-in adds a small seeded delta so that ``it - base`` (the chat vector a graft adds) is
 a real, non-zero difference. Tokenizers are byte-level BPE trained offline on standard
-library text (as ``py4.train.smoke_tokenizer`` does), carrying the family's special tokens
+library text (as ``py4.chat.smoke_tokenizer`` does), carrying the family's special tokens
 and its real chat template as TRL ships it (``trl/chat_templates``).
 
 Everything is deterministic for a given seed: the same seed writes the same tensors.
@@ -112,7 +112,7 @@ def build_tokenizer(family: str):
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from py4.train.smoke_tokenizer import stdlib_texts
+    from py4.chat.smoke_tokenizer import stdlib_texts
 
     tokens = FAMILY_TOKENS[_check_family(family)]
     core = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))

@@ -132,7 +132,7 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
     """
     from py4.data.smoke_instructions import build_smoke_instructions, write_smoke_instructions
     from py4.runs import atomic_write_json, tree_sha256
-    from py4.train.smoke_tokenizer import stdlib_texts, train_tokenizer
+    from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import build_tiny_model, save_model
 
     out = Path(out)

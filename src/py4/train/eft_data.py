@@ -298,7 +298,7 @@ def endpoint_answers(settings: ReplaySettings, prompts: list[str], seed: int) ->
     from tqdm.auto import tqdm
 
     from py4.episodes.policy import TurnRequest
-    from py4.evaluate.endpoint import EndpointPolicy
+    from py4.episodes.endpoint import EndpointPolicy
 
     server = settings.endpoint
     policy = EndpointPolicy(server.url, server.model, temperature=settings.temperature, seed=seed,

@@ -9,7 +9,7 @@ Two data forms, one stage:
   ``{% generation %}`` spans (``assistant_only_loss``), packing padding-free when
   asked. The smoke ``-it`` model and EFT use this path. A tokenizer whose template
   has no markers (Gemma-4, GLM-4.5) is given its family's training template
-  (:mod:`py4.train.chat_templates`, same text) while TRL tokenizes; the tokenizer saved
+  (:mod:`py4.chat.templates`, same text) while TRL tokenizes; the tokenizer saved
   with the model keeps its own template.
 
 Reference values (the table's SFT group): LR 1e-5, cosine to 0.1×, 10 warmup steps,
@@ -27,9 +27,9 @@ from typing import Any
 
 import pydantic
 
+from py4.chat.templates import restore_tool_arguments, use_training_template
 from py4.config import StrictModel
 from py4.train import common, loading
-from py4.train.chat_templates import restore_tool_arguments, use_training_template
 from py4.train.packed import PackedData, StageResult, common_recorder, finish, run_packed
 
 

@@ -12,7 +12,7 @@ import sysconfig
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from py4.train import chat_format
+from py4.chat import smoke_format
 
 DEFAULT_VOCAB_SIZE = 3072
 # The stdlib packages read for tokenizer text, in this order (sorted files inside).
@@ -66,27 +66,27 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = DEFAULT_VOCAB_SIZE):
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
         min_frequency=2,
-        special_tokens=list(chat_format.SPECIAL_TOKENS),
+        special_tokens=list(smoke_format.SPECIAL_TOKENS),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     core.train_from_iterator(texts, trainer=trainer)
-    bos_id = core.token_to_id(chat_format.BOS)
+    bos_id = core.token_to_id(smoke_format.BOS)
     core.post_processor = processors.TemplateProcessing(
-        single=f"{chat_format.BOS} $A", pair=f"{chat_format.BOS} $A $B", special_tokens=[(chat_format.BOS, bos_id)]
+        single=f"{smoke_format.BOS} $A", pair=f"{smoke_format.BOS} $A $B", special_tokens=[(smoke_format.BOS, bos_id)]
     )
-    core.add_tokens([AddedToken(t, special=False, normalized=False) for t in chat_format.FORMAT_TOKENS])
+    core.add_tokens([AddedToken(t, special=False, normalized=False) for t in smoke_format.FORMAT_TOKENS])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=core,
-        bos_token=chat_format.BOS,
-        eos_token=chat_format.EOS,
-        pad_token=chat_format.PAD,
-        unk_token=chat_format.UNK,
-        extra_special_tokens={"start_of_turn_token": chat_format.START_OF_TURN,
-                              "end_of_turn_token": chat_format.END_OF_TURN},
+        bos_token=smoke_format.BOS,
+        eos_token=smoke_format.EOS,
+        pad_token=smoke_format.PAD,
+        unk_token=smoke_format.UNK,
+        extra_special_tokens={"start_of_turn_token": smoke_format.START_OF_TURN,
+                              "end_of_turn_token": smoke_format.END_OF_TURN},
         model_max_length=16384,
         padding_side="left",
     )
-    tokenizer.chat_template = chat_format.CHAT_TEMPLATE
-    tokenizer.response_template = chat_format.RESPONSE_TEMPLATE
+    tokenizer.chat_template = smoke_format.CHAT_TEMPLATE
+    tokenizer.response_template = smoke_format.RESPONSE_TEMPLATE
     return tokenizer

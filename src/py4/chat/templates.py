@@ -6,10 +6,10 @@ templates of the campaign's models have none. Each family here names
 - the inference templates it is recognised by (exact text, as TRL's ``trl/chat_templates``
   ships them: the same identity test TRL itself uses),
 - the training template that renders the same text with generation blocks around what
-  the model writes (shipped in ``py4/train/templates``; the smoke template has its own),
+  the model writes (shipped in ``py4/chat/training_templates``; the smoke template has its own),
 - the tool-call format (:func:`py4.episodes.parsing.parse_assistant_text` reads it).
 
-Families: ``smoke`` (our own format, :mod:`py4.train.chat_format`), ``gemma4`` (Gemma-4 -it,
+Families: ``smoke`` (our own format, :mod:`py4.chat.smoke_format`), ``gemma4`` (Gemma-4 -it,
 ``<|tool_call>call:NAME{…}<tool_call|>``), ``glm4moe`` (GLM-4.5 / GLM-4.5-Air,
 ``<tool_call>NAME<arg_key>…</arg_key><arg_value>…</arg_value></tool_call>``).
 
@@ -34,7 +34,7 @@ __all__ = ["ChatFamily", "ChatTemplateError", "TrainingTemplate", "FAMILIES", "f
            "template_text", "identify_family", "family_of_tokenizer", "has_generation_markers",
            "resolve_training_template", "use_training_template", "restore_tool_arguments"]
 
-TEMPLATES_DIR = Path(__file__).parent / "templates"
+TEMPLATES_DIR = Path(__file__).parent / "training_templates"
 _GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
 
 
@@ -49,7 +49,7 @@ class ChatFamily:
     inference_templates: tuple[str, ...]
     """TRL template files (``trl/chat_templates/NAME``) whose exact text identifies the family."""
     training_template: str | None
-    """File in ``py4/train/templates`` (None: the smoke template, which carries its own markers)."""
+    """File in ``py4/chat/training_templates`` (None: the smoke template, which carries its own markers)."""
     base_template: str | None
     """The inference template the training template renders identically to."""
     signature: tuple[str, ...]
@@ -58,7 +58,7 @@ class ChatFamily:
 
 
 FAMILIES: dict[str, ChatFamily] = {f.name: f for f in (
-    ChatFamily("smoke", "py4's smoke chat format (py4.train.chat_format)", (), None, None,
+    ChatFamily("smoke", "py4's smoke chat format (py4.chat.smoke_format)", (), None, None,
                ("<start_of_turn>model", '<tool_call>{"name": ')),
     ChatFamily("gemma4", "Gemma-4 -it (google/gemma-4-*-it)",
                ("gemma4.jinja", "gemma4_v2.jinja", "gemma4_v3.jinja", "gemma4_v4.jinja", "gemma4_v5.jinja"),
@@ -93,7 +93,7 @@ def template_text(family: str | ChatFamily) -> str:
     """The training template of a family (text with generation markers)."""
     family = get_family(family) if isinstance(family, str) else family
     if family.training_template is None:
-        from py4.train.chat_format import CHAT_TEMPLATE
+        from py4.chat.smoke_format import CHAT_TEMPLATE
 
         return CHAT_TEMPLATE
     return (TEMPLATES_DIR / family.training_template).read_text(encoding="utf-8")
@@ -196,7 +196,7 @@ def resolve_training_template(tokenizer: Any, family: str | None = None) -> Trai
             "chat_template_family %s: the tokenizer's own template is not %s; training renders with %s, whose text "
             "may differ from what the model sees at inference", chosen.name, chosen.base_template,
             chosen.training_template)
-    source = "tokenizer" if own == text else f"py4:{chosen.training_template or 'chat_format.CHAT_TEMPLATE'}"
+    source = "tokenizer" if own == text else f"py4:{chosen.training_template or 'smoke_format.CHAT_TEMPLATE'}"
     return TrainingTemplate(text, chosen.name, source, match)
 
 

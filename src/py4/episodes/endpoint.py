@@ -16,6 +16,9 @@ Tool calls arrive in one of two ways, and both are read:
 Requests of a batch run concurrently (``concurrency``); connection errors, 408/409/429 and
 5xx are retried with exponential backoff; a refusal (400, 404, …) raises
 :class:`EndpointError` at once, saying what the server needs (:func:`explain_refusal`).
+
+It lives with the episodes, below training, because evaluation (``policy.name: endpoint``),
+EFT replay generation (``py4.train.eft_data``) and the probes' scorer all use it.
 """
 
 from __future__ import annotations
