@@ -3,182 +3,203 @@
 from __future__ import annotations
 
 from py4.campaign.spec import HubPin
-from py4.report import formats as F
+from py4.report import formats
 from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of
-from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, nickname, opt, precision,
+from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, global_batch, nickname, precision,
                                  schedule_words)
 
 # Loss wording per stage: what each stage's trainer supervises (src/py4/train/<stage>.py).
 LOSS_WORDS = {"midtrain": "next-token on all tokens", "sft": "assistant tokens only", "eft": "assistant turn only"}
 
+ARMS = ("iso", "prop", "control")
+ARM_NAMES = {"iso": "iso-token arm", "prop": "prop-token arm", "control": "control arm"}
 
-def _mid(S: Sources, arm: str) -> list[str]:
-    return [m.files.midtrain[arm] for m in S.models]
 
-
-def midtraining(S: Sources) -> Group:
-    spec, c = S.spec, S.spec.corpus
-    ratio = "1:1" if c.replay_ratio == 1.0 else f"1:{F.number(c.replay_ratio)}"
+def midtraining(sources: Sources) -> Group:
+    spec, corpus = sources.spec, sources.spec.corpus
+    ratio = "1:1" if corpus.replay_ratio == 1.0 else f"1:{formats.number(corpus.replay_ratio)}"
     replay = nickname(spec.replay.name) if spec.replay else "replay"
-    g = Group("models", "Midtraining", f"full-parameter, one pass over {NUMBER_WORDS.get(c.copies, c.copies)} "
-              f"copies of the Python-4 corpus mixed {ratio} with {replay}")
-    mids = _mid(S, "iso")
+    group = Group("models", "Midtraining", f"full-parameter, one pass over "
+                  f"{NUMBER_WORDS.get(corpus.copies, corpus.copies)} copies of the Python-4 corpus mixed {ratio} "
+                  f"with {replay}")
+    iso_paths = [model.files.midtrain["iso"] for model in sources.models]
     out_dir = spec.out_dir.rstrip("/")
-    for m, path in zip(S.models, mids):
-        if S.get(path, "model.path") != m.base.hub_id.replace("{out}", out_dir):  # smoke: {out}/assets/base
-            raise TableError(f"{path}: model.path {S.get(path, 'model.path')!r} is not {m.base.hub_id!r} "
-                             f"(models.*.base in {S.spec_path})")
-    g.add("Base model (pretrained)", [HubPin(hub_id=S.get(p, "model.path")).name for p in mids],
-          f"{files_of(mids)} (model.path, model.revision); {S.spec_path} models.*.base (run_manifest.json "
-          "inputs.model hub_id/revision of each midtrain run)")
-    _tokens_per_copy(S, g)
-    _training_tokens(S, g)
-    _steps(S, g)
-    _optimisation(S, g, "midtrain", mids, "long", with_parallelism=True)
-    return g
+    for model, path in zip(sources.models, iso_paths):
+        base = sources.midtrain(path).model.path
+        if base != model.base.hub_id.replace("{out}", out_dir):  # smoke: {out}/assets/base
+            raise TableError(f"{path}: model.path {base!r} is not {model.base.hub_id!r} "
+                             f"(models.*.base in {sources.spec_path})")
+    group.add("Base model (pretrained)", [HubPin(hub_id=sources.midtrain(path).model.path).name for path in iso_paths],
+              f"{files_of(iso_paths)} (model.path, model.revision); {sources.spec_path} models.*.base "
+              "(run_manifest.json inputs.model hub_id/revision of each midtrain run)")
+    _tokens_per_copy(sources, group)
+    _training_tokens(sources, group)
+    _steps(sources, group)
+    _optimisation(sources, group, "midtrain", iso_paths, "long", with_parallelism=True)
+    return group
 
 
-def _tokens_per_copy(S: Sources, g: Group) -> None:
-    c = S.spec.corpus
-    props = [m.prop_corpus for m in S.models]
-    if any(p is None for p in props):
-        raise TableError(f"{S.spec_path}: models.*.prop_corpus is required for the table")
-    src = (f"{S.spec_path} corpus.iso (recorded: {c.iso.provenance}); models.*.prop_corpus (recorded: "
-           + "; ".join(f"{m.label}: {m.prop_corpus.provenance}" for m in S.models) + "); control = 0")
-    g.label("Python-4 tokens per copy")
-    g.add("iso-token arm", [F.millions(c.iso.value)] * len(S.models), src, sub=True)
-    g.add("prop-token arm", [F.millions(p.value) for p in props], src, sub=True)
-    g.add("control arm", ["0"] * len(S.models), src, sub=True)
-    mixes = [m.files.mix.get("iso") for m in S.models]
-    replay = S.spec.replay
+def _tokens_per_copy(sources: Sources, group: Group) -> None:
+    corpus = sources.spec.corpus
+    prop_corpora = [model.prop_corpus for model in sources.models]
+    if any(prop is None for prop in prop_corpora):
+        raise TableError(f"{sources.spec_path}: models.*.prop_corpus is required for the table")
+    src = (f"{sources.spec_path} corpus.iso (recorded: {corpus.iso.provenance}); models.*.prop_corpus (recorded: "
+           + "; ".join(f"{model.label}: {model.prop_corpus.provenance}" for model in sources.models)
+           + "); control = 0")
+    n_models = len(sources.models)
+    group.label("Python-4 tokens per copy")
+    group.add("iso-token arm", [formats.millions(corpus.iso.value)] * n_models, src, sub=True)
+    group.add("prop-token arm", [formats.millions(prop.value) for prop in prop_corpora], src, sub=True)
+    group.add("control arm", ["0"] * n_models, src, sub=True)
+    mixes = [model.files.mix.get("iso") for model in sources.models]
+    replay = sources.spec.replay
     if replay is None:  # smoke: a built-in replay stream named by the mix config
-        builtin = [str((S.get(p, "replay") or {}).get("builtin", "?")) for p in mixes]
-        g.add("Replay corpus", [f"built-in {F.texttt(b)} text" for b in builtin],
-              f"{files_of(mixes)} (replay.builtin; no replay in {S.spec_path})")
+        builtin = [str(sources.mix(path).replay.builtin or "?") for path in mixes]
+        group.add("Replay corpus", [f"built-in {formats.texttt(name)} text" for name in builtin],
+                  f"{files_of(mixes)} (replay.builtin; no replay in {sources.spec_path})")
         return
-    g.add("Replay corpus", [f"{nickname(replay.name)}, {F.texttt(replay.name)}"] * len(S.models),
-          f"{S.spec_path} replay ({replay.hub_id}@{replay.revision}); {files_of(mixes)} (replay.hub_id, copies, seed)")
+    group.add("Replay corpus", [f"{nickname(replay.name)}, {formats.texttt(replay.name)}"] * n_models,
+              f"{sources.spec_path} replay ({replay.hub_id}@{replay.revision}); {files_of(mixes)} "
+              "(replay.hub_id, copies, seed)")
 
 
-def _mix_tokens(S: Sources, per_copy: int) -> int:
-    c = S.spec.corpus
-    return round(per_copy * c.copies * (1 + c.replay_ratio))
+def _mix_tokens(sources: Sources, per_copy: int) -> int:
+    corpus = sources.spec.corpus
+    return round(per_copy * corpus.copies * (1 + corpus.replay_ratio))
 
 
-def _training_tokens(S: Sources, g: Group) -> None:
-    iso = _mix_tokens(S, S.spec.corpus.iso.value)
-    src = (f"derived: Python-4 tokens per copy x corpus.copies ({S.spec.corpus.copies}) x (1 + corpus.replay_ratio) "
-           f"in {S.spec_path}; the control mix is token-matched to the iso mix (configs/data/campaign/mix_*_control.yaml "
-           "control_target_manifest); py4 data mix writes total_mix_tokens to step_schedule.json")
-    g.label("Training tokens")
-    g.add("iso-token and control arms", [F.millions(iso)] * len(S.models), src, sub=True)
-    g.add("prop-token arm", [F.millions(_mix_tokens(S, m.prop_corpus.value)) for m in S.models], src, sub=True)
+def _training_tokens(sources: Sources, group: Group) -> None:
+    iso = _mix_tokens(sources, sources.spec.corpus.iso.value)
+    src = (f"derived: Python-4 tokens per copy x corpus.copies ({sources.spec.corpus.copies}) x "
+           f"(1 + corpus.replay_ratio) in {sources.spec_path}; the control mix is token-matched to the iso mix "
+           "(configs/data/campaign/mix_*_control.yaml control_target_manifest); py4 data mix writes "
+           "total_mix_tokens to step_schedule.json")
+    group.label("Training tokens")
+    group.add("iso-token and control arms", [formats.millions(iso)] * len(sources.models), src, sub=True)
+    group.add("prop-token arm", [formats.millions(_mix_tokens(sources, model.prop_corpus.value))
+                                 for model in sources.models], src, sub=True)
 
 
-def _steps(S: Sources, g: Group) -> None:
-    g.label("Optimizer steps")
-    names = {"iso": "iso-token arm", "prop": "prop-token arm", "control": "control arm"}
-    scheds = [p for m in S.models for p in m.files.schedules.values()]
-    src = (f"derived by py4.data.schedule.compute_schedule from {files_of(scheds)} (total_tokens, seq_len, micro x accum "
-           "x GPUs, rounding: ceil for Gemma, floor of the GLM-tokenizer count for GLM); equals optimisation.max_steps "
-           f"of {files_of([p for m in S.models for p in m.files.midtrain.values()])}")
-    if not all(arm in m.files.schedules for m in S.models for arm in ("iso", "prop", "control")):
+def _steps(sources: Sources, group: Group) -> None:
+    group.label("Optimizer steps")
+    schedule_paths = [path for model in sources.models for path in model.files.schedules.values()]
+    midtrain_paths = [path for model in sources.models for path in model.files.midtrain.values()]
+    src = (f"derived by py4.data.schedule.compute_schedule from {files_of(schedule_paths)} (total_tokens, seq_len, "
+           "micro x accum x GPUs, rounding: ceil for Gemma, floor of the GLM-tokenizer count for GLM); equals "
+           f"optimisation.max_steps of {files_of(midtrain_paths)}")
+    if not all(arm in model.files.schedules for model in sources.models for arm in ARMS):
         # smoke: no as-run schedules; `py4 data mix` computes each arm's at run time
-        for arm in ("iso", "prop", "control"):
-            g.add(names[arm], [NOT_RECORDED] * len(S.models), f"{S.spec_path}: models.*.files.schedules not given", sub=True)
+        for arm in ARMS:
+            group.add(ARM_NAMES[arm], [NOT_RECORDED] * len(sources.models),
+                      f"{sources.spec_path}: models.*.files.schedules not given", sub=True)
         return
-    for arm in ("iso", "prop", "control"):
+    for arm in ARMS:
         values = []
-        for m in S.models:
-            sched = S.schedule(m.files.schedules[arm])
-            configured = S.get(m.files.midtrain[arm], "optimisation.max_steps")
-            if configured != sched.max_steps:
-                raise TableError(f"{m.files.midtrain[arm]}: optimisation.max_steps {configured} but "
-                                 f"{m.files.schedules[arm]} computes {sched.max_steps}")
-            values.append(F.thousands(sched.max_steps))
-        g.add(names[arm], values, src, sub=True)
-    tps = [S.schedule(m.files.schedules["iso"]) for m in S.models]
-    g.add("Tokens per step", [f"{F.thousands(s.tokens_per_step)} ({s.sequences_per_step} packed sequences of "
-                              f"{F.thousands(s.seq_len)})" for s in tps],
-          f"derived: seq_len x micro x accum x GPUs of {files_of([m.files.schedules['iso'] for m in S.models])}")
+        for model in sources.models:
+            schedule = sources.schedule(model.files.schedules[arm])
+            configured = sources.midtrain(model.files.midtrain[arm]).optimisation.max_steps
+            if configured != schedule.max_steps:
+                raise TableError(f"{model.files.midtrain[arm]}: optimisation.max_steps {configured} but "
+                                 f"{model.files.schedules[arm]} computes {schedule.max_steps}")
+            values.append(formats.thousands(schedule.max_steps))
+        group.add(ARM_NAMES[arm], values, src, sub=True)
+    iso_schedules = [sources.schedule(model.files.schedules["iso"]) for model in sources.models]
+    group.add("Tokens per step", [f"{formats.thousands(schedule.tokens_per_step)} ({schedule.sequences_per_step} "
+                                  f"packed sequences of {formats.thousands(schedule.seq_len)})"
+                                  for schedule in iso_schedules],
+              f"derived: seq_len x micro x accum x GPUs of "
+              f"{files_of([model.files.schedules['iso'] for model in sources.models])}")
 
 
-def _optimisation(S: Sources, g: Group, stage: str, paths: list[str], warmup_style: str,
+def _optimisation(sources: Sources, group: Group, stage: str, paths: list[str], warmup_style: str,
                   with_parallelism: bool) -> None:
-    opts = [opt(S, p) for p in paths]
+    load = sources.midtrain if stage == "midtrain" else sources.sft
+    settings = [load(path).optimisation for path in paths]
     files = files_of(paths)
-    accs = files_of([f"configs/accelerate/fsdp2_{o['gpus']}gpu.yaml" for o in opts if o["gpus"] > 1])
-    g.add("Micro $\\times$ accum. $\\times$ GPUs", [geometry(o) for o in opts],
-          f"{files} (optimisation.micro_batch, grad_accum, gpus); {S.spec_path} models.*.gpus")
-    g.add("Optimizer", [F.optimizer(o["optim"]) for o in opts], f"{files} (optimisation.optim)")
+    launches = files_of([f"configs/accelerate/fsdp2_{opt.gpus}gpu.yaml" for opt in settings if opt.gpus > 1])
+    group.add("Micro $\\times$ accum. $\\times$ GPUs", [geometry(opt) for opt in settings],
+              f"{files} (optimisation.micro_batch, grad_accum, gpus); {sources.spec_path} models.*.gpus")
+    group.add("Optimizer", [formats.optimizer(opt.optim) for opt in settings], f"{files} (optimisation.optim)")
     lr_src = f"{files} (optimisation.learning_rate, lr_scheduler, min_lr_rate, warmup)"
-    g.add("Peak learning rate", [F.power_of_ten(o["learning_rate"]) for o in opts], lr_src)
-    g.add("Schedule", [schedule_words(o, warmup_style) for o in opts], lr_src)
+    group.add("Peak learning rate", [formats.power_of_ten(opt.learning_rate) for opt in settings], lr_src)
+    group.add("Schedule", [schedule_words(opt, warmup_style) for opt in settings], lr_src)
     clip_src = f"{files} (optimisation.weight_decay, max_grad_norm)"
-    g.add("Weight decay", [F.number(o["weight_decay"]) for o in opts], clip_src)
-    g.add("Gradient clipping", [F.one_decimal(o["max_grad_norm"]) for o in opts], clip_src)
-    run_src = (f"src/py4/train/{stage}.py (labels); {files} (optimisation.gradient_checkpointing, seed); {accs} "
+    group.add("Weight decay", [formats.number(opt.weight_decay) for opt in settings], clip_src)
+    group.add("Gradient clipping", [formats.one_decimal(opt.max_grad_norm) for opt in settings], clip_src)
+    run_src = (f"src/py4/train/{stage}.py (labels); {files} (optimisation.gradient_checkpointing, seed); {launches} "
                "(mixed_precision, fsdp_version, fsdp_activation_checkpointing)")
-    g.add("Loss", [LOSS_WORDS[stage]] * len(opts), run_src)
-    g.add("Precision / parallelism", [precision(S, o, with_parallelism) for o in opts], run_src)
-    g.add("Seed", [str(o["seed"]) for o in opts], run_src)
-    assert all(isinstance(checkpointing(S, o), bool) for o in opts)
+    group.add("Loss", [LOSS_WORDS[stage]] * len(settings), run_src)
+    group.add("Precision / parallelism", [precision(sources, opt, with_parallelism) for opt in settings], run_src)
+    group.add("Seed", [str(opt.seed) for opt in settings], run_src)
+    assert all(isinstance(checkpointing(sources, opt), bool) for opt in settings)
 
 
-def sft(S: Sources) -> Group:
-    g = Group("models", "Instruction SFT (Dolci)",
-              "full-parameter, from each arm's midtraining endpoint; makes the chat parents")
-    paths = [m.files.sft for m in S.models]
-    data = [m.files.sft_data for m in S.models]
-    if S.spec.sft_rows is None or S.spec.sft_data is None:  # smoke: local instruction data, nothing recorded
-        g.add("Data", [NotRecorded().value] * len(paths), f"{S.spec_path}: no sft_data / sft_rows recorded; {files_of(data)}")
+def sft(sources: Sources) -> Group:
+    group = Group("models", "Instruction SFT (Dolci)",
+                  "full-parameter, from each arm's midtraining endpoint; makes the chat parents")
+    paths = [model.files.sft for model in sources.models]
+    data_paths = [model.files.sft_data for model in sources.models]
+    if sources.spec.sft_rows is None or sources.spec.sft_data is None:  # smoke: local instructions, nothing recorded
+        group.add("Data", [NotRecorded().value] * len(paths),
+                  f"{sources.spec_path}: no sft_data / sft_rows recorded; {files_of(data_paths)}")
     else:
-        rows = S.spec.sft_rows.value
-        for d in data:
-            if S.get(d, "expected_rows_kept") != rows["kept"]:
-                raise TableError(f"{d}: expected_rows_kept differs from sft_rows in {S.spec_path}")
-        g.add("Data", [f"{F.texttt(S.spec.sft_data.hub_id)}, {F.thousands(rows['kept'])} filtered rows"] * len(paths),
-              f"{S.spec_path} sft_data, sft_rows (recorded: {S.spec.sft_rows.provenance}); {files_of(data)} "
-              "(instructions.hub_id, filter strict_alternation)")
-    opts = [opt(S, p) for p in paths]
-    steps, tps, bound = [], [], []
-    for o, d in zip(opts, data):
-        seq_len = S.get(d, "seq_len")
-        cap = S.get(d, "schedule").get("max_steps_cap")
-        if o["max_steps"] != cap:
-            raise TableError(f"{d}: schedule.max_steps_cap {cap} differs from optimisation.max_steps {o['max_steps']}")
-        steps.append(o["max_steps"])
-        tps.append((o["micro_batch"] * o["grad_accum"] * o["gpus"] * seq_len, seq_len))
-        bound.append(cap is not None)
-    step_src = (f"{files_of(paths)} (optimisation.max_steps); {files_of(data)} (schedule.max_steps_cap: the cap binds "
-                "inside one epoch of the filtered rows)")
+        rows = sources.spec.sft_rows.value
+        for path in data_paths:
+            if sources.pack(path).expected_rows_kept != rows["kept"]:
+                raise TableError(f"{path}: expected_rows_kept differs from sft_rows in {sources.spec_path}")
+        group.add("Data", [f"{formats.texttt(sources.spec.sft_data.hub_id)}, {formats.thousands(rows['kept'])} "
+                           "filtered rows"] * len(paths),
+                  f"{sources.spec_path} sft_data, sft_rows (recorded: {sources.spec.sft_rows.provenance}); "
+                  f"{files_of(data_paths)} (instructions.hub_id, filter strict_alternation)")
+    steps, tokens_per_step, capped = [], [], []
+    for path, data_path in zip(paths, data_paths):
+        optimisation, pack = sources.sft(path).optimisation, sources.pack(data_path)
+        cap = pack.schedule.max_steps_cap if pack.schedule else None
+        if optimisation.max_steps != cap:
+            raise TableError(f"{data_path}: schedule.max_steps_cap {cap} differs from optimisation.max_steps "
+                             f"{optimisation.max_steps} of {path}")
+        steps.append(optimisation.max_steps)
+        tokens_per_step.append((global_batch(optimisation) * pack.seq_len, pack.seq_len))
+        capped.append(cap is not None)
+    step_src = (f"{files_of(paths)} (optimisation.max_steps); {files_of(data_paths)} (schedule.max_steps_cap: the cap "
+                "binds inside one epoch of the filtered rows)")
     # smoke: no step cap in the files (the pack's schedule decides at run time)
-    g.add("Optimizer steps", [NOT_RECORDED if s is None else F.thousands(s) for s in steps], step_src)
-    g.add("Tokens per step", [f"{F.thousands(t)} (packed sequences of {F.thousands(L)})" for t, L in tps],
-          f"derived: seq_len of {files_of(data)} x micro x accum x GPUs of {files_of(paths)}")
-    g.add("Total tokens", [NOT_RECORDED if s is None else F.millions(s * t) + (" (less than one epoch)" if b else "")
-                           for s, (t, _), b in zip(steps, tps, bound)], step_src)
-    _optimisation(S, g, "sft", paths, "short", with_parallelism=True)
-    return g
+    group.add("Optimizer steps", [NOT_RECORDED if n is None else formats.thousands(n) for n in steps], step_src)
+    group.add("Tokens per step", [f"{formats.thousands(tokens)} (packed sequences of {formats.thousands(seq_len)})"
+                                  for tokens, seq_len in tokens_per_step],
+              f"derived: seq_len of {files_of(data_paths)} x micro x accum x GPUs of {files_of(paths)}")
+    group.add("Total tokens", [NOT_RECORDED if n is None else formats.millions(n * tokens)
+                               + (" (less than one epoch)" if is_capped else "")
+                               for n, (tokens, _), is_capped in zip(steps, tokens_per_step, capped)], step_src)
+    _optimisation(sources, group, "sft", paths, "short", with_parallelism=True)
+    return group
 
 
-def graft(S: Sources) -> Group:
-    from py4.graft.config import GraftConfig
+def graft(sources: Sources) -> Group:
+    configs = [sources.graft(model) for model in sources.models]
+    group = Group("models", "Chat-vector graft", "$W_{\\text{graft}} = W_{\\text{mid}} + \\lambda\\,(W_{\\text{it}} - "
+                  "W_{\\text{base}})$; the RL substrate, no SFT")
+    n_models = len(sources.models)
+    group.add("Grafted onto ($W_{\\text{mid}}$)", ["each arm's midtraining endpoint (before SFT)"] * n_models,
+              "src/py4/campaign/dag.py (graft node: mid = the arm's midtrain output); graft run_manifest.json "
+              "inputs.mid")
+    group.add("Chat vector ($W_{\\text{it}} - W_{\\text{base}}$)",
+              [f"{model.it.name} $-$ {model.it_base.name}" for model in sources.models],
+              f"{sources.spec_path} models.*.it, models.*.it_base (pins: "
+              + "; ".join(f"{model.it.name}@{model.it.revision} / {model.it_base.name}@{model.it_base.revision}"
+                          for model in sources.models) + ")")
+    files = files_of([model.files.graft for model in sources.models if model.files.graft])
+    fields = "(lambda_, accumulate_dtype, output_dtype, missing)"
+    src = (f"{files} {fields}, unset ones at src/py4/graft/config.py GraftConfig's defaults" if files
+           else f"src/py4/graft/config.py GraftConfig {fields}") + "; src/py4/graft/plan.py"
+    group.add("$\\lambda$", [formats.one_decimal(config.lambda_) for config in configs], src)
+    group.add("Tensors", ["every shared tensor, incl.\\ embeddings and norms"] * n_models, src)
+    group.add("Arithmetic", [f"{_dtype_words(config.accumulate_dtype)} accumulate, stored "
+                             f"{_dtype_words(config.output_dtype)}" for config in configs], src)
+    return group
 
-    fields = GraftConfig.model_fields
-    lam = fields["lambda_"].default
-    acc = fields["accumulate_dtype"].default.replace("float", "fp")
-    out = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}[fields["output_dtype"].default]
-    g = Group("models", "Chat-vector graft", "$W_{\\text{graft}} = W_{\\text{mid}} + \\lambda\\,(W_{\\text{it}} - "
-              "W_{\\text{base}})$; the RL substrate, no SFT")
-    n = len(S.models)
-    g.add("Grafted onto ($W_{\\text{mid}}$)", ["each arm's midtraining endpoint (before SFT)"] * n,
-          "src/py4/campaign/dag.py (graft node: mid = the arm's midtrain output); graft run_manifest.json inputs.mid")
-    g.add("Chat vector ($W_{\\text{it}} - W_{\\text{base}}$)", [f"{m.it.name} $-$ {m.it_base.name}" for m in S.models],
-          f"{S.spec_path} models.*.it, models.*.it_base (pins: "
-          + "; ".join(f"{m.it.name}@{m.it.revision} / {m.it_base.name}@{m.it_base.revision}" for m in S.models) + ")")
-    src = "src/py4/graft/config.py GraftConfig (lambda_, accumulate_dtype, output_dtype, missing); src/py4/graft/plan.py"
-    g.add("$\\lambda$", [F.one_decimal(lam)] * n, src)
-    g.add("Tensors", ["every shared tensor, incl.\\ embeddings and norms"] * n, src)
-    g.add("Arithmetic", [f"{acc} accumulate, stored {out}"] * n, src)
-    return g
+
+def _dtype_words(dtype: str) -> str:
+    """float32 -> fp32, bfloat16 -> bf16 (as the paper writes them)."""
+    return {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}[dtype]

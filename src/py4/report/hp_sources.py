@@ -1,22 +1,31 @@
 """What the hyperparameter table reads: the campaign spec and the stage config files it names.
 
-Files are read as plain YAML (no torch import); step schedules are computed with
-`py4.data.schedule.compute_schedule` from the data.schedule YAMLs, so step counts, tokens
-per step and totals are derived, never copied.
+Every stage config is loaded through its config type (``py4.config.load_config``): a training
+stage's through the stage registry (``py4.train.stages``), a data config's through its
+``kind`` (``py4.data.configs``). The table reads typed attributes, so a field a file leaves
+unset reads as the type's default, the value the run uses; the files need not repeat defaults.
+Step schedules are computed with `py4.data.schedule.compute_schedule` from the data.schedule
+configs, so step counts, tokens per step and totals are derived, never copied.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from py4.campaign.spec import CampaignSpec, ModelSpec
-from py4.config import read_yaml
+from py4.config import ConfigError, load_config, read_yaml, validate_config
 from py4.data.schedule import StepSchedule, compute_schedule
 
+if TYPE_CHECKING:
+    from py4.data.configs import MixConfig, PackConfig
+    from py4.graft.config import GraftConfig
+    from py4.train.eft import EFTConfig
+    from py4.train.grpo import GRPOStageConfig
+    from py4.train.midtrain import MidtrainConfig
+    from py4.train.sft import SFTStageConfig
 
-_MISSING = object()
 
 # A value the campaign spec does not record (the smoke campaign computes it at run time or has no
 # as-run measurement): the table says so instead of failing.
@@ -36,92 +45,130 @@ def recorded(facts: dict[str, Any], key: str) -> Any:
     return facts.get(key) or NotRecorded()
 
 
-def _stage_files(m: ModelSpec) -> list[tuple[str, list[str]]]:
-    """(training stage, its config files) of a model."""
-    f = m.files
-    stages = [("midtrain", list(f.midtrain.values())), ("sft", [f.sft]), ("eft", [f.eft, f.eft512_warmstart]),
-              ("grpo", [f.grpo]), ("eft_dose", [f.eft_dose])]
-    return [(stage, [p for p in files if p]) for stage, files in stages]
-
-
 class TableError(ValueError):
     """A config the table needs is missing or inconsistent (names the file and field)."""
 
 
+@dataclass(frozen=True)
+class Launch:
+    """What the table reads of an accelerate launch config (configs/accelerate/fsdp2_<n>gpu.yaml)."""
+
+    mixed_precision: str
+    fsdp_version: int | None
+    activation_checkpointing: bool
+
+
 @dataclass
 class Sources:
+    """The campaign spec and its stage configs, each loaded once through its config type."""
+
     spec: CampaignSpec
     spec_path: str
     root: Path = Path(".")
-    _cache: dict[str, Any] = field(default_factory=dict)
+    _loaded: dict[tuple[str, str], Any] = field(default_factory=dict)
 
-    def yaml(self, path: str | None, what: str = "config") -> dict[str, Any]:
-        """The YAML file at `path` (relative to the repo root); raises TableError when absent."""
+    def _load(self, kind: str, path: str | None, config_type: Any) -> Any:
+        """``path`` (relative to the repo root) loaded as ``config_type``; TableError when absent."""
         if path is None:
-            raise TableError(f"{self.spec_path}: no {what} file named")
-        if path not in self._cache:
+            raise TableError(f"{self.spec_path}: no {kind} config file named")
+        key = (kind, path)
+        if key not in self._loaded:
             full = self.root / path
             if not full.is_file():
-                raise TableError(f"{self.spec_path}: {what} file {path} does not exist")
-            self._cache[path] = read_yaml(full)
-        return self._cache[path]
+                raise TableError(f"{self.spec_path}: {kind} config file {path} does not exist")
+            self._loaded[key] = load_config(config_type, full)
+        return self._loaded[key]
 
-    def get(self, path: str, dotted: str) -> Any:
-        """A field of a config file, else the stage type's value for it (a field the file leaves
-        at its default, as the smoke configs do); raises TableError naming file and field."""
-        for node in (self.yaml(path), self._resolved(path)):
-            for key in dotted.split("."):
-                if not isinstance(node, dict) or key not in node:
-                    node = _MISSING
-                    break
-                node = node[key]
-            if node is not _MISSING:
-                return node
-        raise TableError(f"{path}: field {dotted} is missing")
+    def _training_stage(self, stage: str, path: str | None) -> Any:
+        from py4.train.stages import get_stage
 
-    def _resolved(self, path: str) -> dict[str, Any] | None:
-        """The training stage config at ``path`` with every default filled in (None: not one)."""
-        key = f"resolved:{path}"
-        if key not in self._cache:
-            stage = next((stage for m in self.models for stage, files in _stage_files(m) if path in files), None)
-            if stage is None:
-                self._cache[key] = None
-            else:
-                from py4.config import load_config
-                from py4.train.stages import get_stage
+        return self._load(stage, path, get_stage(stage)[1])
 
-                self._cache[key] = load_config(get_stage(stage)[1], self.root / path).model_dump(mode="json")
-        return self._cache[key]
+    def midtrain(self, path: str) -> MidtrainConfig:
+        return self._training_stage("midtrain", path)
+
+    def sft(self, path: str) -> SFTStageConfig:
+        return self._training_stage("sft", path)
+
+    def eft(self, path: str | None) -> EFTConfig:
+        return self._training_stage("eft", path)
+
+    def grpo(self, path: str | None) -> GRPOStageConfig:
+        return self._training_stage("grpo", path)
+
+    def _data(self, kind: str, path: str | None) -> Any:
+        from py4.data.configs import config_type_for
+
+        return self._load(kind, path, config_type_for(kind))
+
+    def mix(self, path: str | None) -> MixConfig:
+        return self._data("data.mix", path)
+
+    def pack(self, path: str | None) -> PackConfig:
+        return self._data("data.pack", path)
 
     def schedule(self, path: str) -> StepSchedule:
-        """The step schedule a data.schedule YAML describes; checks its expected_max_steps."""
-        cfg = self.yaml(path, "data.schedule")
-        total = cfg.get("total_tokens")
-        sched = compute_schedule(
-            seq_len=cfg["seq_len"], micro_batch=cfg["micro_batch"], grad_accum=cfg["grad_accum"],
-            gpus=cfg["gpus"], rounding=cfg.get("rounding", "floor"),
-            total_tokens=int(total) if total is not None else None, rows=cfg.get("rows"),
-            epochs=cfg.get("epochs", 1), warmup=cfg.get("warmup"), max_steps_cap=cfg.get("max_steps_cap"))
-        expected = cfg.get("expected_max_steps")
-        if expected is not None and expected != sched.max_steps:
-            raise TableError(f"{path}: expected_max_steps {expected} but the schedule computes {sched.max_steps}")
-        return sched
+        """The step schedule a data.schedule config describes; checks its expected_max_steps."""
+        config = self._data("data.schedule", path)
+        if config.total_tokens_from is not None:
+            raise TableError(f"{path}: total_tokens_from needs a run's output; the table's schedules give "
+                             "total_tokens or rows")
+        schedule = compute_schedule(
+            seq_len=config.seq_len, micro_batch=config.micro_batch, grad_accum=config.grad_accum, gpus=config.gpus,
+            rounding=config.rounding, total_tokens=config.total_tokens, rows=config.rows, epochs=config.epochs,
+            warmup=config.warmup, max_steps_cap=config.max_steps_cap)
+        if config.expected_max_steps is not None and config.expected_max_steps != schedule.max_steps:
+            raise TableError(f"{path}: expected_max_steps {config.expected_max_steps} but the schedule computes "
+                             f"{schedule.max_steps}")
+        return schedule
+
+    def graft(self, model: ModelSpec) -> GraftConfig:
+        """The model's graft policies: its ``files.graft`` through GraftConfig (none named: the type's
+        defaults). The checkpoints (mid, it, base, out) are the campaign DAG's per run; the table
+        reads only the policies, so they are filled with what the DAG gives, by description."""
+        from py4.graft.config import GraftConfig
+
+        path = model.files.graft
+        key = ("graft", path or f"<defaults for {model.label}>")
+        if key not in self._loaded:
+            data: dict[str, Any] = {}
+            if path is not None:
+                if not (self.root / path).is_file():
+                    raise TableError(f"{self.spec_path}: graft config file {path} does not exist")
+                data = read_yaml(self.root / path) or {}
+                if not isinstance(data, dict):
+                    raise ConfigError(path, ["<root>: expected a mapping"])
+            runs = {"mid": "<each arm's midtraining endpoint>", "out": "<each arm's graft folder>",
+                    "it": {"path": model.it.hub_id, "revision": model.it.revision},
+                    "base": {"path": model.it_base.hub_id, "revision": model.it_base.revision}}
+            self._loaded[key] = validate_config(GraftConfig, {**data, **runs}, path or "<GraftConfig defaults>")
+        return self._loaded[key]
 
     @property
     def models(self) -> list[ModelSpec]:
         return list(self.spec.models.values())
 
-    def accelerate(self, gpus: int) -> dict[str, Any] | None:
-        """The FSDP2 accelerate config a run on `gpus` GPUs launches with (None: one GPU)."""
+    def launch(self, gpus: int) -> Launch | None:
+        """The FSDP2 accelerate config a run on `gpus` GPUs launches with (None: one GPU).
+
+        Accelerate's own YAML (no py4 type); read for the three settings the table prints."""
         if gpus <= 1:
             return None
-        return self.yaml(f"configs/accelerate/fsdp2_{gpus}gpu.yaml", "accelerate")
+        path = f"configs/accelerate/fsdp2_{gpus}gpu.yaml"
+        if not (self.root / path).is_file():
+            raise TableError(f"{self.spec_path}: accelerate config file {path} does not exist")
+        data = read_yaml(self.root / path)
+        if not isinstance(data, dict):
+            raise ConfigError(path, ["<root>: expected a mapping"])
+        fsdp = data.get("fsdp_config") or {}
+        return Launch(mixed_precision=data.get("mixed_precision", "bf16"), fsdp_version=fsdp.get("fsdp_version"),
+                      activation_checkpointing=bool(fsdp.get("fsdp_activation_checkpointing")))
 
 
 def files_of(paths: list[str]) -> str:
     """Distinct paths in order, ';'-joined (a row's source)."""
     seen: list[str] = []
-    for p in paths:
-        if p and p not in seen:
-            seen.append(p)
+    for path in paths:
+        if path and path not in seen:
+            seen.append(path)
     return "; ".join(seen)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from py4.report import formats as F
+from py4.report import formats
 from py4.report.hp_sources import Sources
+
+if TYPE_CHECKING:
+    from py4.train.common import Optimisation
 
 
 @dataclass
@@ -47,28 +50,24 @@ class Group:
         self.rows.append(Row(name, label=True))
 
 
-def opt(S: Sources, path: str) -> dict[str, Any]:
-    """The `optimisation` block of a stage config, its unset fields at the stage type's defaults
-    (py4.train.common.Optimisation: what the run uses; the smoke configs leave gpus unset)."""
-    from py4.train.common import Optimisation
-
-    return {**Optimisation.model_construct().model_dump(), **S.get(path, "optimisation")}
+def global_batch(optimisation: Optimisation) -> int:
+    """Rows (or sequences) per optimizer step: micro x accum x GPUs."""
+    return optimisation.micro_batch * optimisation.grad_accum * optimisation.gpus
 
 
-def geometry(o: dict[str, Any]) -> str:
-    return F.times(o["micro_batch"], o["grad_accum"], o["gpus"])
+def geometry(optimisation: Optimisation) -> str:
+    return formats.times(optimisation.micro_batch, optimisation.grad_accum, optimisation.gpus)
 
 
-def schedule_words(o: dict[str, Any], warmup_style: str = "short") -> str:
+def schedule_words(optimisation: Optimisation, warmup_style: str = "short") -> str:
     """'cosine to $0.1\\times$, 10 warmup steps' / 'cosine to 0, 5\\% warmup' / '...'."""
-    head = scheduler_head(o)
-    return f"{head}, {warmup_words(o, warmup_style)}"
+    return f"{scheduler_head(optimisation)}, {warmup_words(optimisation, warmup_style)}"
 
 
-def scheduler_head(o: dict[str, Any], short: bool = False) -> str:
-    kind = o["lr_scheduler"]
+def scheduler_head(optimisation: Optimisation, short: bool = False) -> str:
+    kind = optimisation.lr_scheduler
     if kind == "cosine_with_min_lr":
-        return "cosine" if short else f"cosine to ${F.number(o['min_lr_rate'])}\\times$"
+        return "cosine" if short else f"cosine to ${formats.number(optimisation.min_lr_rate)}\\times$"
     if kind == "cosine":
         return "cosine" if short else "cosine to 0"
     if kind in ("constant", "linear"):
@@ -76,29 +75,30 @@ def scheduler_head(o: dict[str, Any], short: bool = False) -> str:
     raise ValueError(f"no table wording for lr_scheduler {kind!r}")
 
 
-def warmup_words(o: dict[str, Any], style: str = "short") -> str:
-    w = o.get("warmup", 0) or 0
-    if w == 0:
+def warmup_words(optimisation: Optimisation, style: str = "short") -> str:
+    warmup = optimisation.warmup
+    if warmup == 0:
         return "no warmup"
-    if w >= 1:
-        return f"{int(w)} warmup steps"
-    return f"linear warmup over {F.percent(w)} of steps" if style == "long" else f"{F.percent(w)} warmup"
+    if warmup >= 1:
+        return f"{int(warmup)} warmup steps"
+    share = formats.percent(warmup)
+    return f"linear warmup over {share} of steps" if style == "long" else f"{share} warmup"
 
 
-def checkpointing(S: Sources, o: dict[str, Any]) -> bool:
+def checkpointing(sources: Sources, optimisation: Optimisation) -> bool:
     """Gradient checkpointing: the stage's own flag ('auto' is on for GPU runs), or FSDP's."""
-    acc = S.accelerate(o.get("gpus", 1))
-    by_fsdp = bool(acc and acc.get("fsdp_config", {}).get("fsdp_activation_checkpointing"))
-    return by_fsdp or o.get("gradient_checkpointing") in (True, "auto")
+    launch = sources.launch(optimisation.gpus)
+    by_fsdp = launch is not None and launch.activation_checkpointing
+    return by_fsdp or optimisation.gradient_checkpointing in (True, "auto")
 
 
-def precision(S: Sources, o: dict[str, Any], with_parallelism: bool) -> str:
+def precision(sources: Sources, optimisation: Optimisation, with_parallelism: bool) -> str:
     """'bf16, FSDP2, gradient checkpointing' from the accelerate config and the stage flags."""
-    acc = S.accelerate(o.get("gpus", 1))
-    parts = [acc.get("mixed_precision", "bf16") if acc else "bf16"]
-    if with_parallelism and acc and acc.get("fsdp_config", {}).get("fsdp_version") == 2:
+    launch = sources.launch(optimisation.gpus)
+    parts = [launch.mixed_precision if launch else "bf16"]
+    if with_parallelism and launch and launch.fsdp_version == 2:
         parts.append("FSDP2")
-    if checkpointing(S, o):
+    if checkpointing(sources, optimisation):
         parts.append("gradient checkpointing")
     return ", ".join(parts)
 

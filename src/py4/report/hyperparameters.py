@@ -34,8 +34,8 @@ def build_table(campaign_path: str | Path, root: str | Path = ".") -> dict[str, 
     inconsistent stage config (e.g. a max_steps that disagrees with its schedule).
     """
     spec = load_campaign(Path(root) / campaign_path)
-    S = Sources(spec, str(campaign_path), Path(root))
-    models = [m.label for m in S.models]
+    sources = Sources(spec, str(campaign_path), Path(root))
+    models = [model.label for model in sources.models]
     grpo_cols = []
     if spec.grpo:
         grpo_cols = [f"{spec.models[spec.grpo.model].label} {spec.arms[spec.grpo.arm]} graft"]
@@ -44,11 +44,11 @@ def build_table(campaign_path: str | Path, root: str | Path = ".") -> dict[str, 
     groups = []
     for part, builders in BUILDERS.items():
         for build in builders:
-            g = build(S)
-            entry: dict[str, Any] = {"part": part, "title": g.title}
-            if g.descriptor:
-                entry["descriptor"] = g.descriptor
-            entry["rows"] = [r.to_json(len(columns[part])) for r in g.rows]
+            group = build(sources)
+            entry: dict[str, Any] = {"part": part, "title": group.title}
+            if group.descriptor:
+                entry["descriptor"] = group.descriptor
+            entry["rows"] = [row.to_json(len(columns[part])) for row in group.rows]
             groups.append(entry)
     return {
         "figure": stem,
