@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pytest
 from typer.testing import CliRunner
 
-from py4.boa.cli import app
+from py4.boa_cli import app  # the `boa` console script: every command, certify with the bank's reader
 
 runner = CliRunner()
 
@@ -92,3 +93,44 @@ def test_certify_bad_problem_file(files):
     result = runner.invoke(app, ["certify", "--problem-file", str(files / "broken.json"), "--solution",
                                  str(files / "sol.p4")])
     assert result.exit_code == 2 and "broken.json" in result.stderr
+
+
+def test_certify_reads_problems_with_the_reader_it_is_given(files):
+    """Boa's own app knows no problem bank: `boa certify` reads problem files with the reader passed in."""
+    from py4.boa.certify import CertifiableProblem
+    from py4.boa.cli import app as boa_only, make_app
+
+    read: list[bytes] = []
+
+    def read_problem(raw: bytes) -> CertifiableProblem:
+        read.append(raw)
+        if raw.startswith(b"not"):
+            raise ValueError("not a problem\nsecond line")
+        return _Task("plain/add", "add", [_Case([1, 2], {}, 3), _Case([5, 6], {}, 11)])
+
+    (files / "task.txt").write_bytes(b"add two ints")
+    (files / "nonsense.txt").write_bytes(b"not a problem")
+    app_with_reader = make_app(read_problem)
+    result = runner.invoke(app_with_reader, ["certify", "--problem-file", str(files / "task.txt"), "--solution",
+                                             str(files / "sol.p4")])
+    assert result.exit_code == 0 and "plain/add: certified: 2/2 tests passed" in result.stdout
+    bad = runner.invoke(app_with_reader, ["certify", "--problem-file", str(files / "nonsense.txt"), "--solution",
+                                          str(files / "sol.p4")])
+    assert bad.exit_code == 2 and "nonsense.txt: invalid problem: not a problem; second line" in bad.stderr
+    assert read == [b"add two ints", b"not a problem"]
+    assert runner.invoke(boa_only, ["certify", "--help"]).exit_code == 2  # no reader, no certify
+
+
+@dataclass(frozen=True)
+class _Case:
+    args: list
+    kwargs: dict
+    expected: object
+    tolerance: float | None = None
+
+
+@dataclass(frozen=True)
+class _Task:
+    id: str
+    entry_point: str
+    tests: list[_Case]

@@ -128,6 +128,15 @@ def test_bytes_and_bad_input(ex):
         ex.run("pass\n", diagnostics="loud")
 
 
+def test_run_takes_no_stdin(ex):
+    """A program's stdin is /dev/null: run() has no stdin to take (it once took one and dropped it)."""
+    with pytest.raises(TypeError, match="stdin"):
+        ex.run("print(input())\n", stdin="never delivered")
+    result = ex.run('let line = input()\nprint("got", line)\n')
+    assert result.status == "runtime_error"
+    assert "EOFError" in result.stderr
+
+
 def test_capabilities_recorded(ex):
     caps = ex.capabilities
     assert set(caps) >= {"namespaces", "private_root", "scratch_tmpfs", "drop_privileges", "seccomp", "warnings"}

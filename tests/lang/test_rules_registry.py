@@ -2,11 +2,12 @@
 
 import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from py4.lang import CORE_RULES, DEFAULT_HELD_OUT, RULES, get_rule
-from py4.lang.diagnostics import MESSAGES, Diagnostic, make_diagnostic
+from py4.lang.diagnostics import MESSAGES, Diagnostic, MessageKind, make_diagnostic
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "dev" / "diagnostics.md"
 
@@ -52,6 +53,11 @@ def test_renderings():
                               "message": diag.message}
     with pytest.raises(ValueError, match="verbatim"):
         diag.render("loud")
+
+
+def test_message_kinds_are_the_message_table():
+    """MessageKind (what the type checker holds every report to) names exactly the table's kinds."""
+    assert list(get_args(MessageKind)) == list(MESSAGES)
 
 
 def test_generic_rendering_leaks_no_words():

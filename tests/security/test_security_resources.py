@@ -26,7 +26,7 @@ def test_sleep_times_out_on_wall_clock(sandbox):
 
 
 def test_input_reads_empty_stdin(sandbox):
-    result = sandbox.run('let line = input()\nprint("got", line)\n', stdin="not delivered")
+    result = sandbox.run('let line = input()\nprint("got", line)\n')
     assert result.status == "runtime_error"
     assert "EOFError" in result.stderr
     sandbox.assert_serves_next()

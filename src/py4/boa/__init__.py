@@ -31,6 +31,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below
     from py4.boa.executor import Executor, RunRequest, RunResult, WorkerError  # noqa: F401
     from py4.lang.compile import CompileResult, compile_py4  # noqa: F401
     from py4.lang.diagnostics import Diagnostic
+    from types import ModuleType
+else:
+    ModuleType = type(sys)  # types.ModuleType, without importing types
 
 # name -> the module that defines it (imported on first access: PEP 562)
 _EXPORTS = {
@@ -54,7 +57,7 @@ def check(source: "str | bytes", filename: str = "<py4>") -> "list[Diagnostic]":
     return compile_py4(source, filename).diagnostics
 
 
-class _Package(type(sys)):
+class _Package(ModuleType):
     """``py4.boa`` itself: its ``certify`` is the function, never the submodule of that name.
 
     Python sets a package's attribute to a submodule once the submodule is imported, so

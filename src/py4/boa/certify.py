@@ -11,6 +11,10 @@ passes only when a value equal to the expected one came back for it.
 ``certified = compiled and tests_passed == tests_total and not warnings``, where
 ``warnings`` are the analyser's warning diagnostics, found statically in this process
 where the program cannot reach them.
+
+A problem is anything with an ``id``, an ``entry_point`` and ``tests`` of ``args``,
+``kwargs``, ``expected`` and ``tolerance`` (``CertifiableProblem``): the problem bank's
+``py4.problems.schema.Problem`` is one, and Boa does not depend on the bank.
 """
 
 from __future__ import annotations
@@ -20,17 +24,57 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal, Mapping, NotRequired, Protocol, Sequence, TypedDict, runtime_checkable
 
 from py4.boa import frontend
 from py4.boa.executor import Executor
-from py4.problems.schema import Problem, TestCase
+from py4.boa.protocol import JobHeader, RunReply
 
 MAX_FAILURES_SHOWN = 5
 MAX_TOTAL_TIMEOUT_S = 60.0
 
+# How the solution's process ended (a run's statuses, less those certification has no use for).
+CertificateStatus = Literal["ok", "compile_error", "runtime_error", "timeout", "killed"]
+FailureReason = Literal["compile_error", "wrong_answer", "error", "timeout", "not_run"]
 
-@dataclass
+
+@runtime_checkable
+class CertifiableTest(Protocol):
+    """One test as certification reads it: the inputs go to the solution, the rest stays here."""
+
+    @property
+    def args(self) -> Sequence[Any]: ...
+    @property
+    def kwargs(self) -> Mapping[str, Any]: ...
+    @property
+    def expected(self) -> Any: ...
+    @property
+    def tolerance(self) -> float | None: ...
+
+
+@runtime_checkable
+class CertifiableProblem(Protocol):
+    """What certification needs of a problem (``py4.problems.schema.Problem`` has it)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def entry_point(self) -> str: ...
+    @property
+    def tests(self) -> Sequence[CertifiableTest]: ...
+
+
+class Failure(TypedDict):
+    """A failed test as a certificate shows it (never the expected value: it may reach a policy)."""
+
+    test: int | None  # None: the whole solution (it did not compile)
+    reason: FailureReason
+    type: NotRequired[str | None]  # the exception's type, for reason "error"
+    line: NotRequired[int | None]
+    detail: NotRequired[str]  # what Boa's code gate refused (DynamicCodeError only)
+
+
+@dataclass(kw_only=True)
 class Certificate:
     """What Boa says of a solution to a problem."""
 
@@ -38,18 +82,29 @@ class Certificate:
     compiled: bool
     tests_passed: int
     tests_total: int
-    warnings: list[dict] = field(default_factory=list)
-    diagnostics: list[dict] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)  # Diagnostic.to_json()
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
     rules_exercised: list[str] = field(default_factory=list)
     duration_s: float = 0.0
-    status: str = "ok"
-    failures: list[dict] = field(default_factory=list)
+    status: CertificateStatus = "ok"
+    failures: list[Failure] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def certify(problem: Problem, solution: str | bytes, *, executor: Executor | None = None,
+@dataclass
+class _Outcome:
+    """One test's outcome as the child's frames tell it."""
+
+    status: Literal["ok", "error", "timeout", "not_run"]
+    value: str | None = None  # the returned value's strict JSON (status ok)
+    type: str | None = None  # the exception's type name (status error)
+    line: int | None = None
+    detail: str | None = None
+
+
+def certify(problem: CertifiableProblem, solution: str | bytes, *, executor: Executor | None = None,
             per_test_timeout_s: float | None = None, filename: str = "<py4>") -> Certificate:
     """Certify ``solution`` against ``problem``'s tests.
 
@@ -67,31 +122,36 @@ def certify(problem: Problem, solution: str | bytes, *, executor: Executor | Non
     diagnostics = [d.to_json() for d in compiled.diagnostics]
     warnings = [d.to_json() for d in compiled.warnings]
     total = len(problem.tests)
-    if not compiled.ok:
-        return Certificate(False, False, 0, total, warnings, diagnostics, compiled.rules_exercised,
-                           round(time.monotonic() - started, 6), "compile_error",
-                           [{"test": None, "reason": "compile_error"}])
+    if not compiled.ok or compiled.marshalled is None:  # (a program that compiled has its code)
+        return Certificate(certified=False, compiled=False, tests_passed=0, tests_total=total, warnings=warnings,
+                           diagnostics=diagnostics, rules_exercised=compiled.rules_exercised,
+                           duration_s=round(time.monotonic() - started, 6), status="compile_error",
+                           failures=[{"test": None, "reason": "compile_error"}])
     per_test = float(per_test_timeout_s or executor.timeout_s)
     whole = min(per_test * (total + 1), MAX_TOTAL_TIMEOUT_S)
-    header = {"mode": "certify", "filename": filename, "source": _text(solution),
-              "diagnostics": "verbatim", "timeout_s": whole, "per_test_timeout_s": per_test,
-              "output_cap": executor.output_cap, "entry_point": problem.entry_point,
-              "tests": [json.dumps({"args": t.args, "kwargs": t.kwargs}) for t in problem.tests]}
+    header: JobHeader = {
+        "mode": "certify", "filename": filename, "source": _text(solution),
+        "diagnostics": "verbatim", "timeout_s": whole, "per_test_timeout_s": per_test,
+        "output_cap": executor.output_cap, "entry_point": problem.entry_point,
+        "tests": [json.dumps({"args": t.args, "kwargs": t.kwargs}) for t in problem.tests]}
     reply = executor.dispatch(header, compiled.marshalled, whole)
     outcomes = _test_outcomes(reply, total)
-    failures, passed = [], 0
+    failures: list[Failure] = []
+    passed = 0
     for i, (test, outcome) in enumerate(zip(problem.tests, outcomes)):
-        if outcome["status"] == "ok" and _matches(test, outcome["value"]):
+        if outcome.status == "ok" and outcome.value is not None and _matches(test, outcome.value):
             passed += 1
         elif len(failures) < MAX_FAILURES_SHOWN:
             failures.append(_failure(i, outcome))
     status = _run_status(reply)
-    forged = reply is not None and reply.get("reason") == "protocol"  # wrote frames the harness never writes
-    return Certificate(passed == total and not warnings and not forged, True, passed, total, warnings, diagnostics,
-                       compiled.rules_exercised, round(time.monotonic() - started, 6), status, failures)
+    forged = reply is not None and reply["reason"] == "protocol"  # wrote frames the harness never writes
+    return Certificate(certified=passed == total and not warnings and not forged, compiled=True,
+                       tests_passed=passed, tests_total=total, warnings=warnings, diagnostics=diagnostics,
+                       rules_exercised=compiled.rules_exercised, duration_s=round(time.monotonic() - started, 6),
+                       status=status, failures=failures)
 
 
-def certify_many(pairs: Iterable[tuple[Problem, str | bytes]], *, executor: Executor,
+def certify_many(pairs: Iterable[tuple[CertifiableProblem, str | bytes]], *, executor: Executor,
                  per_test_timeout_s: float | None = None) -> list[Certificate]:
     """Certify many (problem, solution) pairs on all of ``executor``'s workers, in order."""
     items = list(pairs)
@@ -104,62 +164,61 @@ def _text(source: str | bytes) -> str:
     return source.decode("utf-8", "replace") if isinstance(source, bytes) else source
 
 
-def _test_outcomes(reply: dict | None, total: int) -> list[dict]:
+def _test_outcomes(reply: RunReply | None, total: int) -> list[_Outcome]:
     """One outcome per test from the child's messages; anything missing did not run.
 
     Messages are accepted only in protocol order (start i, then one result or error for
     that i); a frame out of order voids every test from that point on.
     """
-    outcomes = [{"status": "not_run"} for _ in range(total)]
+    outcomes = [_Outcome("not_run") for _ in range(total)]
     if reply is None:
         return outcomes
     current = None
-    for message in reply.get("messages", []):
-        kind, index = message.get("k"), message.get("i")
+    for message in reply["messages"]:
+        kind, index = message["k"], message.get("i")
         if kind == "load_error":
-            return [{"status": "error", "type": message.get("type"), "line": message.get("line"),
-                     "phase": "load"} for _ in range(total)]
+            return [_Outcome("error", type=message.get("type"), line=message.get("line")) for _ in range(total)]
         if kind == "start":
             current = index if type(index) is int and -1 <= index < total else None
-            if current is not None and current >= 0 and outcomes[current]["status"] != "not_run":
+            if current is not None and current >= 0 and outcomes[current].status != "not_run":
                 break  # a second start for a test that already has an outcome: forged
             continue
         if kind in ("result", "error") and index == current and current is not None and current >= 0:
-            if kind == "result" and isinstance(message.get("v"), str):
-                outcomes[current] = {"status": "ok", "value": message["v"]}
+            value = message.get("v")
+            if kind == "result" and isinstance(value, str):
+                outcomes[current] = _Outcome("ok", value=value)
             else:
-                outcomes[current] = {"status": "error", "type": str(message.get("type")),
-                                     "line": message.get("line"), "detail": message.get("detail")}
+                outcomes[current] = _Outcome("error", type=str(message.get("type")), line=message.get("line"),
+                                             detail=message.get("detail"))
             current = None
             continue
         if kind in ("result", "error"):
             break
-    if reply.get("reason") == "timeout" and current is not None and current >= 0:
-        outcomes[current] = {"status": "timeout"}
+    if reply["reason"] == "timeout" and current is not None and current >= 0:
+        outcomes[current] = _Outcome("timeout")
     return outcomes
 
 
-def _run_status(reply: dict | None) -> str:
+def _run_status(reply: RunReply | None) -> CertificateStatus:
     if reply is None:
         return "killed"
-    if reply.get("reason") == "timeout":
+    if reply["reason"] == "timeout":
         return "timeout"
-    if reply.get("reason") == "protocol" or reply.get("signal") is not None:
+    if reply["reason"] == "protocol" or reply["signal"] is not None:
         return "killed"
-    return "ok" if reply.get("exit_code") == 0 else "runtime_error"
+    return "ok" if reply["exit_code"] == 0 else "runtime_error"
 
 
-def _failure(index: int, outcome: dict) -> dict:
+def _failure(index: int, outcome: _Outcome) -> Failure:
     """A human-readable failure (never the expected value: it may reach a policy)."""
-    reason = outcome["status"]
-    if reason == "ok":
+    if outcome.status == "ok":
         return {"test": index, "reason": "wrong_answer"}
-    if reason == "error":
-        failure = {"test": index, "reason": "error", "type": outcome.get("type"), "line": outcome.get("line")}
-        if outcome.get("type") == "DynamicCodeError" and outcome.get("detail"):
-            failure["detail"] = outcome["detail"]  # what Boa's code gate refused (docs/boa.md)
+    if outcome.status == "error":
+        failure: Failure = {"test": index, "reason": "error", "type": outcome.type, "line": outcome.line}
+        if outcome.type == "DynamicCodeError" and outcome.detail:
+            failure["detail"] = outcome.detail  # what Boa's code gate refused (docs/boa.md)
         return failure
-    return {"test": index, "reason": reason}
+    return {"test": index, "reason": outcome.status}
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -168,11 +227,11 @@ class _Reject(Exception):
     pass
 
 
-def _strict_constant(name: str):
+def _strict_constant(name: str) -> Any:
     raise _Reject(name)  # NaN / Infinity tokens are not strict JSON
 
 
-def _matches(test: TestCase, value_json: str) -> bool:
+def _matches(test: CertifiableTest, value_json: str) -> bool:
     """Whether the child's strict-JSON value equals ``test.expected``."""
     try:
         actual = json.loads(value_json, parse_constant=_strict_constant)

@@ -7,19 +7,29 @@ object and exits 0 when the status is ``ok``, else 1.
 
 `boa certify --problem-file P.json --solution FILE` exits 0 when certified, 1 when not,
 2 for unreadable or invalid input. FILE and P.json may be ``-`` (standard input; not both).
+What a valid problem file is, is the problem bank's to say, not Boa's: the command is made
+with the bank's reader by ``py4.boa_cli`` (above both; ``register(app, read_problem)``).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING, Any, Callable
 
 import typer
 
 from py4.boa.cli_lang import DiagnosticsMode, display_name, read_source
+from py4.lang.diagnostics import Rendering
+
+if TYPE_CHECKING:  # not at run time: `boa run` need not import certification
+    from py4.boa.certify import CertifiableProblem
+    from py4.boa.executor import Executor, RunResult
 
 EXIT_TIMEOUT, EXIT_KILLED = 124, 137
 
+# A problem file's bytes -> the problem; raises ValueError, saying what is wrong, for an invalid one.
+ProblemReader = Callable[[bytes], "CertifiableProblem"]
 
 
 def run(
@@ -34,7 +44,7 @@ def run(
     source = read_source(file, "program")
     name = display_name(file)
     with _executor(timeout_s=timeout, output_cap=output_cap) as executor:
-        result = executor.run(source, timeout_s=timeout, diagnostics=diagnostics.value, filename=name)
+        result = executor.run(source, timeout_s=timeout, diagnostics=diagnostics.rendering, filename=name)
     if as_json:
         typer.echo(json.dumps(result.to_json()))
         raise typer.Exit(0 if result.status == "ok" else 1)
@@ -42,29 +52,29 @@ def run(
     sys.stdout.flush()
     if result.status != "compile_error":
         for diag in result.diagnostics:  # warnings of a program that compiled
-            sys.stderr.write(f"{name}: {_render(diag, diagnostics.value)}\n")
+            sys.stderr.write(f"{name}: {_render(diag, diagnostics.rendering)}\n")
     sys.stderr.write(result.stderr)
     raise typer.Exit(_exit_status(result))
 
 
-def _executor(**options):
+def _executor(*, timeout_s: float = 5.0, output_cap: int = 2048) -> Executor:
     """A one-worker executor; exits with code 2 and the reason when it cannot start."""
     from py4.boa.executor import Executor, WorkerError
 
     try:
-        return Executor(workers=1, **options)
+        return Executor(workers=1, timeout_s=timeout_s, output_cap=output_cap)
     except WorkerError as exc:
         typer.echo(f"boa: cannot start the sandbox: {exc}", err=True)
         raise typer.Exit(2) from None
 
 
-def _render(diag: dict, mode: str) -> str:
+def _render(diag: dict[str, Any], mode: Rendering) -> str:
     if mode == "generic":
         return diag["message"]
     return f"line {diag['line']}, col {diag['col']}: {diag['severity']} {diag['rule']}: {diag['message']}"
 
 
-def _exit_status(result) -> int:
+def _exit_status(result: RunResult) -> int:
     if result.status == "timeout":
         return EXIT_TIMEOUT
     if result.status == "killed":
@@ -74,44 +84,50 @@ def _exit_status(result) -> int:
     return 0 if result.status == "ok" else 1
 
 
-def certify(
-    problem_file: str = typer.Option(..., "--problem-file", help="Problem JSON file, or - for stdin."),
-    solution: str = typer.Option(..., "--solution", help="Python-4 solution file, or - for stdin."),
-    as_json: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
-) -> None:
-    """Certify a solution against a problem's tests (exit 0 certified, 1 not, 2 bad input)."""
-    from py4.boa.certify import certify as certify_solution
-    from py4.problems.schema import Problem
+def certify_command(read_problem: ProblemReader) -> Callable[..., None]:
+    """`boa certify`, reading problem files with ``read_problem``."""
 
-    if problem_file == "-" and solution == "-":
-        typer.echo("boa: --problem-file and --solution cannot both be - (stdin)", err=True)
-        raise typer.Exit(2)
-    raw = read_source(problem_file, "problem file")
-    try:
-        problem = Problem.model_validate_json(raw)
-    except ValueError as exc:
-        typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
-        raise typer.Exit(2) from None
-    source = read_source(solution, "solution")
-    with _executor() as executor:
-        cert = certify_solution(problem, source, executor=executor, filename=display_name(solution))
-    if as_json:
-        typer.echo(json.dumps(cert.to_json()))
-    else:
-        verdict = "certified" if cert.certified else "NOT certified"
-        typer.echo(f"{problem.id}: {verdict}: {cert.tests_passed}/{cert.tests_total} tests passed, "
-                   f"{len(cert.warnings)} warning(s), status {cert.status}")
-        for diag in cert.diagnostics:
-            typer.echo(f"  {_render(diag, 'verbatim')}")
-        for failure in cert.failures:
-            typer.echo(f"  failed: {json.dumps(failure)}")
-    raise typer.Exit(0 if cert.certified else 1)
+    def certify(
+        problem_file: str = typer.Option(..., "--problem-file", help="Problem JSON file, or - for stdin."),
+        solution: str = typer.Option(..., "--solution", help="Python-4 solution file, or - for stdin."),
+        as_json: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
+    ) -> None:
+        """Certify a solution against a problem's tests (exit 0 certified, 1 not, 2 bad input)."""
+        from py4.boa.certify import certify as certify_solution
+
+        if problem_file == "-" and solution == "-":
+            typer.echo("boa: --problem-file and --solution cannot both be - (stdin)", err=True)
+            raise typer.Exit(2)
+        raw = read_source(problem_file, "problem file")
+        try:
+            problem = read_problem(raw)
+        except ValueError as exc:
+            typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
+            raise typer.Exit(2) from None
+        source = read_source(solution, "solution")
+        with _executor() as executor:
+            cert = certify_solution(problem, source, executor=executor, filename=display_name(solution))
+        if as_json:
+            typer.echo(json.dumps(cert.to_json()))
+        else:
+            verdict = "certified" if cert.certified else "NOT certified"
+            typer.echo(f"{problem.id}: {verdict}: {cert.tests_passed}/{cert.tests_total} tests passed, "
+                       f"{len(cert.warnings)} warning(s), status {cert.status}")
+            for diag in cert.diagnostics:
+                typer.echo(f"  {_render(diag, 'verbatim')}")
+            for failure in cert.failures:
+                typer.echo(f"  failed: {json.dumps(failure)}")
+        raise typer.Exit(0 if cert.certified else 1)
+
+    return certify
 
 
 def _first_lines(exc: Exception, limit: int = 5) -> str:
     return "; ".join(str(exc).splitlines()[:limit])
 
 
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, read_problem: ProblemReader | None = None) -> None:
+    """Add `boa run`, and `boa certify` when given ``read_problem`` (the reader of problem files)."""
     app.command("run")(run)
-    app.command("certify")(certify)
+    if read_problem is not None:
+        app.command("certify")(certify_command(read_problem))

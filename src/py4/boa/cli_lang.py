@@ -14,11 +14,18 @@ from pathlib import Path
 import typer
 
 from py4.lang import RULES, compile_py4
+from py4.lang.diagnostics import Rendering
 
 
 class DiagnosticsMode(str, Enum):
+    """``--diagnostics``: how diagnostics and runtime errors are worded."""
+
     verbatim = "verbatim"
     generic = "generic"
+
+    @property
+    def rendering(self) -> Rendering:
+        return "generic" if self is DiagnosticsMode.generic else "verbatim"
 
 
 def read_source(file: str, what: str = "") -> bytes:
@@ -52,7 +59,7 @@ def check(
     """Check a Python-4 program: exit 0 when clean, 1 on any error or warning."""
     name = display_name(file)
     result = compile_py4(read_source(file), name)
-    mode = diagnostics.value
+    mode = diagnostics.rendering
     if as_json:
         items = []
         for diag in result.diagnostics:

@@ -35,16 +35,18 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import IO, Any, Iterable, Literal, get_args
 
 from py4.boa import cgroups, frontend
 from py4.boa.isolation import Limits
-from py4.boa.protocol import HandOver, WorkerGone, frame, read_message, write_all
+from py4.boa.protocol import (HandOver, Job, JobHeader, ReadyMessage, Rendering, RunReply, WorkerConfig,
+                              WorkerGone, frame, is_ready_message, read_message, write_all)
 from py4.boa.run_watch import RunWatch
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "memory", "output_limit", "killed")
+RunStatus = Literal["ok", "compile_error", "runtime_error", "timeout", "memory", "output_limit", "killed"]
+STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 TRUNCATION_MARKER = "…[output truncated]"
 # A traceback is Boa's report, not program output: it has its own cap, keeping its end
 # (the exception line), so that a small output cap never hides what went wrong.
@@ -68,7 +70,7 @@ STOP_GRACE_S = 5.0  # a stopping worker's sweep of its runs' processes, then SIG
 # own reaping waits up to 2 s) before the parent replaces it.
 VERDICT_TIMEOUT_S = 2.0 + BACKSTOP_GRACE_S
 TOKEN_BYTES = 16  # per-run random token framing the child's result channel
-CRASH_SIGNALS = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
+CRASH_SIGNALS: dict[int, str] = {signal.SIGSEGV: "Segmentation fault", signal.SIGBUS: "Bus error",
                  signal.SIGILL: "Illegal instruction", signal.SIGFPE: "Floating point exception",
                  signal.SIGABRT: "Aborted"}
 _SRC_ROOT = str(Path(__file__).resolve().parents[2])
@@ -90,18 +92,18 @@ WORKER_BOOT = (
     "main(config)\n")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunResult:
     """The outcome of one run; ``status`` is one of ``STATUSES``."""
 
-    status: str
+    status: RunStatus
     exit_code: int | None
     stdout: str
     stderr: str
-    diagnostics: list[dict] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)  # as diagnostic_to_json gives them
     duration_s: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -111,7 +113,7 @@ class RunRequest:
 
     source: str | bytes
     timeout_s: float | None = None
-    diagnostics: str = "verbatim"
+    diagnostics: Rendering = "verbatim"
     filename: str = "<py4>"
 
 
@@ -122,18 +124,18 @@ class WorkerError(RuntimeError):
 class _Worker:
     """The parent's handle on one worker process (used by one thread at a time)."""
 
-    def __init__(self, index: int, config: dict, cgroup: cgroups.WorkerCgroup, uid_block: int):
-        self.index, self.cgroup = index, cgroup
+    def __init__(self, index: int, settings: _Settings, cgroup: cgroups.WorkerCgroup, uid_block: int):
+        self.index, self.cgroup, self.settings = index, cgroup, settings
         # Scratch for a worker without a private root (isolation off or refused), made
         # here and removed by ``remove_scratch``: a killed worker cannot remove it.
         self.host_scratch = tempfile.mkdtemp(prefix="boa-scratch-")
-        self.config = dict(config, run_uid=uid_block + index % RUN_UID_BLOCK, cgroups=cgroup.to_config(),
-                           host_scratch=self.host_scratch)
-        self.proc: subprocess.Popen | None = None
+        self.run_uid = uid_block + index % RUN_UID_BLOCK
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.control_fd = self.reply_fd = -1  # the worker's stdin (Kill) and stdout (messages, Reply)
         self.handoff: socket.socket | None = None  # the worker passes us prepared children
         self.handoff_poll: select.poll | None = None  # is the next child handed over?
         self.child_fds: dict[str, int] | None = None  # the prepared child's pipes (HandOver.FDS)
-        self.caps: dict = {}
+        self.caps: dict[str, Any] = {}
         self.verdict_pending = False  # the worker owes us its next child (= "clean")
         self.handover_seen = False  # child_ready saw it arrive: receive without polling again
         self.tokens = b""  # random bytes, TOKEN_BYTES per run (one getrandom per 256 runs)
@@ -145,22 +147,28 @@ class _Worker:
     def start(self) -> None:
         self.seq, self.handover_seen = 0, False
         self.handoff, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        config = dict(self.config, parent_pid=os.getpid(), handoff_fd=theirs.fileno(), src_root=_SRC_ROOT)
+        settings = self.settings
+        config: WorkerConfig = {
+            "dialect": settings.dialect, "isolate": settings.isolate, "seccomp": settings.seccomp,
+            "debug": settings.debug, "user_namespace": settings.user_namespace, "limits": asdict(settings.limits),
+            "run_uid": self.run_uid, "cgroups": self.cgroup.to_config(), "host_scratch": self.host_scratch,
+            "parent_pid": os.getpid(), "handoff_fd": theirs.fileno(), "src_root": _SRC_ROOT}
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
         try:
             # argv holds nothing of the configuration (a run can read /proc/self/cmdline):
             # the worker reads it from its job pipe first. argv[0] is a plain name, so the
             # interpreter finds its base installation (not the virtual environment, whose
             # path would show in sys.executable), and -S keeps site-packages off sys.path.
-            self.proc = subprocess.Popen(
+            self.proc = proc = subprocess.Popen(
                 [WORKER_ARGV0, "-I", "-S", "-c", WORKER_BOOT], executable=sys.executable,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=None if config["debug"] else subprocess.DEVNULL,
                 env=env, close_fds=True, pass_fds=[theirs.fileno()], start_new_session=True)
         finally:
             theirs.close()
+        self.control_fd, self.reply_fd = _pipe_fd(proc.stdin), _pipe_fd(proc.stdout)
         try:
-            write_all(self.proc.stdin.fileno(), frame(json.dumps(config).encode("utf-8")))
+            write_all(self.control_fd, frame(json.dumps(config).encode("utf-8")))
         except OSError:
             pass  # the worker died at once: await_ready reports it
         self.handoff.setblocking(False)  # polled first (and a hand-over is one message)
@@ -169,7 +177,7 @@ class _Worker:
 
     def await_ready(self) -> None:
         ready = self._read_message(WORKER_START_TIMEOUT_S)
-        if ready is None or not ready.get("ready") or not self._receive_child(WORKER_START_TIMEOUT_S):
+        if ready is None or not self._receive_child(WORKER_START_TIMEOUT_S):
             self.kill()
             raise WorkerError(f"Boa worker {self.index} did not start (see stderr with debug=True)")
         self.caps = ready["caps"]
@@ -177,6 +185,8 @@ class _Worker:
     def _receive_child(self, timeout_s: float) -> bool:
         """Take the pipes of the worker's next prepared child (sent just before the
         worker's ready message, and after each run's clean-up) and its usage so far."""
+        if self.handoff is None or self.handoff_poll is None:  # killed, not restarted
+            return False
         if not self.handover_seen and not self.handoff_poll.poll(timeout_s * 1000):
             return False
         self.handover_seen = False
@@ -196,7 +206,7 @@ class _Worker:
         self.child_fds = dict(zip(HandOver.FDS, fds))
         return True
 
-    def call(self, header: dict, code: bytes, backstop_s: float) -> dict | None:
+    def call(self, header: JobHeader, code: bytes, backstop_s: float) -> RunReply | None:
         """Send a job and follow the run to its end; None when the worker died or hung.
 
         First collects the verdict on the previous run's clean-up, and replaces the
@@ -216,8 +226,10 @@ class _Worker:
             self.tokens = os.urandom(TOKEN_BYTES * 256)
         token, self.tokens = self.tokens[:TOKEN_BYTES], self.tokens[TOKEN_BYTES:]
         fds, self.child_fds = self.child_fds, None
+        if fds is None:  # restart() returns only once a child was handed over
+            raise WorkerError(f"Boa worker {self.index} restarted without a prepared child")
         self.seq += 1  # the supervisor numbers its prepared children the same way
-        job = _job_bytes(dict(header, token=token), code)
+        job = _job_bytes({**header, "token": token}, code)
         started = time.monotonic()
         # The job first: everything else overlaps with the child's wake-up.
         try:
@@ -225,7 +237,8 @@ class _Worker:
         except OSError:
             pass  # the child is gone; its supervisor reports how it ended
         oom_before = self.cgroup.oom_kills()
-        watch = RunWatch(fds, token, header, self.seq, self.proc.stdout.fileno(), self.proc.stdin.fileno())
+        watch = RunWatch(fds=fds, token=token, job=header, seq=self.seq, reply_fd=self.reply_fd,
+                         control_fd=self.control_fd)
         try:
             reply = watch.wait(started, backstop_s)
         except (WorkerGone, OSError, ValueError):
@@ -243,21 +256,22 @@ class _Worker:
 
     def child_ready(self) -> bool:
         """Whether the next job can go out at once (the next child was handed over)."""
-        if not self.verdict_pending or self.proc is None:
+        if not self.verdict_pending or self.proc is None or self.handoff_poll is None:
             return self.proc is not None
         self.handover_seen = bool(self.handoff_poll.poll(0))
         return self.handover_seen
 
-    def _read_message(self, timeout_s: float) -> dict | None:
-        """The worker's next message within ``timeout_s`` (None: lost or hung)."""
+    def _read_message(self, timeout_s: float) -> ReadyMessage | None:
+        """The worker's ready message within ``timeout_s`` (None: lost or hung)."""
         poller = select.poll()
-        poller.register(self.proc.stdout.fileno(), select.POLLIN)
+        poller.register(self.reply_fd, select.POLLIN)
         if not poller.poll(timeout_s * 1000):
             return None
         try:
-            return read_message(self.proc.stdout.fileno())
+            message = read_message(self.reply_fd)
         except (WorkerGone, OSError, ValueError):
             return None
+        return message if is_ready_message(message) else None
 
     def kill(self) -> None:
         """Stop the worker and every process of its runs; returns when they are gone.
@@ -287,7 +301,8 @@ class _Worker:
                 stream.close()
         for fd in (self.child_fds or {}).values():
             os.close(fd)
-        self.proc, self.handoff, self.child_fds = None, None, None
+        self.proc, self.handoff, self.handoff_poll, self.child_fds = None, None, None, None
+        self.control_fd = self.reply_fd = -1
 
     def _await_supervisor_exit(self) -> None:
         """Wait (≤ STOP_GRACE_S) for the end of the hand-over socket: only the supervisor
@@ -322,11 +337,31 @@ class _Worker:
         self.await_ready()
 
 
-def _job_bytes(job: dict, code: bytes) -> bytes:
+def _pipe_fd(stream: IO[bytes] | None) -> int:
+    """The descriptor of a pipe ``Popen`` made (asked with ``subprocess.PIPE``: never None)."""
+    if stream is None:
+        raise WorkerError("the worker was started without its pipes")
+    return stream.fileno()
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Settings:
+    """What every worker of one executor is started with (``WorkerConfig`` adds each one's own)."""
+
+    dialect: frontend.Dialect
+    isolate: bool
+    seccomp: bool
+    debug: bool
+    user_namespace: bool
+    limits: Limits
+
+
+def _job_bytes(job: Job, code: bytes) -> bytes:
     """The job as a prepared child reads it: two frames (the job dict and the code object,
     both marshalled: cheap to load in the child), written at once (so that the child,
     woken by the first, need not wait again)."""
-    return frame(marshal.dumps(job)) + frame(code)
+    # typeshed's marshal.dumps takes dict but no TypedDict (a plain dict at run time).
+    return frame(marshal.dumps(job)) + frame(code)  # type: ignore[arg-type]
 
 
 class Executor:
@@ -343,7 +378,7 @@ class Executor:
     """
 
     def __init__(self, workers: int | None = None, timeout_s: float = 5.0, output_cap: int = 2048,
-                 *, memory_mb: int = 512, nproc: int = 32, dialect: str = "py4",
+                 *, memory_mb: int = 512, nproc: int = 32, dialect: frontend.Dialect = "py4",
                  isolate: bool = True, seccomp: bool = True, user_namespace: bool = False,
                  debug: bool = False):
         if dialect not in ("py4", "python3"):
@@ -352,8 +387,8 @@ class Executor:
             raise ValueError("timeout_s must be > 0 and output_cap >= 0")
         self.timeout_s, self.output_cap, self.dialect = float(timeout_s), int(output_cap), dialect
         limits = Limits(cpu_s=int(timeout_s) + 1, memory_bytes=memory_mb * 2**20, nproc=nproc)
-        config = {"dialect": dialect, "isolate": isolate, "seccomp": seccomp, "debug": debug,
-                  "user_namespace": user_namespace, "limits": asdict(limits)}
+        settings = _Settings(dialect=dialect, isolate=isolate, seccomp=seccomp, debug=debug,
+                             user_namespace=user_namespace, limits=limits)
         self._limits = limits
         count = workers or os.cpu_count() or 1
         tag = f"boa-{os.getpid()}-{id(self):x}"
@@ -361,7 +396,7 @@ class Executor:
                   else cgroups.WorkerCgroup(error="isolation disabled") for i in range(count)]
         self._cgroup_warning = next((g.error for g in groups if g.error), None)
         uid_block = _run_uid_block()
-        self._workers = [_Worker(i, config, group, uid_block) for i, group in enumerate(groups)]
+        self._workers = [_Worker(i, settings, group, uid_block) for i, group in enumerate(groups)]
         self._idle: list[_Worker] = []  # least recently used first
         self._idle_changed = threading.Condition()
         self._closed = False
@@ -381,7 +416,7 @@ class Executor:
 
     # ------------------------------------------------------------------ lifecycle
     @property
-    def capabilities(self) -> dict:
+    def capabilities(self) -> dict[str, Any]:
         """What isolation the workers actually got (namespaces, root, privileges, …)."""
         caps = dict(self._workers[0].caps)
         caps["cgroup_limits"] = self._cgroup_warning is None
@@ -411,28 +446,28 @@ class Executor:
     def __enter__(self) -> "Executor":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------------ running
-    def run(self, source: str | bytes, *, stdin: Any = None, timeout_s: float | None = None,
-            diagnostics: str = "verbatim", filename: str = "<py4>") -> RunResult:
-        """Compile and run one program. ``stdin`` is ignored: programs read an empty stdin.
+    def run(self, source: str | bytes, *, timeout_s: float | None = None,
+            diagnostics: Rendering = "verbatim", filename: str = "<py4>") -> RunResult:
+        """Compile and run one program. Programs read an empty stdin (``/dev/null``).
 
         Never raises for anything the program does; raises ValueError for a bad
         ``diagnostics`` mode, RuntimeError when the executor is closed, and WorkerError
         when a lost worker cannot be replaced.
         """
-        del stdin
         if diagnostics not in ("verbatim", "generic"):
             raise ValueError(f"unknown diagnostics mode {diagnostics!r}; expected 'verbatim' or 'generic'")
         compiled = frontend.compile_source(source, filename, self.dialect)
         diags = [frontend.diagnostic_to_json(d, diagnostics) for d in compiled.diagnostics]
-        if not compiled.ok:
-            return RunResult("compile_error", None, "", _render_errors(compiled, diagnostics), diags)
+        if not compiled.ok or compiled.marshalled is None:  # (a program that compiled has its code)
+            return RunResult(status="compile_error", exit_code=None, stdout="",
+                             stderr=_render_errors(compiled, diagnostics), diagnostics=diags)
         timeout = float(timeout_s or self.timeout_s)
-        header = {"mode": "run", "filename": filename, "source": _text(source),
-                  "diagnostics": diagnostics, "timeout_s": timeout, "output_cap": self.output_cap}
+        header: JobHeader = {"mode": "run", "filename": filename, "source": _text(source),
+                             "diagnostics": diagnostics, "timeout_s": timeout, "output_cap": self.output_cap}
         reply = self.dispatch(header, compiled.marshalled, timeout)
         return _run_result(reply, diags, self.output_cap, timeout)
 
@@ -443,7 +478,7 @@ class Executor:
             return list(pool.map(lambda r: self.run(r.source, timeout_s=r.timeout_s,
                                                     diagnostics=r.diagnostics, filename=r.filename), items))
 
-    def dispatch(self, header: dict, code: bytes, timeout_s: float) -> dict | None:
+    def dispatch(self, header: JobHeader, code: bytes, timeout_s: float) -> RunReply | None:
         """Send one job to an idle worker and return its reply (None: the worker was lost).
 
         The parent's own deadline (timeout + grace) backs up the worker's: a worker that
@@ -488,7 +523,7 @@ def _text(source: str | bytes) -> str:
     return source.decode("utf-8", "replace") if isinstance(source, bytes) else source
 
 
-def _render_errors(compiled: frontend.Compiled, mode: str) -> str:
+def _render_errors(compiled: frontend.Compiled, mode: Rendering) -> str:
     return "".join(d.render(mode) + "\n" for d in compiled.diagnostics if d.severity == "error")
 
 
@@ -496,9 +531,10 @@ def _cut(text: str, truncated: bool) -> str:
     return text + TRUNCATION_MARKER if truncated else text
 
 
-def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float) -> RunResult:
+def _run_result(reply: RunReply | None, diags: list[dict[str, Any]], cap: int, timeout: float) -> RunResult:
     if reply is None:
-        return RunResult("killed", None, "", "boa: the run's worker was lost and replaced\n", diags, timeout)
+        return RunResult(status="killed", exit_code=None, stdout="",
+                         stderr="boa: the run's worker was lost and replaced\n", diagnostics=diags, duration_s=timeout)
     stdout = _cut(reply["stdout"], reply["stdout_truncated"])
     stderr = _cut(reply["stderr"], reply["stderr_truncated"])
     exits = [m for m in reply["messages"] if m.get("k") == "exit"]
@@ -514,10 +550,11 @@ def _run_result(reply: dict | None, diags: list[dict], cap: int, timeout: float)
         forged = reply.get("violation")
         stderr += (f"boa: stopped: the program wrote to the harness's result channel: {forged}\n" if forged
                    else "boa: stopped: the program flooded the harness's own pipes\n")
-    return RunResult(status, exit_code, stdout, stderr, diags, reply["duration_s"])
+    return RunResult(status=status, exit_code=exit_code, stdout=stdout, stderr=stderr, diagnostics=diags,
+                     duration_s=reply["duration_s"])
 
 
-def _status_of(reply: dict) -> tuple[str, int | None]:
+def _status_of(reply: RunReply) -> tuple[RunStatus, int | None]:
     reason, sig, code = reply["reason"], reply["signal"], reply["exit_code"]
     if reason == "timeout":
         return "timeout", None

@@ -15,7 +15,10 @@ import functools
 import marshal
 from dataclasses import dataclass, field
 from types import CodeType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
+
+if TYPE_CHECKING:  # not at run time: workers import this module (see _diagnostic)
+    from py4.lang.diagnostics import Diagnostic
 
 Dialect = Literal["py4", "python3"]
 Rendering = Literal["verbatim", "generic"]
@@ -42,12 +45,12 @@ class Compiled:
 
     ok: bool
     code: CodeType | None
-    diagnostics: list[Any] = field(default_factory=list)  # Diagnostic-like objects
+    diagnostics: list[Diagnostic] = field(default_factory=list)
     rules_exercised: list[str] = field(default_factory=list)
     marshalled: bytes | None = None  # ``code`` as a worker receives it (cached with it)
 
     @property
-    def warnings(self) -> list[Any]:
+    def warnings(self) -> list[Diagnostic]:
         return [d for d in self.diagnostics if d.severity == "warning"]
 
 
@@ -142,7 +145,7 @@ def _compile_python3(source: str | bytes, filename: str) -> Compiled:
     return Compiled(ok=True, code=code)
 
 
-def _diagnostic(line: int, col: int, message: str, fix: str = "") -> Any:
+def _diagnostic(line: int, col: int, message: str, fix: str = "") -> Diagnostic:
     # Imported here, not at module level: workers import this module for PRELOAD_MODULES
     # and must not load the whole language front end into their forked heap.
     from py4.lang.diagnostics import Diagnostic
@@ -156,7 +159,7 @@ def _failed(kind: str, message: str, fix: str) -> Compiled:
                     diagnostics=[_diagnostic(1, 0, message, fix)])
 
 
-def diagnostic_to_json(diag: Any, mode: Rendering) -> dict:
+def diagnostic_to_json(diag: Diagnostic, mode: Rendering) -> dict[str, Any]:
     """The JSON of one diagnostic as ``boa check --json`` shows it, in either rendering.
 
     Generic mode keeps only the kind and position (no rule id, no words).
@@ -167,7 +170,7 @@ def diagnostic_to_json(diag: Any, mode: Rendering) -> dict:
     return diag.to_json()
 
 
-def new_globals_factory(dialect: Dialect):
+def new_globals_factory(dialect: Dialect) -> Callable[[], dict[str, Any]]:
     """The function a run's child calls to build its module globals."""
     if dialect == "py4":
         from py4.lang.runtime import new_globals

@@ -14,8 +14,111 @@ import json
 import os
 import re
 import struct
+from typing import Any, Callable, Literal, NotRequired, Required, TypedDict, TypeGuard
+
+from py4.boa.frontend import Dialect, Rendering
 
 MAX_FRAME_BYTES = 256 * 2**20
+
+JobMode = Literal["run", "certify"]
+# Why the executor stopped a run itself (None in a reply: it did not).
+StopReason = Literal["timeout", "output_limit", "protocol"]
+FrameKind = Literal["start", "result", "error", "load_error", "done", "exit"]
+
+
+class WorkerConfig(TypedDict):
+    """The executor's first frame to a worker (JSON on its job pipe; never on its command line)."""
+
+    dialect: Dialect
+    isolate: bool
+    seccomp: bool
+    debug: bool
+    user_namespace: bool
+    limits: dict[str, int]  # isolation.Limits as a dict
+    run_uid: int
+    cgroups: list[str]  # cgroups.WorkerCgroup.to_config(): the folders the worker joins
+    host_scratch: str
+    parent_pid: int
+    handoff_fd: int
+    src_root: str
+
+
+class ReadyMessage(TypedDict):
+    """A worker's first and only JSON message: it started, with the isolation it got."""
+
+    ready: bool
+    caps: dict[str, Any]  # isolation.Capabilities.to_json()
+    pid: int
+
+
+def is_ready_message(message: object) -> TypeGuard[ReadyMessage]:
+    """Whether a decoded message is a worker's ready message."""
+    return type(message) is dict and message.get("ready") is True and type(message.get("caps")) is dict
+
+
+class JobHeader(TypedDict):
+    """What the executor asks of one run (the certification fields only for ``certify``)."""
+
+    mode: JobMode
+    filename: str
+    source: str
+    diagnostics: Rendering
+    timeout_s: float
+    output_cap: int
+    per_test_timeout_s: NotRequired[float]
+    entry_point: NotRequired[str]
+    tests: NotRequired[list[str]]  # each test's inputs as JSON: {"args": [...], "kwargs": {...}}
+
+
+class Job(JobHeader):
+    """The header as the prepared child reads it (marshalled), with the run's channel token."""
+
+    token: bytes
+
+
+class ExceptionInfo(TypedDict):
+    type: str
+    line: int | None
+
+
+class ChannelFrame(TypedDict, total=False):
+    """One frame of a run's result channel, as ``FrameReader`` accepts it: ``k`` and exactly
+    the fields ``FRAME_FIELDS`` gives that kind."""
+
+    k: Required[FrameKind]
+    i: int
+    v: str
+    type: str
+    line: int | None
+    detail: str | None
+    code: int
+    exc: ExceptionInfo | None
+    report: str
+
+
+class SupervisorReply(TypedDict):
+    """How a run ended, as the supervisor saw it (``Reply``)."""
+
+    seq: int
+    ended_at: float  # CLOCK_MONOTONIC
+    exit_code: int | None
+    signal: int | None
+
+
+class RunReply(TypedDict):
+    """Everything the executor learnt of one run (``run_watch.RunWatch``), as ``dispatch`` returns it."""
+
+    reason: StopReason | None
+    exit_code: int | None
+    signal: int | None
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_s: float
+    messages: list[ChannelFrame]
+    violation: str | None  # why the result channel was refused, if it was
+    oom_killed: NotRequired[bool]  # added by the executor: a SIGKILL its memory cgroup explains
 
 
 class WorkerGone(EOFError):
@@ -55,11 +158,12 @@ def read_frame(fd: int) -> bytes:
     return read_exact(fd, size)
 
 
-def write_message(fd: int, message: dict) -> None:
+def write_message(fd: int, message: ReadyMessage | WorkerConfig) -> None:
     write_frame(fd, json.dumps(message).encode("utf-8"))
 
 
-def read_message(fd: int) -> dict:
+def read_message(fd: int) -> Any:
+    """The next JSON message (the caller knows which one it awaits and checks it)."""
     return json.loads(read_frame(fd))
 
 
@@ -103,8 +207,8 @@ class Reply:
                                -1 if signal is None else signal)
 
     @classmethod
-    def read(cls, fd: int) -> dict:
-        """``{"seq", "ended_at", "exit_code", "signal"}`` (None where not applicable).
+    def read(cls, fd: int) -> SupervisorReply:
+        """The next reply (exit code or signal None where not applicable).
         Raises WorkerGone when the pipe closes."""
         seq, ended_at, exit_code, signal = cls.FORMAT.unpack(read_exact(fd, cls.size))
         return {"seq": seq, "ended_at": ended_at, "exit_code": None if exit_code < 0 else exit_code,
@@ -130,7 +234,8 @@ class HandOver:
         """Raises ValueError for a message of the wrong size."""
         if len(data) != cls.USAGE.size:
             raise ValueError(f"hand-over of {len(data)} bytes, expected {cls.USAGE.size}")
-        return cls.USAGE.unpack(data)
+        cpu_s, minflt = cls.USAGE.unpack(data)
+        return cpu_s, minflt
 
 
 MAX_CHANNEL_BYTES = 32 * 2**20  # all of one run's result frames
@@ -161,32 +266,35 @@ _FRAME_SHAPE = re.compile(_object_of(rb'(?:' + _SCALAR + rb'|' + _object_of(_SCA
 _NAME_CHARS = 4096
 
 
-def _int(value) -> bool:
+FieldCheck = Callable[[object], bool]
+
+
+def _int(value: object) -> bool:
     return type(value) is int and -2**31 <= value < 2**31
 
 
-def _line(value) -> bool:
+def _line(value: object) -> bool:
     return value is None or _int(value)
 
 
-def _text(limit: int):
+def _text(limit: int) -> FieldCheck:
     return lambda value: type(value) is str and len(value) <= limit
 
 
-def _optional_text(limit: int):
+def _optional_text(limit: int) -> FieldCheck:
     return lambda value: value is None or (type(value) is str and len(value) <= limit)
 
 
 _name = _text(_NAME_CHARS)
 
 
-def _exception(value) -> bool:
+def _exception(value: object) -> bool:
     return value is None or (type(value) is dict and value.keys() == {"type", "line"}
                              and _name(value["type"]) and _line(value["line"]))
 
 
 # kind -> {field: check}; "detail" of an error frame is optional (Unserialisable only).
-FRAME_FIELDS = {
+FRAME_FIELDS: dict[str, dict[str, FieldCheck]] = {
     "start": {"i": _int},
     "result": {"i": _int, "v": _text(MAX_CHANNEL_FRAME)},
     "error": {"i": _int, "type": _name, "line": _line, "detail": _optional_text(MAX_CHANNEL_FRAME)},
@@ -202,9 +310,9 @@ def frame_problem(message: object) -> str | None:
     if type(message) is not dict:
         return "a frame that is not an object"
     kind = message.get("k")
-    fields = FRAME_FIELDS.get(kind) if type(kind) is str else None
-    if fields is None:
+    if type(kind) is not str or kind not in FRAME_FIELDS:
         return "a frame of unknown kind"
+    fields = FRAME_FIELDS[kind]
     keys = message.keys() - {"k"}
     if not keys <= fields.keys() or fields.keys() - keys - _OPTIONAL_FIELDS.get(kind, set()):
         return f"a {kind!r} frame with the wrong fields"
@@ -217,7 +325,7 @@ def frame_problem(message: object) -> str | None:
 FORKED_REPORTS = 1024  # exit reports of copies the program forked (a fork bomb writes hundreds)
 
 
-def message_budget(job: dict) -> int:
+def message_budget(job: JobHeader) -> int:
     """How many frames the harness writes for ``job``, at most: a run's exit report; a
     certification's load start, start and outcome per test, ``done``; plus those that
     copies of the run's process write when they reach the end of the program."""
@@ -225,10 +333,11 @@ def message_budget(job: dict) -> int:
     return 2 * tests + 4 + FORKED_REPORTS
 
 
-_scan_json = json.JSONDecoder().scan_once  # the C scanner, without json.loads's Python layers
+# The C scanner, without json.loads's Python layers (an attribute typeshed leaves out).
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-def _decode(body: bytes):
+def _decode(body: bytes) -> Any:
     """The JSON value of a frame that matched ``_FRAME_SHAPE`` (one object, nothing around
     it), or None when it does not decode (e.g. bytes that are not UTF-8)."""
     try:
@@ -252,15 +361,15 @@ class FrameReader:
     def __init__(self, token: bytes, max_messages: int = 100_000):
         self.token, self.max_messages = token, max_messages
         self.buffer = bytearray()
-        self.messages: list[dict] = []
+        self.messages: list[ChannelFrame] = []
         self.violation: str | None = None
 
-    def feed(self, data: bytes) -> list[dict]:
+    def feed(self, data: bytes) -> list[ChannelFrame]:
         """Take ``data`` (the next bytes of the channel); the messages it completed."""
         if self.violation:
             return []
         self.buffer += data
-        new: list[dict] = []
+        new: list[ChannelFrame] = []
         head, offset = len(self.token) + 4, 0
         while len(self.buffer) - offset >= head:
             if not self.buffer.startswith(self.token, offset):

@@ -26,7 +26,8 @@ import os
 import select
 import time
 
-from py4.boa.protocol import MAX_CHANNEL_BYTES, FrameReader, Kill, Reply, message_budget
+from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, JobHeader, Kill, Reply, RunReply, StopReason,
+                              SupervisorReply, message_budget)
 
 READ_CHUNK = 65536
 CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see RunWatch.wait)
@@ -91,7 +92,7 @@ class RunWatch:
     reply pipe and control pipe.
     """
 
-    def __init__(self, fds: dict[str, int], token: bytes, job: dict, seq: int, reply_fd: int,
+    def __init__(self, *, fds: dict[str, int], token: bytes, job: JobHeader, seq: int, reply_fd: int,
                  control_fd: int):
         self.job_fd, self.out_fd, self.err_fd, self.tick_fd = fds["job"], fds["stdout"], fds["stderr"], fds["ticks"]
         self.channel = ResultChannel(fds["channel"], token, message_budget(job))
@@ -109,13 +110,14 @@ class RunWatch:
         # The harness writes "." per test started (and one for loading the solution) and
         # "!" + status at the end: more than that on the tick pipe is a program's doing.
         self.tick_budget = (len(job.get("tests", ())) + 1 if job["mode"] == "certify" else 0) + 2
-        self.reason: str | None = None  # why the executor stopped the run, if it did
+        self.reason: StopReason | None = None  # why the executor stopped the run, if it did
         self.end_code: int | None = None  # the status byte of the harness's "!"
         self.tick_bang = False  # a "!" was read; its status byte was not yet
         self.test_deadline: float | None = None
+        self.started = self.ended = 0.0  # when the job was written; when the harness reported the end
 
     # ------------------------------------------------------------------ the run
-    def wait(self, started: float, backstop_s: float) -> dict | None:
+    def wait(self, started: float, backstop_s: float) -> RunReply | None:
         """Follow the run whose job was written at ``started`` to its end; the reply (see
         ``_early_reply`` and ``_killed_reply``), or None when the supervisor did not
         answer within ``backstop_s`` (lost or hung).
@@ -162,7 +164,7 @@ class RunWatch:
             if reported:
                 return self._early_reply(events)
 
-    def _take_waiting_replies(self) -> dict | None:
+    def _take_waiting_replies(self) -> SupervisorReply | None:
         """Read the replies already waiting (the supervisor's for runs that the executor
         answered at the harness's report: all are written before the next child is
         handed over); this run's, when its child died before it got the job."""
@@ -172,14 +174,14 @@ class RunWatch:
             mine = self._supervisor_reply() or mine
         return mine
 
-    def _supervisor_reply(self) -> dict | None:
+    def _supervisor_reply(self) -> SupervisorReply | None:
         """The supervisor's reply for this run; None for a stale one (of an earlier run,
         answered when its harness reported the end). Raises WorkerGone when the worker
         died."""
         reply = Reply.read(self.reply_fd)
-        return reply if reply.get("seq") == self.seq else None
+        return reply if reply["seq"] == self.seq else None
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self, reason: StopReason) -> None:
         """Ask the supervisor to kill the run now; it replies with the exit status."""
         self.reason = reason
         try:
@@ -242,7 +244,7 @@ class RunWatch:
             self.ended = time.monotonic()
 
     # ------------------------------------------------------------------ the end
-    def _early_reply(self, events: dict) -> dict:
+    def _early_reply(self, events: dict[int, int]) -> RunReply:
         """The harness reported the end: what is in the pipes is all the run wrote.
 
         ``events`` is the poll that found the report: the harness flushed its output
@@ -258,7 +260,7 @@ class RunWatch:
         # The reason is the output cap's, if what was left in the pipes went over it.
         return self._reply(self.reason, self.end_code, None, self.ended - self.started)
 
-    def _killed_reply(self, supervisor: dict) -> dict:
+    def _killed_reply(self, supervisor: SupervisorReply) -> RunReply:
         """The supervisor ended the run (every process of it is killed): read the pipes
         to their end. A run whose harness reported the end just before is answered as
         such (the supervisor saw it first)."""
@@ -276,7 +278,8 @@ class RunWatch:
         duration = max(supervisor["ended_at"] - self.started, 0.0)
         return self._reply(self.reason, supervisor["exit_code"], supervisor["signal"], duration)
 
-    def _reply(self, reason, exit_code, signal_number, duration_s: float) -> dict:
+    def _reply(self, reason: StopReason | None, exit_code: int | None, signal_number: int | None,
+               duration_s: float) -> RunReply:
         out, out_cut = _decode_capped(self.buffers[self.out_fd], self.cap, self.overflow[self.out_fd])
         err, err_cut = _decode_capped(self.buffers[self.err_fd], self.cap, self.overflow[self.err_fd])
         return {"reason": reason, "exit_code": exit_code, "signal": signal_number,

@@ -211,7 +211,7 @@ class PrefetchedRuns:
             raise AttributeError(name)
         return getattr(self.executor, name)
 
-    def run(self, source: str | bytes, *, stdin: Any = None, timeout_s: float | None = None,
+    def run(self, source: str | bytes, *, timeout_s: float | None = None,
             diagnostics: str = "verbatim", filename: str = "<py4>") -> RunResult:
         """``Executor.run``, answered from the batch when it ran this program ahead."""
         queue = self._runs.get(_run_key(source, timeout_s, diagnostics, filename))
@@ -219,7 +219,7 @@ class PrefetchedRuns:
             self.served += 1
             return queue.pop(0)
         self.missed += 1
-        return self.executor.run(source, stdin=stdin, timeout_s=timeout_s, diagnostics=diagnostics,
+        return self.executor.run(source, timeout_s=timeout_s, diagnostics=diagnostics,
                                  filename=filename)
 
     def dispatch(self, header: dict, code: bytes, timeout_s: float) -> dict | None:

@@ -27,7 +27,9 @@ import ast
 import builtins
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
+from py4.lang.diagnostics import MessageKind
 from py4.lang.exercised import EXERCISED_BY, rules_for_tags  # noqa: F401 - re-exported
 from py4.lang.internals import (
     DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, module_refusal,
@@ -60,10 +62,13 @@ _NAME_HINT = re.compile(r"\b(?:" + "|".join(sorted(_REFUSED_CALLEES)) + r"|__p4\
 class RawDiagnostic:
     """A finding at a Python 3 position (line, UTF-8 byte column), before mapping."""
 
-    kind: str
+    kind: MessageKind
     line: int
     col: int
     fields: dict = field(default_factory=dict)
+
+
+ScopeKind = Literal["module", "fn", "class", "comp"]
 
 
 class _Scope:
@@ -71,8 +76,8 @@ class _Scope:
 
     __slots__ = ("kind", "declared", "reported", "dict_names")
 
-    def __init__(self, kind: str):
-        self.kind = kind  # "module" | "fn" | "class" | "comp"
+    def __init__(self, kind: ScopeKind):
+        self.kind = kind
         self.declared: set[str] = set()
         self.reported: set[str] = set()
         self.dict_names: set[str] = set()
@@ -143,7 +148,7 @@ class Py4Analyzer(FastVisitor):
         self.first_code_object_over: ast.AST | None = None
 
     # -- bookkeeping -------------------------------------------------------------
-    def report(self, kind: str, node: ast.AST, **fields) -> None:
+    def report(self, kind: MessageKind, node: ast.AST, **fields) -> None:
         self.findings.append(RawDiagnostic(kind, *node_start(node), fields))
 
     @property

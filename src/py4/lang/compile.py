@@ -23,7 +23,7 @@ from functools import cached_property
 from types import CodeType
 
 from py4.lang.analyze import analyze, rules_for_tags
-from py4.lang.diagnostics import Diagnostic, make_diagnostic, sort_key
+from py4.lang.diagnostics import Diagnostic, MessageKind, make_diagnostic, sort_key
 from py4.lang.limits import MAX_ISTRING_FIELDS
 from py4.lang.positions import node_start
 from py4.lang.tokens import RESERVED_WORDS, TokenPass, rewrite_tokens
@@ -254,7 +254,7 @@ def _capped(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     """The first MAX_DIAGNOSTICS (in position order), then one `too_many` note at the
     first one left out: an error if any left out is an error, so ``ok`` does not change."""
     kept, dropped = diagnostics[:MAX_DIAGNOSTICS], diagnostics[MAX_DIAGNOSTICS:]
-    severity_kind = "too_many" if any(d.severity == "error" for d in dropped) else "too_many_warnings"
+    severity_kind: MessageKind = "too_many" if any(d.severity == "error" for d in dropped) else "too_many_warnings"
     first = dropped[0]
     return kept + [make_diagnostic(severity_kind, first.line, first.col, count=len(dropped))]
 
@@ -308,6 +308,7 @@ def _too_deep_in(tree: ast.AST, tokens: TokenPass) -> Diagnostic:
 
 def _syntax_diagnostic(exc: SyntaxError, tokens: TokenPass) -> Diagnostic:
     message = exc.msg or "invalid syntax"
+    kind: MessageKind
     if "integer string conversion" in message or "Exceeds the limit" in message:
         kind, fields = "literal_too_large", {"detail": message[:200]}
     elif "too many nested parentheses" in message:

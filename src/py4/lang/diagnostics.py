@@ -19,8 +19,17 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 Rendering = Literal["verbatim", "generic"]
 
+# The kinds of message Boa says (MESSAGES's keys; tests/lang checks that they agree).
+MessageKind = Literal["def", "elif", "None", "True", "False", "except", "raise", "fstring", "lambda",
+    "import", "undeclared", "let_target", "let_statement", "chained", "negative_index", "annotations",
+    "percent_format", "mutable_default", "nil_compare", "bare_catch", "shadow_builtin", "type_compare",
+    "syntax", "reserved", "reserved_name", "encoding", "null_byte", "too_large", "too_deep",
+    "literal_too_large", "too_many_istring_fields", "too_many_arguments", "too_many_functions",
+    "too_many_captures", "dynamic_code", "internal_name", "internal_attribute", "module_unavailable",
+    "internal", "too_many", "too_many_warnings"]
+
 # kind -> (rule id, severity, message template, fix). Templates use str.format fields.
-MESSAGES: dict[str, tuple[str, Severity, str, str]] = {
+MESSAGES: dict[MessageKind, tuple[str, Severity, str, str]] = {
     # Python 3 spellings (token level)
     "def": ("P4-01", "error", "`def` is not Python-4: functions are defined with `fn`",
             "replace `def` with `fn`"),
@@ -161,7 +170,7 @@ class Diagnostic:
         }
 
 
-def make_diagnostic(kind: str, line: int, col: int, **fields: object) -> Diagnostic:
+def make_diagnostic(kind: MessageKind, line: int, col: int, **fields: object) -> Diagnostic:
     """Build the diagnostic of message ``kind`` (a key of MESSAGES) at a Python-4 position."""
     rule, severity, template, fix = MESSAGES[kind]
     return Diagnostic(

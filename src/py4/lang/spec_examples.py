@@ -16,8 +16,10 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, TypeGuard, get_args
 
-PROGRAM_TAGS = ("py4", "py4-diag", "python")
+ExampleKind = Literal["py4", "py4-diag", "python"]
+PROGRAM_TAGS: tuple[ExampleKind, ...] = get_args(ExampleKind)
 RESULT_TAGS = ("output", "raises", "diagnostics", "generic", "rules")
 KNOWN_TAGS = PROGRAM_TAGS + RESULT_TAGS + ("text", "")
 
@@ -43,7 +45,7 @@ class Block:
 class Example:
     """One program of the spec and what the spec says Boa does with it."""
 
-    kind: str                      # "py4", "py4-diag" or "python"
+    kind: ExampleKind
     source: str
     line: int                      # line of the program's fence in the spec
     section: str                   # the nearest heading above it
@@ -57,6 +59,10 @@ class Example:
     @property
     def name(self) -> str:
         return f"line {self.line} ({self.rule or self.section})"
+
+
+def _is_program_tag(tag: str) -> TypeGuard[ExampleKind]:
+    return tag in PROGRAM_TAGS
 
 
 def read_blocks(text: str, filename: str = "<spec>") -> tuple[list[Block], dict[int, str], dict[int, str | None]]:
@@ -112,7 +118,7 @@ def parse_examples(path: str | Path) -> list[Example]:
     current: Example | None = None
     for block in blocks:
         where = f"{path}:{block.line}"
-        if block.tag in PROGRAM_TAGS:
+        if _is_program_tag(block.tag):
             current = Example(block.tag, block.text, block.line, section_at[block.line],
                               rule_at[block.line])
             examples.append(current)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from py4.lang.diagnostics import Diagnostic, make_diagnostic
+from py4.lang.diagnostics import Diagnostic, MessageKind, make_diagnostic
 from py4.lang.istrings import field_regions
 from py4.lang.limits import MAX_ISTRING_FIELDS
 
@@ -46,7 +46,7 @@ PY4_KEYWORDS = {
 }
 RESERVED_WORDS = frozenset({*PY4_KEYWORDS, "let"})
 # Python 3 spellings that are errors in Python-4 -> MESSAGES kind.
-PY3_SPELLINGS = {
+PY3_SPELLINGS: dict[str, MessageKind] = {
     "def": "def",
     "elif": "elif",
     "lambda": "lambda",
@@ -259,7 +259,7 @@ class _Rewriter:
         self.pieces.append(new)
         self.cursor = offset + length
 
-    def diagnose(self, kind: str, offset: int, **fields) -> None:
+    def diagnose(self, kind: MessageKind, offset: int, **fields) -> None:
         line, col = self.locate(offset)
         self.result.diagnostics.append(make_diagnostic(kind, line, col, **fields))
 

@@ -10,18 +10,20 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 # Binding kinds that declare in Python-4 without `let`.
-DECLARING_KINDS = frozenset({
-    "param", "for", "comp", "with", "except", "import", "def", "class", "walrus",
-    "global", "nonlocal", "match",
-})
+DeclaringKind = Literal["param", "for", "comp", "with", "except", "import", "def", "class", "walrus",
+                        "global", "nonlocal", "match"]
+DECLARING_KINDS: frozenset[str] = frozenset(get_args(DeclaringKind))
+BindingKind = DeclaringKind | Literal["assign", "annotation", "augassign", "del"]
+ScopeKind = Literal["module", "function", "lambda", "class", "comprehension"]
 
 
 @dataclass
 class Binding:
     name: str
-    kind: str  # assign | annotation | augassign | del | one of DECLARING_KINDS
+    kind: BindingKind
     node: ast.AST  # the Name / arg / alias / handler / def node that binds
     stmt: ast.AST | None  # the enclosing statement (Assign, For, …)
     value: ast.AST | None = None  # the assigned expression when known
@@ -32,7 +34,7 @@ class Binding:
 
 @dataclass
 class Scope:
-    kind: str  # module | function | lambda | class | comprehension
+    kind: ScopeKind
     node: ast.AST
     parent: "Scope | None"
     bindings: list[Binding] = field(default_factory=list)
@@ -132,12 +134,12 @@ class _Collector(ast.NodeVisitor):
                 self.stmt = outer
         return super().visit(node)
 
-    def bind(self, name: str, kind: str, node: ast.AST, value: ast.AST | None = None,
+    def bind(self, name: str, kind: BindingKind, node: ast.AST, value: ast.AST | None = None,
              scope: Scope | None = None, position: int | None = None) -> None:
         scope = scope or self.scope
         scope.bindings.append(Binding(name, kind, node, self.stmt, value, _pos(node), position))
 
-    def bind_target(self, target: ast.AST, kind: str, value: ast.AST | None) -> None:
+    def bind_target(self, target: ast.AST, kind: BindingKind, value: ast.AST | None) -> None:
         if isinstance(target, ast.Name):
             self.bind(target.id, kind, target, value)
             self.table.scope_of_node[id(target)] = self.scope
@@ -162,7 +164,7 @@ class _Collector(ast.NodeVisitor):
         else:
             self.visit(target)
 
-    def open_scope(self, kind: str, node: ast.AST) -> Scope:
+    def open_scope(self, kind: ScopeKind, node: ast.AST) -> Scope:
         scope = Scope(kind, node, self.scope)
         self.scope.children.append(scope)
         self.table.scope_by_owner[id(node)] = scope
