@@ -21,7 +21,7 @@ def _train_type(path: Path) -> type:
     """configs/train/**: the stage is the file name's first word (midtrain_iso → midtrain)."""
     from py4.train.assets import SmokeAssetsConfig
     from py4.train.eft_data import EFTDoseConfig
-    from py4.train.stages import get_stage
+    from py4.stages import config_type
 
     stem = path.stem
     if stem.startswith("smoke_assets"):
@@ -29,7 +29,7 @@ def _train_type(path: Path) -> type:
     if stem.startswith("eft_dose"):
         return EFTDoseConfig
     stage = stem.split("_")[0].removesuffix("512")
-    return get_stage("eft" if stage.startswith("eft") else stage)[1]
+    return config_type("eft" if stage.startswith("eft") else stage)
 
 
 def _data_type(path: Path) -> type:

@@ -1,4 +1,6 @@
-"""`py4`: the pipeline's command line. Each package contributes one sub-command group.
+"""`py4`: the pipeline's command line. Each package contributes one sub-command group; `py4 train`
+runs the stage registry's training stages (py4.stage_cli), and `py4 campaign rehearse` and
+`py4 demo` are added here because they sit above the campaign (and the report).
 
 Sub-command modules import heavy libraries (torch, transformers) inside their
 commands, never at import time, so `py4 --help` stays fast.
@@ -10,7 +12,9 @@ import importlib
 
 import typer
 
+from py4.campaign.cli import app as _campaign_app
 from py4.cli_help import install as _plain_help_types
+from py4.rehearsal.cli import rehearse
 
 _plain_help_types()  # --help shows TEXT / INTEGER / KEY=VALUE..., not <str> / <list[str]> (py4.cli_help)
 
@@ -28,7 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "corpus": "py4.corpus.cli",
     "data": "py4.data.cli",
     "smoke": "py4.train.smoke_cli",
-    "train": "py4.train.cli",
+    "train": "py4.stage_cli",
     "graft": "py4.graft.cli",
     "eval": "py4.evaluate.cli",
     "probes": "py4.probes.cli",
@@ -43,11 +47,14 @@ for _name, _module in SUBCOMMANDS.items():
     else:  # a single command (a plain function)
         app.command(_name)(_sub)
 
+# `py4 campaign rehearse`: the rehearsal runs the campaign's DAG, so it sits above the campaign.
+_campaign_app.command("rehearse")(rehearse)
+
 
 @app.command()
 def demo(out: str = typer.Option("campaign-out/smoke", help="where the smoke campaign writes its runs")) -> None:
     """Run the smoke campaign end to end and print where the results are."""
-    from py4.campaign.demo import run_demo
+    from py4.demo import run_demo
 
     raise typer.Exit(run_demo(out))
 

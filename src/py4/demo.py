@@ -1,5 +1,7 @@
 """`py4 demo`: the smoke campaign end to end, then the ledgers, result tables and figures.
 
+A command-line module: it runs the campaign and then the report, so it sits above both.
+
 The smoke campaign names its stage configs relative to the repository root
 (``configs/train/smoke/…``). From the root, `py4 demo` runs it there; from any other
 folder it runs in the checkout the package is installed from (``pip install -e .``, what
@@ -70,7 +72,7 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, pr
 
 
 def _run(out: str, campaign: str, progress: bool) -> int:
-    from py4.campaign.dag import build_dag
+    from py4.campaign.dag import build_dag, check_dag
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
     from py4.campaign.spec import load_campaign
@@ -79,6 +81,7 @@ def _run(out: str, campaign: str, progress: bool) -> int:
     t0 = time.monotonic()
     spec = load_campaign(campaign, [f"out_dir={out}"])
     nodes = build_dag(spec)
+    check_dag(nodes)
     summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"), progress=progress)
     ledgers = write_ledgers(nodes, spec.out_dir, spec.name)
     reports = write_results(spec, Path(spec.out_dir) / "report", figures=True)

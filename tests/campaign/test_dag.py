@@ -109,13 +109,13 @@ def test_out_dir_override_moves_every_run(tmp_path):
 
 
 def test_select_and_errors():
-    a, b = Node("a", "x", [], "a"), Node("b", "x", [], "b", inputs=["a"])
+    a, b = Node(id="a", stage="x", run_dir="a"), Node(id="b", stage="x", run_dir="b", inputs=["a"])
     assert [n.id for n in topological([b, a])] == ["a", "b"]
     assert [n.id for n in select([a, b], "b")] == ["b"]
     with pytest.raises(DagError, match="unknown run 'zz'"):
-        topological([Node("c", "x", [], "c", inputs=["zz"])])
+        topological([Node(id="c", stage="x", run_dir="c", inputs=["zz"])])
     with pytest.raises(DagError, match="cycle"):
-        topological([Node("c", "x", [], "c", inputs=["d"]), Node("d", "x", [], "d", inputs=["c"])])
+        topological([Node(id="c", stage="x", run_dir="c", inputs=["d"]), Node(id="d", stage="x", run_dir="d", inputs=["c"])])
 
 
 def test_bad_spec_is_a_clear_error(tmp_path):

@@ -40,7 +40,7 @@ def test_demo_from_another_folder_finds_the_smoke_campaign(tmp_path, monkeypatch
 
 
 def test_demo_without_the_configs_is_one_line_exit_2(tmp_path, monkeypatch):
-    from py4.campaign import demo
+    from py4 import demo
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(demo, "checkout_root", lambda: tmp_path / "wheel-install")
@@ -52,7 +52,7 @@ def test_demo_without_the_configs_is_one_line_exit_2(tmp_path, monkeypatch):
 
 
 def test_demo_with_an_invalid_campaign_is_one_line_exit_2(tmp_path, monkeypatch):
-    from py4.campaign.demo import run_demo
+    from py4.demo import run_demo
 
     (tmp_path / "configs" / "campaign").mkdir(parents=True)
     (tmp_path / "configs" / "campaign" / "smoke.yaml").write_text("name: smoke\nnot_a_field: 1\n")

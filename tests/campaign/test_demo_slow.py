@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 @pytest.mark.timeout(3600)  # ~7 min on a quiet 2-core machine, several times that when shared
 def test_smoke_campaign_end_to_end_then_everything_skipped(tmp_path, monkeypatch):
-    from py4.campaign.demo import run_demo
+    from py4.demo import run_demo
 
     monkeypatch.chdir(ROOT)  # the campaign names configs relative to the repository root
     out = tmp_path / "smoke"

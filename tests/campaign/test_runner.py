@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from py4.campaign.dag import build_dag
+from py4.campaign.dag import Node, build_dag
 from py4.campaign.ledgers import write_ledgers
 from py4.campaign.runner import node_status, run_campaign
 from py4.campaign.spec import load_campaign
@@ -136,16 +136,23 @@ def test_ledgers_and_results(tmp_path):
     assert {p.name for p in paths} == {"results.json", "results.md", "probes.json", "dose_response.png", "grpo_ladder.png"}
 
 
-def test_inprocess_executor_runs_py4_and_reports_failures(tmp_path):
-    from py4.campaign.dag import Node
+def _gold_eval(run: Path, **fields) -> Node:
+    """An ``eval`` run of the gold policy on one problem (seconds, no model)."""
+    from py4.stages import overrides
+
+    return Node(id="gold", stage="eval", run_dir=str(run), overrides=overrides({"limit": 1}),
+                options={"out": str(run), "policy": "gold", "split": ["test_heldin"], "progress": False}, **fields)
+
+
+def test_inprocess_executor_runs_the_stage_through_the_registry_and_reports_failures(tmp_path, capsys):
     from py4.campaign.runner import RunFailed, run_inprocess
 
-    out = tmp_path / "hp.md"
-    run_inprocess(Node("hp", "report", ["report", "hyperparameters", str(ROOT / "configs/campaign/python4.yaml"),
-                                         "--format", "md", "--out", str(out)], str(tmp_path)))
-    assert "| Seed |" in out.read_text()
-    with pytest.raises(RunFailed, match="exited with 2"):
-        run_inprocess(Node("bad", "report", ["report", "hyperparameters", "nope.yaml"], str(tmp_path)))
+    run_inprocess(_gold_eval(tmp_path / "eval"))
+    assert json.loads((tmp_path / "eval/results.json").read_text())["splits"]["test_heldin"]["certified_rate"] == 1.0
+    # A user's error (the config file is missing): its message, which names the file; no traceback.
+    with pytest.raises(RunFailed, match="nope.yaml"):
+        run_inprocess(_gold_eval(tmp_path / "bad", config=str(tmp_path / "nope.yaml")))
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_a_done_run_whose_command_changed_runs_again(tmp_path):
@@ -201,18 +208,18 @@ def test_subprocess_runs_do_not_depend_on_path_or_an_activated_venv(monkeypatch,
     import sys
 
     from py4.campaign.dag import Node
-    from py4.campaign.runner import run_subprocess
+    from py4.campaign.runner import RunFailed, run_subprocess
 
     bare = "/usr/bin:/bin"
     monkeypatch.setenv("PATH", bare)
     monkeypatch.delenv("VIRTUAL_ENV", raising=False)
     assert shutil.which("accelerate", path=bare) is None and shutil.which("py4", path=bare) is None
-    multi_gpu = Node("mid", "midtrain", ["train", "--help"], str(tmp_path), gpus=4)
+    multi_gpu = Node(id="mid", stage="midtrain", config=str(tmp_path / "nope.yaml"), run_dir=str(tmp_path), gpus=4)
     assert multi_gpu.launch_argv[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
-    run_subprocess(multi_gpu)  # raised FileNotFoundError: 'accelerate' before the fix
-    run_subprocess(Node("hp", "report", ["report", "hyperparameters", str(ROOT / "configs/campaign/python4.yaml"),
-                                         "--format", "md", "--out", str(tmp_path / "hp.md")], str(tmp_path)))
-    assert "| Seed |" in (tmp_path / "hp.md").read_text()
+    with pytest.raises(RunFailed, match="exited with"):  # the stage's own error: accelerate and py4.train started
+        run_subprocess(multi_gpu)  # raised FileNotFoundError: 'accelerate' before the fix
+    run_subprocess(_gold_eval(tmp_path / "eval"))
+    assert (tmp_path / "eval/results.json").is_file()
 
 
 @pytest.mark.smoke
@@ -235,7 +242,7 @@ def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, e
         port = s.getsockname()[1]
     server = plan_server(ServeConfig(engine="transformers", port=port), str(weights), name="glm45/graft",
                          scratch=str(tmp_path / "eval/served_model"))
-    node = Node("eval:glm45/graft", "eval", ["eval", "--out", str(tmp_path / "eval")], str(tmp_path / "eval"),
+    node = Node(id="eval:glm45/graft", stage="eval", options={"out": str(tmp_path / "eval")}, run_dir=str(tmp_path / "eval"),
                 server=server)
     seen = {}
 

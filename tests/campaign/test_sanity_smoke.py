@@ -29,7 +29,7 @@ def _eval(spec, model: str, bank_dir: Path, out: Path) -> dict:
 
 @pytest.mark.timeout(1800)
 def test_train_sanity_rises_above_zero_after_smoke_eft(smoke_assets, tmp_path, monkeypatch):
-    from py4.campaign.sanity import write_sanity_bank
+    from py4.evaluate.sanity_bank import write_sanity_bank
     from py4.campaign.spec import load_campaign
     from py4.config import load_config
     from py4.train import eft

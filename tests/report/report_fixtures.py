@@ -98,12 +98,12 @@ def campaign_nodes(spec) -> list:
                         **({} if arm == "control" else {"compare": f"tiny/control/{kind}"})}
                 models.append((f"tiny/{arm}/{kind}", meta))
         for model_node, meta in models:
-            extra.append(Node(f"probes:{model_node}", layout.PROBE_STAGE, [], f"{out}/probes/{model_node.replace('/', '__')}",
-                              meta={**meta, "model_node": model_node}))
+            extra.append(Node(id=f"probes:{model_node}", stage=layout.PROBE_STAGE,
+                              run_dir=f"{out}/probes/{model_node.replace('/', '__')}", meta={**meta, "model_node": model_node}))
     if not any(n.stage == layout.LOSS_STAGE for n in nodes):
         for name in ("base", *spec.arms):
-            extra.append(Node(f"heldout_loss:tiny/{name}", layout.LOSS_STAGE, [], f"{out}/heldout_loss/tiny__{name}",
-                              meta={"model": "tiny", "arm": None if name == "base" else name,
+            extra.append(Node(id=f"heldout_loss:tiny/{name}", stage=layout.LOSS_STAGE,
+                              run_dir=f"{out}/heldout_loss/tiny__{name}", meta={"model": "tiny", "arm": None if name == "base" else name,
                                     "kind": "base" if name == "base" else "midtrain"}))
     return nodes + extra
 

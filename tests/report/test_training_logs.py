@@ -10,9 +10,9 @@ from py4.report.training_logs import training_logs, training_logs_md
 
 def test_training_runs_list_their_tensorboard_events_and_stage_log(tmp_path):
     out = tmp_path / "campaign"
-    mid = Node("tiny/iso/midtrain", "midtrain", [], str(out / "tiny/iso/midtrain"))
-    sft = Node("tiny/iso/sft", "sft", [], str(out / "tiny/iso/sft"))
-    graft = Node("tiny/iso/graft", "graft", [], str(out / "tiny/iso/graft"))
+    mid = Node(id="tiny/iso/midtrain", stage="midtrain", run_dir=str(out / "tiny/iso/midtrain"))
+    sft = Node(id="tiny/iso/sft", stage="sft", run_dir=str(out / "tiny/iso/sft"))
+    graft = Node(id="tiny/iso/graft", stage="graft", run_dir=str(out / "tiny/iso/graft"))
     events = out / "tiny/iso/midtrain/runs/Dec03_14-45-38_vm"
     events.mkdir(parents=True)
     (events / "events.out.tfevents.1.vm.1.0").write_bytes(b"")
@@ -32,5 +32,5 @@ def test_training_runs_list_their_tensorboard_events_and_stage_log(tmp_path):
 
 
 def test_no_training_logs_no_section(tmp_path):
-    assert training_logs(tmp_path, [Node("a", "eval", [], str(tmp_path / "a"))]) == []
+    assert training_logs(tmp_path, [Node(id="a", stage="eval", run_dir=str(tmp_path / "a"))]) == []
     assert training_logs_md([], "x") == []

@@ -78,12 +78,12 @@ def test_model_sources_must_exist_or_be_pinned(tmp_path):
 
 def test_stage_configs_reject_unknown_keys_and_bad_shapes(tmp_path):
     from py4.train.grpo import GRPOStageConfig
-    from py4.train.stages import get_stage
+    from py4.stages import config_type, get_stage
 
     path = tmp_path / "c.yaml"
     path.write_text("model: {path: x}\ndata: {path: d}\nrun: {output_dir: o}\noptimisation: {learning_rat: 1}\n")
     with pytest.raises(ConfigError, match="did you mean 'learning_rate'"):
-        load_config(get_stage("midtrain")[1], path)
+        load_config(config_type("midtrain"), path)
     with pytest.raises(ConfigError, match="completions per step"):
         load_config(GRPOStageConfig, None, ["model.path=x", "run.output_dir=o", "optimisation.grad_accum=3"])
     with pytest.raises(KeyError, match="did you mean 'sft'"):

@@ -17,7 +17,7 @@ import pytest
 from py4.config import ConfigError, load_config
 from py4.train import common, loading
 from py4.train.midtrain import MidtrainConfig
-from py4.train.stages import run_stage
+from py4.stages import StageCall, overrides, run_call
 
 REPO = Path(__file__).resolve().parents[2]
 GLM_CONFIGS = ["configs/train/glm45_air/midtrain_iso.yaml", "configs/train/glm45_air/midtrain_prop.yaml",
@@ -59,8 +59,8 @@ def test_an_unknown_optimizer_is_a_config_error_naming_file_and_field():
 def test_glm_configs_are_refused_before_loading_when_torchao_is_missing(config, no_torchao, no_weights, tmp_path):
     # The stage config exactly as the campaign runs it (only the output folder moved).
     with pytest.raises(ValueError) as err:
-        run_stage("midtrain" if "midtrain" in config else "sft", str(REPO / config),
-                  [f"run.output_dir={tmp_path / 'run'}"])
+        run_call(StageCall(stage="midtrain" if "midtrain" in config else "sft", config=str(REPO / config),
+                           overrides=tuple(overrides({"run.output_dir": str(tmp_path / "run")}))))
     text = str(err.value)
     assert config in text  # the file
     assert "optimisation.optim" in text and "'adamw_torch_8bit'" in text  # the field and its value

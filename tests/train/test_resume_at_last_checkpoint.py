@@ -27,10 +27,9 @@ RUN = {"logging_steps": 1, "save_steps": MAX_STEPS, "report_to": [], "progress_b
 
 
 def _config(kind: str, **fields):
-    from py4.train.stages import get_stage
+    from py4.stages import config_type
 
-    _, config_type = get_stage(kind)
-    return config_type.model_validate(fields)
+    return config_type(kind).model_validate(fields)
 
 
 @pytest.fixture(scope="module")

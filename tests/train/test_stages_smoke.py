@@ -41,10 +41,9 @@ def sft_data(smoke_assets, tmp_path_factory) -> Path:
 
 
 def _config(kind: str, **fields):
-    from py4.train.stages import get_stage
+    from py4.stages import config_type
 
-    _, config_type = get_stage(kind)
-    return config_type.model_validate(fields)
+    return config_type(kind).model_validate(fields)
 
 
 def _expected_cosine_min_lr(step: int, total: int, warmup: int, peak: float, min_rate: float) -> float:

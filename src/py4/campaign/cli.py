@@ -1,5 +1,7 @@
-"""`py4 campaign plan|run|status|cancel|rehearse FILE [--only PATTERN] [key=value ...]` (docs/campaign.md,
-docs/rehearsal.md). plan, run, status and cancel take key=value overrides of the campaign spec."""
+"""`py4 campaign plan|run|status|cancel FILE [--only PATTERN] [key=value ...]` (docs/campaign.md).
+plan, run, status and cancel take key=value overrides of the campaign spec; plan and run also check
+every run's stage config, flags and overrides against the stage's types before anything runs.
+(`py4 campaign rehearse`, docs/rehearsal.md, is added to this group by py4.cli: it sits above.)"""
 
 from __future__ import annotations
 
@@ -25,14 +27,18 @@ def _spec_overrides(out: Optional[str], overrides: Optional[list[str]]) -> list[
     return [*([f"out_dir={out}"] if out else []), *(overrides or [])]
 
 
-def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None):
-    from py4.campaign.dag import DagError, build_dag
+def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None, check: bool = False):
+    """The spec and its DAG; with ``check``, every run's stage call is checked against its types."""
+    from py4.campaign.dag import DagError, build_dag, check_dag
     from py4.campaign.spec import load_campaign
     from py4.config import ConfigError
 
     try:
         spec = load_campaign(file, _spec_overrides(out, overrides))
-        return spec, build_dag(spec)
+        nodes = build_dag(spec)
+        if check:
+            check_dag(nodes)
+        return spec, nodes
     except (ConfigError, DagError, OSError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
@@ -49,7 +55,7 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
     from py4.campaign.dag import select
     from py4.campaign.runner import node_status
 
-    spec, nodes = _load(file, out, overrides)
+    spec, nodes = _load(file, out, overrides, check=True)
     chosen = select(nodes, only)
     if as_json:
         items = [n.to_json() | ({"resolved_config": _resolved(n)} if resolve else {}) for n in chosen]
@@ -72,14 +78,11 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
 
 def _resolved(node) -> dict | None:
     """The stage config a training run will use (file + overrides), or None for other stages."""
-    if node.argv[:1] != ["train"]:
-        return None
-    from py4.config import load_config
-    from py4.train.stages import get_stage
+    from py4.stages import get_stage, load
 
-    _, config_type = get_stage(node.argv[1])
-    overrides = [a for a in node.argv[4:] if "=" in a]
-    return load_config(config_type, node.argv[3], overrides).model_dump(mode="json")
+    if get_stage(node.stage).launch_module is None:
+        return None
+    return load(node.call).model_dump(mode="json")
 
 
 @app.command()
@@ -101,7 +104,7 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
     if dry_run and backend != "slurm":
         typer.echo("error: --dry-run prints what the slurm backend would submit: add --backend slurm", err=True)
         raise typer.Exit(2)
-    spec, nodes = _load(file, out, overrides)
+    spec, nodes = _load(file, out, overrides, check=True)
     selected = {n.id for n in select(nodes, only)}
     if backend == "slurm":
         _submit(file, spec, nodes, selected, _spec_overrides(out, overrides), dry_run)
@@ -188,7 +191,7 @@ def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folde
                 out: Path = typer.Option(..., "--out", help="bank folder to write"),
                 version: str = typer.Option("v1", "--version")) -> None:
     """Write a bank whose train_sanity split is the dose's gold problems (the smoke memorisation check)."""
-    from py4.campaign.sanity import write_sanity_bank
+    from py4.evaluate.sanity_bank import write_sanity_bank
 
     try:
         n = write_sanity_bank(dose, out, version)
@@ -196,24 +199,3 @@ def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folde
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     typer.echo(f"train_sanity: {n} problems -> {out}")
-
-
-@app.command()
-def rehearse(file: Path = typer.Argument(..., help="campaign YAML (e.g. configs/campaign/python4.yaml)"),
-             out: Path = typer.Option(Path("runs/rehearsal"), "--out", help="rehearsal folder (reused: done runs are skipped)"),
-             only: Optional[str] = ONLY,
-             model: Optional[str] = typer.Option(None, "--model", help="one model key, e.g. gemma4_12b (and what it needs)"),
-             config: Optional[Path] = typer.Option(None, "--config", help="size-only overrides (default: configs/rehearsal/<FILE name>)")) -> None:
-    """Run the campaign's DAG from its own stage configs on tiny CPU stand-ins (docs/rehearsal.md)."""
-    from py4.config import ConfigError
-    from py4.rehearsal.rehearse import rehearse as run_rehearsal
-
-    try:
-        report = run_rehearsal(file, out, config, model=model, only=only, log=lambda s: typer.echo(s, err=True))
-    except (ConfigError, ValueError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
-    typer.echo(", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())) + f" in {report['seconds']} s")
-    typer.echo(f"-> {out / 'REHEARSAL_REPORT.md'}")
-    if any(row["status"] != "done" for row in report["nodes"]):
-        raise typer.Exit(1)

@@ -18,25 +18,47 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from py4.campaign.spec import CampaignSpec, ModelSpec
+from py4.config import ConfigError
 from py4.evaluate.serve import ServerPlan, plan_server
+from py4.stages import Override, StageCall, check, get_stage, overrides
+from py4.stages import load as load_stage_config
+from py4.stages import argv as stage_argv
 
 # The graft is built on each arm's midtraining endpoint (before SFT); the hyperparameter
 # table's 'Grafted onto' row cites this.
 GRAFT_ONTO = "midtrain"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Node:
+    """One run of the campaign: a stage call (stage, config file, options, typed overrides) with
+    its run folder, the runs it needs, and the GPUs it asks for. Its command line is derived from
+    the call by the stage registry (`py4.stages.argv`), so the local and Slurm backends, ``plan``
+    and the run records all show the same command."""
+
     id: str
     stage: str
-    argv: list[str]
     run_dir: str
+    config: str | None = None
+    """The stage's config file (``--config``)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """The stage command's other flags, by field (`py4.stages.Stage.options`)."""
+    overrides: list[Override] = field(default_factory=list)
+    """``key=value`` overrides of the stage's config, in command-line order."""
     inputs: list[str] = field(default_factory=list)
     gpus: int = 0
-    config: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     server: ServerPlan | None = None
     """An evaluation through a served endpoint: the server the runner starts around this run."""
+
+    @property
+    def call(self) -> StageCall:
+        return StageCall(stage=self.stage, config=self.config, options=self.options, overrides=tuple(self.overrides))
+
+    @property
+    def argv(self) -> list[str]:
+        """The ``py4`` command line (without ``py4``)."""
+        return stage_argv(self.call)
 
     @property
     def launch_argv(self) -> list[str] | None:
@@ -46,10 +68,11 @@ class Node:
         as a bare ``accelerate`` looked up on PATH: the runner must work from ``.venv/bin/py4``
         without an activated venv, and must never pick up another environment's accelerate.
         """
-        if self.gpus > 1 and self.argv[:1] == ["train"]:
+        module = get_stage(self.stage).launch_module
+        if self.gpus > 1 and module:
             return [sys.executable, "-m", "accelerate.commands.launch",
                     "--config_file", f"configs/accelerate/fsdp2_{self.gpus}gpu.yaml",
-                    "-m", "py4.train", *self.argv[1:]]
+                    "-m", module, *self.argv[1:]]
         return None
 
     @property
@@ -88,18 +111,30 @@ class _Builder:
     def smoke(self) -> bool:
         return self.spec.scale == "smoke"
 
-    def tokenizer_overrides(self, key: str) -> list[str]:
-        return [f"{key}={self.out}/assets/tokenizer"] if self.smoke() else []
+    def tokenizer_overrides(self, key: str) -> list[Override]:
+        return overrides({key: f"{self.out}/assets/tokenizer"} if self.smoke() else {})
 
+    def gpus(self, count: int) -> int:
+        """A run's GPUs: none at smoke scale (CPU), else ``count``."""
+        return 0 if self.smoke() else count
 
-def _gpus(spec_gpus: int, smoke: bool) -> int:
-    return 0 if smoke else spec_gpus
+    def training_gpus(self, stage: str, config: str, given: list[Override]) -> int:
+        """A training run's processes: its config's ``optimisation.gpus`` as the stage's config type
+        reads it (its default when the file does not say), with the node's own overrides; none at
+        smoke scale (CPU)."""
+        if self.smoke():
+            return 0
+        try:
+            return load_stage_config(StageCall(stage=stage, config=config, overrides=tuple(given))).optimisation.gpus
+        except ConfigError as exc:
+            raise DagError(f"{stage} config {config}: {exc}") from None
 
 
 def build_dag(spec: CampaignSpec) -> list[Node]:
     """Expand a campaign into its runs, in a dependency (topological) order.
 
-    Raises DagError for a node that names an unknown input.
+    Raises DagError for a node that names an unknown input. The nodes' overrides are checked
+    against their stages' config types by `check_dag` (``py4 campaign plan`` and ``run``).
     """
     b = _Builder(spec)
     _global_nodes(b)
@@ -107,22 +142,29 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
         _model_nodes(b, key, model)
     _compare_probes_with_control(b)
     for node in b.nodes.values():
-        node.argv += spec.stage_overrides.get(node.stage, [])
+        node.overrides += overrides(spec.stage_overrides.get(node.stage, []))
     return topological(list(b.nodes.values()))
+
+
+def check_dag(nodes: list[Node]) -> None:
+    """Every node's call loads against its stage's types (config file, flags, overrides), before
+    anything runs. Raises DagError listing each problem with its run, stage and field."""
+    problems = [f"run {n.id} ({n.stage}): {p}" for n in nodes for p in check(n.call)]
+    if problems:
+        raise DagError(f"{len(problems)} problem(s) in the campaign's runs:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
 def _global_nodes(b: _Builder) -> None:
     spec, out = b.spec, b.out
     deps: list[str] = []
     if spec.smoke_assets:
-        b.add(Node("assets", "assets", ["smoke", "assets", "--out", f"{out}/assets", "--config", spec.smoke_assets],
-                   f"{out}/assets", config=spec.smoke_assets))
+        b.add(Node(id="assets", stage="assets", config=spec.smoke_assets, options={"out": f"{out}/assets"},
+                   run_dir=f"{out}/assets"))
         deps = ["assets"]
     c = spec.corpus
-    b.add(Node("corpus", "corpus", ["corpus", "generate", "--config", c.config, "--out", f"{out}/corpus",
-                                    "--no-progress", *b.tokenizer_overrides("tokenizer.name_or_path"),
-                                    *c.overrides],
-               f"{out}/corpus", deps, config=c.config))
+    b.add(Node(id="corpus", stage="corpus", config=c.config, options={"out": f"{out}/corpus", "progress": False},
+               overrides=[*b.tokenizer_overrides("tokenizer.name_or_path"), *overrides(c.overrides)],
+               run_dir=f"{out}/corpus", inputs=deps))
     _subset(b, "corpus_iso", c.iso.value, {"arm": "iso"})
 
 
@@ -132,8 +174,8 @@ def _subset(b: _Builder, name: str, tokens: int, meta: dict) -> str:
     full = b.spec.corpus.full.value if b.spec.corpus.full else None
     if full is not None and tokens >= full:
         return "corpus"  # the whole corpus is the arm's corpus (GLM prop-token)
-    b.add(Node(name, "subset", ["corpus", "subset", "--corpus", f"{b.out}/corpus", "--target-tokens", str(tokens),
-                                "--seed", "42", "--out", f"{b.out}/{name}"], f"{b.out}/{name}", ["corpus"],
+    b.add(Node(id=name, stage="subset", run_dir=f"{b.out}/{name}", inputs=["corpus"],
+               options={"corpus": f"{b.out}/corpus", "target_tokens": tokens, "seed": 42, "out": f"{b.out}/{name}"},
                meta={**meta, "target_tokens": tokens}))
     return name
 
@@ -143,10 +185,10 @@ def _model_nodes(b: _Builder, key: str, m: ModelSpec) -> None:
     base = f"{out}/{key}"
     smoke_dep = ["assets"] if spec.smoke_assets else []
     sft_data = f"{base}/sft_data"
-    b.add(Node(f"{key}/sft_data", "pack", ["data", "pack", "--config", m.files.sft_data, f"out_dir={sft_data}",
-                                          *b.tokenizer_overrides("tokenizer"),
-                                          *([f"instructions.path={out}/assets/instructions"] if b.smoke() else [])],
-               sft_data, smoke_dep, config=m.files.sft_data, meta={"model": key}))
+    b.add(Node(id=f"{key}/sft_data", stage="pack", config=m.files.sft_data, run_dir=sft_data, inputs=smoke_dep,
+               overrides=[*overrides({"out_dir": sft_data}), *b.tokenizer_overrides("tokenizer"),
+                          *overrides({"instructions.path": f"{out}/assets/instructions"} if b.smoke() else {})],
+               meta={"model": key}))
     corpus_of = {"iso": "corpus_iso"}
     if "prop" in spec.arms:
         corpus_of["prop"] = _subset(b, f"corpus_prop_{key}", m.prop_corpus.value, {"arm": "prop", "model": key})
@@ -162,31 +204,33 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
     d = f"{out}/{key}/{arm}"
     meta = {"model": key, "arm": arm}
     mix = f"{d}/data"
-    mix_args = ["data", "mix", "--config", m.files.mix[arm], f"out_dir={mix}", *b.tokenizer_overrides("tokenizer")]
     mix_inputs = ["assets"] if spec.smoke_assets else []
     if arm == "control":
-        mix_args.append(f"control_target_manifest={out}/{key}/iso/data")
+        # Token-matched to the iso arm's mix as built: its manifest is the target, not a number
+        # the config file may record (a control mix takes exactly one of the two).
+        source = {"control_target_tokens": None, "control_target_manifest": f"{out}/{key}/iso/data"}
         mix_inputs.append(f"{key}/iso/mix")
     else:
-        mix_args.append(f"corpus={out}/{corpus_of[arm]}")
+        source = {"corpus": f"{out}/{corpus_of[arm]}"}
         mix_inputs.append(corpus_of[arm])
-    b.add(Node(f"{key}/{arm}/mix", "mix", mix_args, mix, mix_inputs, config=m.files.mix[arm], meta=meta))
+    b.add(Node(id=f"{key}/{arm}/mix", stage="mix", config=m.files.mix[arm], run_dir=mix, inputs=mix_inputs, meta=meta,
+               overrides=[*overrides({"out_dir": mix}), *b.tokenizer_overrides("tokenizer"), *overrides(source)]))
     mid_cfg = m.files.midtrain[arm]
-    b.add(Node(f"{key}/{arm}/midtrain", "midtrain",
-               ["train", "midtrain", "--config", mid_cfg, f"data.path={mix}", f"data.schedule={mix}/step_schedule.json",
-                f"run.output_dir={d}/midtrain", *([f"model.path={b.p(m.base.hub_id)}"] if smoke else [])],
-               f"{d}/midtrain", [f"{key}/{arm}/mix"], _gpus(_config_gpus(mid_cfg), smoke), mid_cfg, meta))
-    b.add(Node(f"{key}/{arm}/sft", "sft",
-               ["train", "sft", "--config", m.files.sft, f"model.path={d}/midtrain/model", f"data.path={sft_data}",
-                f"data.schedule={sft_data}/step_schedule.json", f"run.output_dir={d}/sft",
-                *([f"model.tokenizer_path={b.p(m.it.hub_id)}"] if smoke else [])],
-               f"{d}/sft", [f"{key}/{arm}/midtrain", f"{key}/sft_data"], _gpus(_config_gpus(m.files.sft), smoke), m.files.sft, meta))
-    graft = ["graft", "--mid", f"{d}/{GRAFT_ONTO}/model", "--it", b.p(m.it.hub_id), "--base", b.p(m.it_base.hub_id),
-             "--out", f"{d}/graft", "--no-progress", *(["--config", m.files.graft] if m.files.graft else [])]
-    for flag, pin in (("--it-revision", m.it), ("--base-revision", m.it_base)):
-        if pin.revision:
-            graft += [flag, pin.revision]
-    b.add(Node(f"{key}/{arm}/graft", "graft", graft, f"{d}/graft", [f"{key}/{arm}/{GRAFT_ONTO}"], 0, m.files.graft, meta))
+    mid = overrides({"data.path": mix, "data.schedule": f"{mix}/step_schedule.json", "run.output_dir": f"{d}/midtrain",
+                     **({"model.path": b.p(m.base.hub_id)} if smoke else {})})
+    b.add(Node(id=f"{key}/{arm}/midtrain", stage="midtrain", config=mid_cfg, overrides=mid, run_dir=f"{d}/midtrain",
+               inputs=[f"{key}/{arm}/mix"], gpus=b.training_gpus("midtrain", mid_cfg, mid), meta=meta))
+    sft = overrides({"model.path": f"{d}/midtrain/model", "data.path": sft_data,
+                     "data.schedule": f"{sft_data}/step_schedule.json", "run.output_dir": f"{d}/sft",
+                     **({"model.tokenizer_path": b.p(m.it.hub_id)} if smoke else {})})
+    b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.sft, overrides=sft, run_dir=f"{d}/sft",
+               inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], gpus=b.training_gpus("sft", m.files.sft, sft),
+               meta=meta))
+    b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.graft, run_dir=f"{d}/graft",
+               options={"mid": f"{d}/{GRAFT_ONTO}/model", "it": b.p(m.it.hub_id), "base": b.p(m.it_base.hub_id),
+                        "out": f"{d}/graft", "progress": False, "it_revision": m.it.revision,
+                        "base_revision": m.it_base.revision},
+               inputs=[f"{key}/{arm}/{GRAFT_ONTO}"], meta=meta))
     _eval(b, f"{key}/{arm}/graft", f"{d}/graft", {**meta, "model_kind": "graft"})
     _eval(b, f"{key}/{arm}/sft", f"{d}/sft/model", {**meta, "model_kind": "eft", "dose": 0})
     _probe(b, f"{key}/{arm}/midtrain", f"{d}/midtrain/model", None, [f"{key}/{arm}/midtrain"], {**meta, "kind": "midtrain"})
@@ -197,27 +241,42 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
         _grpo(b, key, m, d, meta)
 
 
-def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, name: str, parent: str, parent_node: str, rows: int,
-               split: str, allow_held_out: bool, draw_from: str | None, meta: dict) -> str:
+@dataclass(frozen=True, kw_only=True)
+class Dose:
+    """One EFT dose to build (`py4 train eft_dose`): ``rows`` rows of ``split`` for ``parent``."""
+
+    name: str
+    """The dose's folder and run name under the arm: ``eft_dose_<rows>``."""
+    rows: int
+    split: str
+    allow_held_out: bool
+    parent: str
+    """The model folder its replay answers are sampled from."""
+    parent_node: str
+    draw_from: str | None = None
+    """A larger dose's folder name whose rows this one is drawn from (nested doses)."""
+
+
+def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, dose: Dose, meta: dict) -> str:
     e = b.spec.eft
-    replay = round(rows * e.replay_fraction)
+    replay = round(dose.rows * e.replay_fraction)
     cfg = m.files.eft_dose
-    args = ["train", "eft_dose", "--config", cfg, f"out={d}/{name}", f"gold={rows - replay}", f"replay={replay}",
-            f"split={split}", f"allow_held_out_rules={'true' if allow_held_out else 'false'}",
-            f"replay_settings.parent.path={parent}", f"replay_settings.temperature={e.replay_temperature}"]
+    given = overrides({"out": f"{d}/{dose.name}", "gold": dose.rows - replay, "replay": replay, "split": dose.split,
+                       "allow_held_out_rules": dose.allow_held_out, "replay_settings.parent.path": dose.parent,
+                       "replay_settings.temperature": e.replay_temperature})
     if b.smoke():
-        args.append(f"replay_settings.instructions={b.out}/assets/instructions")
-    inputs = [parent_node]
-    if draw_from:
-        args.append(f"draw_from={d}/{draw_from}")
-        inputs.append(f"{key}/{meta['arm']}/{draw_from}")
-    node_id = f"{key}/{meta['arm']}/{name}"
+        given += overrides({"replay_settings.instructions": f"{b.out}/assets/instructions"})
+    inputs = [dose.parent_node]
+    if dose.draw_from:
+        given += overrides({"draw_from": f"{d}/{dose.draw_from}"})
+        inputs.append(f"{key}/{meta['arm']}/{dose.draw_from}")
+    node_id = f"{key}/{meta['arm']}/{dose.name}"
     # One process (not an accelerate launch), but it samples its replay answers from the parent on
     # the GPUs it sees (device_map="auto"): a Slurm job asks for as many as serving the model takes.
     serve = b.spec.evaluation.serve
-    generate = _gpus(serve.tensor_parallel.get(key, 1) if serve else m.gpus, b.smoke())
-    b.add(Node(node_id, "eft_dose", args, f"{d}/{name}", inputs, 0, cfg,
-               {**meta, "rows": rows, **({"generate_gpus": generate} if generate else {})}))
+    generate = b.gpus(serve.tensor_parallel.get(key, 1) if serve else m.gpus)
+    b.add(Node(id=node_id, stage="eft_dose", config=cfg, overrides=given, run_dir=f"{d}/{dose.name}", inputs=inputs,
+               meta={**meta, "rows": dose.rows, **({"generate_gpus": generate} if generate else {})}))
     return node_id
 
 
@@ -225,35 +284,31 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
     e = b.spec.eft
     doses = sorted((x for x in e.doses if x > 0), reverse=True)
     parent, parent_node = f"{d}/sft/model", f"{key}/{arm}/sft"
-    plan = [(x, e.eft_split, False, f"eft_dose_{doses[0]}" if i else None) for i, x in enumerate(doses)]
+    plan = [Dose(name=f"eft_dose_{x}", rows=x, split=e.eft_split, allow_held_out=False, parent=parent,
+                 parent_node=parent_node, draw_from=f"eft_dose_{doses[0]}" if i else None)
+            for i, x in enumerate(doses)]
     if e.matrix_dose:
-        plan.append((e.matrix_dose, e.matrix_split, e.matrix_allow_held_out_rules, None))
-    for rows, split, allow, draw in plan:
-        dose_id = _dose_node(b, key, m, d, f"eft_dose_{rows}", parent, parent_node, rows, split, allow, draw, meta)
-        extra = []
+        plan.append(Dose(name=f"eft_dose_{e.matrix_dose}", rows=e.matrix_dose, split=e.matrix_split,
+                         allow_held_out=e.matrix_allow_held_out_rules, parent=parent, parent_node=parent_node))
+    for dose in plan:
+        rows = dose.rows
+        dose_id = _dose_node(b, key, m, d, dose, meta)
+        extra = {}
         sched = m.files.eft_schedules.get(str(rows))
         if b.smoke() is False and sched:
-            extra.append(f"optimisation.epochs={_epochs_of(sched)}")
-        if allow:
-            extra.append("data.allow_held_out_rules=true")
-        extra += e.overrides
+            extra["optimisation.epochs"] = _epochs_of(sched)
+        if dose.allow_held_out:
+            extra["data.allow_held_out_rules"] = True
         run = f"{d}/eft_{rows}"
-        b.add(Node(f"{key}/{arm}/eft_{rows}", "eft",
-                   ["train", "eft", "--config", m.files.eft, f"model.path={parent}", f"data.path={d}/eft_dose_{rows}",
-                    f"run.output_dir={run}", *extra],
-                   run, [parent_node, dose_id], _gpus(_config_gpus(m.files.eft), b.smoke()),
-                   m.files.eft, {**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
+        given = [*overrides({"model.path": parent, "data.path": f"{d}/{dose.name}", "run.output_dir": run, **extra}),
+                 *overrides(e.overrides)]
+        b.add(Node(id=f"{key}/{arm}/eft_{rows}", stage="eft", config=m.files.eft, overrides=given, run_dir=run,
+                   inputs=[parent_node, dose_id], gpus=b.training_gpus("eft", m.files.eft, given),
+                   meta={**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
                                                               "matrix": rows == e.matrix_dose}, base=parent)
         _probe(b, f"{key}/{arm}/eft_{rows}", parent, f"{run}/model", [f"{key}/{arm}/eft_{rows}"],
                {**meta, "kind": "eft", "dose": rows, "matrix": rows == e.matrix_dose})
-
-
-def _config_gpus(path: str) -> int:
-    """optimisation.gpus of a stage config (1 when unset)."""
-    from py4.config import read_yaml
-
-    return int((read_yaml(path).get("optimisation") or {}).get("gpus", 1))
 
 
 def _epochs_of(schedule_path: str) -> int:
@@ -265,28 +320,31 @@ def _epochs_of(schedule_path: str) -> int:
 def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
     g = b.spec.grpo
     graft, graft_node = f"{d}/graft", f"{key}/{g.arm}/graft"
-    dose_id = _dose_node(b, key, m, d, f"eft_dose_{g.warmstart_dose}", graft, graft_node, g.warmstart_dose,
-                         b.spec.eft.eft_split, False, None, meta)
+    warm_dose = Dose(name=f"eft_dose_{g.warmstart_dose}", rows=g.warmstart_dose, split=b.spec.eft.eft_split,
+                     allow_held_out=False, parent=graft, parent_node=graft_node)
+    dose_id = _dose_node(b, key, m, d, warm_dose, meta)
     warm = f"{d}/eft{g.warmstart_dose}_warmstart"
-    b.add(Node(f"{key}/{g.arm}/warmstart", "eft",
-               ["train", "eft", "--config", m.files.eft512_warmstart, f"model.path={graft}",
-                f"data.path={d}/eft_dose_{g.warmstart_dose}", f"run.output_dir={warm}", *_warmstart_overrides(b.spec)],
-               warm, [graft_node, dose_id], _gpus(_config_gpus(m.files.eft512_warmstart), b.smoke()), m.files.eft512_warmstart, {**meta, "dose": g.warmstart_dose}))
+    cfg = m.files.eft512_warmstart
+    given = [*overrides({"model.path": graft, "data.path": f"{d}/{warm_dose.name}", "run.output_dir": warm}),
+             *overrides(_warmstart_overrides(b.spec))]
+    b.add(Node(id=f"{key}/{g.arm}/warmstart", stage="eft", config=cfg, overrides=given, run_dir=warm,
+               inputs=[graft_node, dose_id], gpus=b.training_gpus("eft", cfg, given),
+               meta={**meta, "dose": g.warmstart_dose}))
     _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0}, base=graft)
     _probe(b, f"{key}/{g.arm}/warmstart", graft, f"{warm}/model", [f"{key}/{g.arm}/warmstart"],
            {**meta, "kind": "grpo", "step": 0, "dose": g.warmstart_dose})
     previous, run = f"{key}/{g.arm}/warmstart", f"{d}/grpo"
     for i, stop in enumerate(g.segments):
         last = i == len(g.segments) - 1
-        args = ["train", "grpo", "--config", m.files.grpo, f"model.path={graft}", f"adapter={warm}/model",
-                f"run.output_dir={run}", *([] if last else [f"grpo.stop_at_step={stop}"])]
+        given = overrides({"model.path": graft, "adapter": f"{warm}/model", "run.output_dir": run,
+                           **({} if last else {"grpo.stop_at_step": stop})})
         node_id = f"{key}/{g.arm}/grpo" + ("" if last else f"_to{stop}")
         # Segments share one run folder (resume from checkpoint); each has its own completion record.
         # One training process (the config's optimisation.gpus); the node also holds the vLLM
         # rollout server, so it reserves the model's whole node (models.*.gpus).
-        b.add(Node(node_id, "grpo", args, run, [previous], _gpus(_config_gpus(m.files.grpo), b.smoke()), m.files.grpo,
-                   {**meta, "segment_end": stop, "shared_run_dir": True,
-                    "reserve_gpus": 0 if b.smoke() else m.gpus}))
+        b.add(Node(id=node_id, stage="grpo", config=m.files.grpo, overrides=given, run_dir=run, inputs=[previous],
+                   gpus=b.training_gpus("grpo", m.files.grpo, given),
+                   meta={**meta, "segment_end": stop, "shared_run_dir": True, "reserve_gpus": b.gpus(m.gpus)}))
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
@@ -313,35 +371,35 @@ def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str 
     run = f"{b.out}/eval/{model_node.replace('/', '__')}"
     weights = (model_path, base)
     _eval_node(b, f"eval:{model_node}", run, weights, list(ev.splits), [after or model_node],
-               list(ev.overrides), {**meta, "model_node": model_node})
+               overrides(ev.overrides), {**meta, "model_node": model_node})
     if ev.sanity_split:
         _sanity_bank(b)
         _eval_node(b, f"eval:{model_node}:{ev.sanity_split}", f"{run}__{ev.sanity_split}", weights,
                    [ev.sanity_split], [after or model_node, "sanity_bank"],
-                   [*ev.overrides, *ev.sanity_overrides, f"bank_dir={b.out}/sanity_bank"],
+                   [*overrides(ev.overrides), *overrides(ev.sanity_overrides),
+                    *overrides({"bank_dir": f"{b.out}/sanity_bank"})],
                    {**meta, "model_node": model_node})
 
 
 def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | None], splits: list[str],
-               inputs: list[str], overrides: list[str], meta: dict) -> None:
+               inputs: list[str], given: list[Override], meta: dict) -> None:
     """``py4 eval`` of one model: in-process (local policy), or through the server it is given."""
     ev = b.spec.evaluation
     model_path, base = weights
-    server, served = None, []
+    server, served = None, {}
     if ev.serve is None:
-        model_args, gpus = ["--model", model_path], 0 if b.smoke() else 1
+        model, gpus = {"model": model_path}, b.gpus(1)
     else:
         server = plan_server(ev.serve, model_path, name=node_id.removeprefix("eval:"), base=base,
                              model_key=meta["model"], scratch=f"{run}/served_model")
         # The client sends the served name (not the weights' path); tool results are counted
         # with the model's own tokenizer; text tool calls are read in the family's format.
-        model_args, gpus = ["--endpoint", server.base_url, "--model", server.request_model], server.gpus
-        served = [f"policy.tokenizer={base or model_path}", *([f"policy.family={server.family}"] if server.family else [])]
-    args = ["eval", "--out", run, *model_args, "--split", ",".join(splits), "--no-progress"]
-    if ev.config:
-        args += ["--config", ev.config]
-    b.add(Node(node_id, "eval", [*args, *served, *overrides], run, inputs, gpus, ev.config,
-               {**meta, "splits": splits, "weights": model_path, **({"base": base} if base else {})}, server))
+        model, gpus = {"endpoint": server.base_url, "model": server.request_model}, server.gpus
+        served = {"policy.tokenizer": base or model_path, **({"policy.family": server.family} if server.family else {})}
+    b.add(Node(id=node_id, stage="eval", config=ev.config, run_dir=run, inputs=inputs, gpus=gpus, server=server,
+               options={"out": run, **model, "split": splits, "progress": False},
+               overrides=[*overrides(served), *given],
+               meta={**meta, "splits": splits, "weights": model_path, **({"base": base} if base else {})}))
 
 
 def _sanity_bank(b: _Builder) -> None:
@@ -351,8 +409,8 @@ def _sanity_bank(b: _Builder) -> None:
     first_model = next(iter(b.spec.models))
     rows = min(x for x in b.spec.eft.doses if x > 0)
     dose_dir = f"{b.out}/{first_model}/iso/eft_dose_{rows}"
-    b.add(Node("sanity_bank", "sanity_bank", ["campaign", "sanity-bank", "--dose", dose_dir, "--out", f"{b.out}/sanity_bank"],
-               f"{b.out}/sanity_bank", [f"{first_model}/iso/eft_dose_{rows}"], meta={"dose": rows}))
+    b.add(Node(id="sanity_bank", stage="sanity_bank", options={"dose": dose_dir, "out": f"{b.out}/sanity_bank"},
+               run_dir=f"{b.out}/sanity_bank", inputs=[f"{first_model}/iso/eft_dose_{rows}"], meta={"dose": rows}))
 
 
 def probe_dir(out: str, model_node: str) -> str:
@@ -370,19 +428,17 @@ def _probe(b: _Builder, model_node: str, model_path: str, adapter: str | None, i
     if spec is None:
         return
     run = probe_dir(b.out, model_node)
-    args = ["eval", "probes", "--model", model_path, "--out", run, "--no-progress"]
-    if adapter:
-        args += ["--adapter", adapter]
+    options: dict[str, Any] = {"model": model_path, "out": run, "progress": False, "adapter": adapter}
     if meta["kind"] != "base":
         base_node = f"{meta['model']}/base"
-        args += ["--base", f"{probe_dir(b.out, base_node)}/results.json"]
+        options["base"] = f"{probe_dir(b.out, base_node)}/results.json"
         inputs = [*inputs, f"probes:{base_node}"]
     if spec.limit and meta["kind"] not in spec.full_kinds:
-        args += ["--limit", str(spec.limit)]
+        options["limit"] = spec.limit
     # As many GPUs as serving the model for evaluation takes (one; GLM-4.5-Air: its tensor-parallel width).
     serve = b.spec.evaluation.serve
-    gpus = _gpus(serve.tensor_parallel.get(meta["model"], 1) if serve else 1, b.smoke())
-    b.add(Node(f"probes:{model_node}", "probes", args, run, list(inputs), gpus,
+    gpus = b.gpus(serve.tensor_parallel.get(meta["model"], 1) if serve else 1)
+    b.add(Node(id=f"probes:{model_node}", stage="probes", options=options, run_dir=run, inputs=list(inputs), gpus=gpus,
                meta={**meta, "model_node": model_node, "weights": model_path, **({"adapter": adapter} if adapter else {})}))
 
 
@@ -398,7 +454,7 @@ def _compare_probes_with_control(b: _Builder) -> None:
             continue
         control = node.meta["model_node"].replace(f"/{arm}/", "/control/", 1)
         if f"probes:{control}" in b.nodes:
-            node.argv += ["--compare", f"{probe_dir(b.out, control)}/results.json"]
+            node.options["compare"] = f"{probe_dir(b.out, control)}/results.json"
             node.inputs.append(f"probes:{control}")
             node.meta["compare"] = control
 
@@ -412,18 +468,19 @@ def _heldout_loss(b: _Builder, key: str, m: ModelSpec) -> None:
     h, out = b.spec.heldout_loss, b.out
     if "heldout_corpus" not in b.nodes:
         c = b.spec.corpus
-        b.add(Node("heldout_corpus", "heldout_corpus",
-                   ["corpus", "generate", "--config", c.config, "--out", f"{out}/heldout_corpus", "--no-progress",
-                    *b.tokenizer_overrides("tokenizer.name_or_path"), *c.overrides, *h.overrides],
-                   f"{out}/heldout_corpus", ["assets"] if b.spec.smoke_assets else [], config=c.config))
+        b.add(Node(id="heldout_corpus", stage="heldout_corpus", config=c.config,
+                   options={"out": f"{out}/heldout_corpus", "progress": False},
+                   overrides=[*b.tokenizer_overrides("tokenizer.name_or_path"), *overrides(c.overrides),
+                              *overrides(h.overrides)],
+                   run_dir=f"{out}/heldout_corpus", inputs=["assets"] if b.spec.smoke_assets else []))
     models = {"base": (b.p(m.base.hub_id), ["assets"] if b.spec.smoke_assets else [])}
     models.update({arm: (f"{out}/{key}/{arm}/midtrain/model", [f"{key}/{arm}/midtrain"]) for arm in b.spec.arms})
     for name, (path, inputs) in models.items():
         run = f"{out}/heldout_loss/{key}__{name}"
-        b.add(Node(f"heldout_loss:{key}/{name}", "heldout_loss",
-                   ["smoke", "heldout-loss", "--model", path, "--docs", f"{out}/heldout_corpus",
-                    "--exclude", f"{out}/corpus", "--max-tokens", str(h.max_tokens), "--out", run],
-                   run, ["heldout_corpus", "corpus", *inputs], 0 if b.smoke() else m.gpus,
+        b.add(Node(id=f"heldout_loss:{key}/{name}", stage="heldout_loss", run_dir=run,
+                   options={"model": path, "docs": f"{out}/heldout_corpus", "exclude": [f"{out}/corpus"],
+                            "max_tokens": h.max_tokens, "out": run},
+                   inputs=["heldout_corpus", "corpus", *inputs], gpus=b.gpus(m.gpus),
                    meta={"model": key, "arm": None if name == "base" else name, "kind": "base" if name == "base" else "midtrain",
                          "weights": path}))
 

@@ -5,7 +5,9 @@ Each node's completion is recorded by the runner in
 ``campaign.node``): a node whose record says ``done`` is skipped; one that says
 ``running`` / ``failed`` / ``interrupted`` is run again, and the stage itself resumes from
 its checkpoints (``run.resume: auto``). Stages are dispatched through an explicit table
-(`EXECUTORS`, stage -> callable) so tests can substitute cheap fakes.
+(`default_executors`, stage -> callable) so tests can substitute cheap fakes. In this process a
+node runs through the stage registry (`py4.stages.run_call`: its typed config, its stage's
+``run``); as a child process it runs its command line (`Node.argv`, the one Slurm runs too).
 
 An evaluation through a served endpoint (``node.server``, campaign ``evaluation.serve``) runs
 inside the server's lifecycle, which the runner owns: the server is started for the node's
@@ -23,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +33,9 @@ from typing import Callable
 
 from py4.campaign.dag import Node
 from py4.campaign.progress import CampaignProgress
-from py4.campaign.spec import STAGES
+from py4.errors import Py4Error
 from py4.runs import RunRecorder, read_manifest, run_is_done
+from py4.stages import STAGES, run_call
 
 Executor = Callable[[Node], None]
 
@@ -40,24 +44,31 @@ class RunFailed(RuntimeError):
     """A node's command exited with a non-zero status."""
 
 
-def _py4_command():
-    import typer.main
-
-    from py4.cli import app
-
-    return typer.main.get_command(app)
-
-
 def run_inprocess(node: Node) -> None:
-    """Run `py4 <argv>` in this process (imports are paid once). Raises RunFailed on a non-zero exit.
+    """Run the node's stage in this process (imports are paid once), through the stage registry.
 
-    A multi-GPU run goes to `run_subprocess` (it must start under accelerate).
+    Raises RunFailed when the stage fails: a user's error (Py4Error: a bad config, a missing
+    input) with its message, anything else after printing its traceback (to the node's stage
+    log). A multi-GPU run goes to `run_subprocess` (it must start under accelerate).
     """
     if node.launch_argv:
         return run_subprocess(node)
-    code = _py4_command().main(args=list(node.argv), prog_name="py4", standalone_mode=False)
-    if code not in (None, 0):
-        raise RunFailed(f"{node.command} exited with {code}")
+    try:
+        result = run_call(node.call)
+    except Py4Error as exc:
+        raise RunFailed(f"{node.command}: {exc}") from exc
+    except Exception as exc:
+        traceback.print_exc()  # not known to be the user's: the traceback goes to the stage log
+        raise RunFailed(f"{node.command}: {type(exc).__name__}: {exc}") from exc
+    print(f"done {node.stage}: {_summary(result)}")
+
+
+def _summary(result: object) -> str:
+    """One line of a stage's result for its log: a training run's steps and weights, else what it returned."""
+    if hasattr(result, "global_step") and hasattr(result, "model_dir"):
+        return f"{result.global_step} steps -> {result.model_dir}"
+    text = repr(result)
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def run_subprocess(node: Node) -> None:
@@ -228,4 +239,4 @@ def _recorded_fingerprint(out_dir: str | Path, node: Node) -> str | None:
 
 
 def _stub(node_id: str) -> Node:
-    return Node(node_id, "", [], "")
+    return Node(id=node_id, stage="", run_dir="")

@@ -262,7 +262,7 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
         for i in node.inputs:
             if i in job_of:  # submitted or queued in this pass: wait for it, even if an old record says done
                 dependencies.append(job_of[i])
-            elif not run_is_done(record_dir(out_dir, Node(i, "", [], ""))):
+            elif not run_is_done(record_dir(out_dir, Node(id=i, stage="", run_dir=""))):
                 missing.append(i)
         if missing:
             summary.blocked.append(node.id)

@@ -20,11 +20,10 @@ import pydantic
 
 from py4.config import StrictModel, load_config
 from py4.evaluate.serve import ServeConfig
+from py4.stages import STAGES
+from py4.stages import config_type as stage_config_type
 
 ARMS = ("control", "iso", "prop")
-STAGES = ("assets", "corpus", "subset", "pack", "mix", "midtrain", "sft", "graft", "eft_dose", "eft", "grpo",
-          "eval", "sanity_bank", "probes", "heldout_corpus", "heldout_loss")
-"""The stages of a campaign's runs (`py4.campaign.dag.Node.stage`)."""
 
 
 class Recorded(StrictModel):
@@ -276,13 +275,16 @@ class CampaignSpec(StrictModel):
     recorded: dict[str, Recorded] = {}
     stage_overrides: dict[str, list[str]] = {}
     """stage (pack, mix, midtrain, sft, eft, grpo, eval, ...) -> key=value overrides added to every
-    run of that stage (smoke: short schedules)."""
+    run of that stage (smoke: short schedules); checked against the stage's config type by
+    ``py4 campaign plan`` (`py4.campaign.dag.check_dag`)."""
     cluster: ClusterSpec = ClusterSpec()
     """Slurm resources of `py4 campaign run --backend slurm` (docs/campaign.md)."""
 
     @pydantic.model_validator(mode="after")
     def _check(self) -> "CampaignSpec":
         problems = [f"arms: unknown arm {a!r}; expected {', '.join(ARMS)}" for a in self.arms if a not in ARMS]
+        problems += [f"stage_overrides.{k}: unknown stage {k!r}; expected one of {', '.join(STAGES)}"
+                     for k in self.stage_overrides if k not in STAGES]
         for key, model in self.models.items():
             missing = [a for a in self.arms if a not in model.files.midtrain]
             if missing:
@@ -312,7 +314,5 @@ def load_campaign(path: str | Path, overrides: list[str] | tuple[str, ...] = ())
 def config_type_for_file(path: str | Path) -> type:
     """The config type of a YAML under configs/campaign/ (for the config-validation test)."""
     if Path(path).stem == "eft_dose":
-        from py4.train.eft_data import EFTDoseConfig
-
-        return EFTDoseConfig
+        return stage_config_type("eft_dose")
     return CampaignSpec

@@ -315,9 +315,10 @@ def run_worker(stage: str, config_path: str, overrides: list[str], facts_file: P
 
     from py4.config import load_config
     from py4.train.common import check_optimizer
-    from py4.train.stages import get_stage
+    from py4.stages import get_stage
 
-    module, config_type = get_stage(stage)
+    entry = get_stage(stage)
+    module, config_type = entry.module(), entry.config_class()
     config = load_config(config_type, config_path, overrides)
     check_optimizer(config.optimisation, config_path)
     losses = _loss_callback()

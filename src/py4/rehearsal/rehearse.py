@@ -162,11 +162,12 @@ def rehearsal_spec(config: RehearsalConfig, campaign_file: str | Path, layout: L
 def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
     """The campaign's own DAG, plus the per-model overrides."""
     from py4.campaign.dag import build_dag
+    from py4.stages import overrides
 
     nodes = build_dag(spec)
     for node in nodes:
         extra = config.model_stage_overrides.get(node.meta.get("model", ""), {}).get(node.stage, [])
-        node.argv += layout.substitute(extra)
+        node.overrides += overrides(layout.substitute(extra))
     return nodes
 
 

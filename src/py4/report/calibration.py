@@ -28,15 +28,22 @@ def calibration_runs(spec) -> dict[str, str]:
     return {p: f"{out}/{CALIBRATION_DIR}/{p}" for p in POLICIES}
 
 
-def calibration_argv(spec, policy: str) -> list[str]:
-    """``py4 eval`` of a scripted policy on the campaign's splits, with its evaluation overrides
-    (sample count, problem limit, episode limits), so that its n is the models' n."""
+def calibration_call(spec, policy: str):
+    """The ``eval`` stage run of a scripted policy on the campaign's splits, with its evaluation
+    overrides (sample count, problem limit, episode limits), so that its n is the models' n."""
+    from py4.stages import StageCall, overrides
+
     ev = spec.evaluation
-    argv = ["eval", "--out", calibration_runs(spec)[policy], "--policy", policy, "--split", ",".join(ev.splits),
-            "--no-progress"]
-    if ev.config:
-        argv += ["--config", ev.config]
-    return [*argv, *ev.overrides]
+    return StageCall(stage="eval", config=ev.config, overrides=tuple(overrides(ev.overrides)),
+                     options={"out": calibration_runs(spec)[policy], "policy": policy, "split": list(ev.splits),
+                              "progress": False})
+
+
+def calibration_argv(spec, policy: str) -> list[str]:
+    """The command line of `calibration_call` (``py4 eval --policy NAME ...``): its record."""
+    from py4.stages import argv
+
+    return argv(calibration_call(spec, policy))
 
 
 def record_calibration(spec, policy: str) -> None:
@@ -58,8 +65,8 @@ def run_calibration(spec, log: Callable[[str], None] = print) -> list[str]:
 
     A run that fails is logged and left out (its rows show as not run), so that the rest of the
     report is still written."""
-    from py4.campaign.dag import Node
-    from py4.campaign.runner import RunFailed, run_inprocess
+    from py4.errors import Py4Error
+    from py4.stages import run_call
 
     ran = []
     for policy, run in calibration_runs(spec).items():
@@ -67,8 +74,8 @@ def run_calibration(spec, log: Callable[[str], None] = print) -> list[str]:
             continue
         log(f"calibration: py4 eval --policy {policy} -> {run}")
         try:
-            run_inprocess(Node(f"calibration:{policy}", "eval", calibration_argv(spec, policy), run))
-        except RunFailed as exc:
+            run_call(calibration_call(spec, policy))
+        except Py4Error as exc:
             log(f"calibration: {policy} failed, not shown: {exc}")
             continue
         record_calibration(spec, policy)

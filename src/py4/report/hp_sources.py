@@ -1,7 +1,7 @@
 """What the hyperparameter table reads: the campaign spec and the stage config files it names.
 
 Every stage config is loaded through its config type (``py4.config.load_config``): a training
-stage's through the stage registry (``py4.train.stages``), a data config's through its
+stage's through the stage registry (``py4.stages``), a data config's through its
 ``kind`` (``py4.data.configs``). The table reads typed attributes, so a field a file leaves
 unset reads as the type's default, the value the run uses; the files need not repeat defaults.
 Step schedules are computed with `py4.data.schedule.compute_schedule` from the data.schedule
@@ -80,9 +80,9 @@ class Sources:
         return self._loaded[key]
 
     def _training_stage(self, stage: str, path: str | None) -> Any:
-        from py4.train.stages import get_stage
+        from py4.stages import config_type
 
-        return self._load(stage, path, get_stage(stage)[1])
+        return self._load(stage, path, config_type(stage))
 
     def midtrain(self, path: str) -> MidtrainConfig:
         return self._training_stage("midtrain", path)

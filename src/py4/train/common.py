@@ -274,7 +274,7 @@ def _module_available(module: str) -> bool:
 def check_optimizer(opt: Optimisation, source: str = "the stage config") -> None:
     """Raises ValueError when ``opt.optim`` needs a package that is not installed.
 
-    Called before any weights load (``py4.train.stages.run_stage``, :func:`run_packed`): the
+    Called before any weights load (``py4.stages.run_call``, :func:`run_packed`): the
     Trainer would only find out when it builds the optimizer, after loading the model.
     """
     needed = OPTIMIZER_PACKAGES.get(opt.optim)

@@ -1,0 +1,58 @@
+"""`py4 train STAGE --config FILE [key=value ...]`: run one training stage, through the stage registry.
+
+The stages it takes are the registry's stages whose command is ``train STAGE`` (`py4.stages`).
+On several GPUs, launch the same module through accelerate with an FSDP2 config:
+``accelerate launch --config_file configs/accelerate/fsdp2_8gpu.yaml -m py4.train sft --config FILE``
+(``python -m py4.train`` is this command: py4/train/__main__.py).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from py4.stages import STAGES
+
+TRAINING_STAGES = [name for name, stage in STAGES.items() if stage.command == ("train", name)]
+
+
+def train(
+    stage: str = typer.Argument(..., help=" | ".join(TRAINING_STAGES)),
+    config: str = typer.Option(..., "--config", "-c", help="stage YAML (configs/train/...)"),
+    overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. optimisation.learning_rate=2e-5"),
+) -> None:
+    """Run STAGE with its config; every run writes resolved_config.yaml and run_manifest.json."""
+    from rich.console import Console
+
+    from py4.config import ConfigError
+    from py4.stages import StageCall, run_call, unknown_stage
+    from py4.stages import overrides as parse_overrides
+    from py4.train.common import TrainingGuardError
+
+    console = Console(stderr=True)
+    try:
+        if stage not in TRAINING_STAGES:
+            raise KeyError(unknown_stage(stage, TRAINING_STAGES))
+        result = run_call(StageCall(stage=stage, config=config, overrides=tuple(parse_overrides(overrides or []))))
+    except (ConfigError, KeyError, FileNotFoundError, TrainingGuardError, ValueError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    console.print(f"[green]done[/green] {stage}: {_summary(result)}")
+
+
+def _summary(result) -> str:
+    """One line a person reads: where the weights are, steps, loss (not the result's repr)."""
+    from dataclasses import is_dataclass
+
+    if not is_dataclass(result):
+        return f"-> {result}"  # eft_dose: the dose folder
+    loss = "" if result.train_loss is None else f", train loss {result.train_loss:.4f}"
+    resumed = f", resumed from {result.resumed_from}" if result.resumed_from else ""
+    return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
+
+
+# A single command: py4.cli registers a plain function as `py4 train`.
+app = train
+
+
+def main() -> None:
+    typer.run(train)

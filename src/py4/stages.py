@@ -1,0 +1,482 @@
+"""The stage registry: every stage a campaign runs, by name (docs/dev/stages.md).
+
+A stage is one kind of run: its ``py4`` command, the flags of that command (typed: ``options``),
+the type its config file and ``key=value`` overrides validate against (``config_type``), the
+function that runs it (``run(config, call) -> result``) and what that returns (``result_type``).
+A run of a stage is a :class:`StageCall` — stage, config file, options, typed overrides — which is
+what a campaign's DAG nodes carry. From a call the registry gives:
+
+- :func:`argv`: the ``py4`` command line (what ``py4 campaign plan`` prints, a Slurm job runs);
+- :func:`check`: every problem of the call, without running anything (``py4 campaign plan``);
+- :func:`run_call`: the stage run in this process (the campaign runner, the report's calibration).
+
+The stages' own commands (``py4 train``, ``py4 corpus generate``, ...) take the same flags; the
+tests check that each entry's command and flags are the command line's (tests/test_stages.py).
+Modules are imported when a stage is used, so reading the registry loads no torch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from py4.config import ConfigError, StrictModel, load_config, validate_config
+
+
+@dataclass(frozen=True, kw_only=True)
+class Override:
+    """A ``key=value`` override of a stage's config: the dotted key, the typed value, and the
+    text the command line carries (YAML's scalar rules read it back as ``value``)."""
+
+    key: str
+    value: Any
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            object.__setattr__(self, "text", _scalar_text(self.value))
+
+    @classmethod
+    def parse(cls, item: str) -> Override:
+        """From ``key=value`` as written in a campaign spec or on a command line (the text is kept
+        as written). Raises ConfigError naming a malformed item."""
+        from py4.config import parse_overrides
+
+        (path, value), = parse_overrides([item])
+        return cls(key=".".join(path), value=value, text=item.partition("=")[2])
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.text}"
+
+
+def _scalar_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+def overrides(items: Mapping[str, Any] | Iterable[str] = ()) -> list[Override]:
+    """Overrides from a mapping (key -> typed value, in order) or from ``key=value`` strings."""
+    if isinstance(items, Mapping):
+        return [Override(key=k, value=v) for k, v in items.items()]
+    return [Override.parse(item) for item in items]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Flag:
+    """One option of a stage's command: its field in the stage's options and how it is written.
+
+    A bool is a switch (``--no-progress`` is written when the field is False, ``--force`` when
+    True); a list is written as a repeated flag, or once, comma-joined, when ``joined``.
+    ``field="config"`` marks where ``--config FILE`` goes.
+    """
+
+    field: str
+    flag: str
+    joined: bool = False
+
+
+CONFIG = "config"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stage:
+    """One stage: how it is written on the command line, configured, run and what it returns."""
+
+    name: str
+    command: tuple[str, ...]
+    """The ``py4`` words before the flags: ``("train", "eft")``, ``("corpus", "generate")``."""
+    flags: tuple[Flag, ...]
+    """The command's options in the order the command line writes them."""
+    options: type[StrictModel]
+    """The options' types and defaults (a stage without a config file: its whole config)."""
+    config_type: str | None
+    """``module:Type`` of the config file + overrides; None: ``options`` is the config."""
+    run: Callable[[Any, StageCall], Any]
+    """``run(config, call) -> result``: the stage itself (the call gives its options)."""
+    result_type: str
+    load: Callable[[Stage, StageCall], Any] | None = None
+    """The typed config of a call, when it is more than the file and the overrides (flags that
+    set config fields: eval, graft). Never touches the run's inputs: it is what plan checks."""
+    launch_module: str | None = None
+    """On several GPUs the stage starts under ``python -m accelerate.commands.launch`` with
+    ``-m`` this module (the command's words after the first, then the flags)."""
+
+    def module(self) -> Any:
+        """The module holding the stage's config type (a training stage's ``run(config, callbacks)``)."""
+        name = self.config_type.partition(":")[0] if self.config_type else __name__
+        return importlib.import_module(name)
+
+    def config_class(self) -> type:
+        if self.config_type is None:
+            return self.options
+        module, _, name = self.config_type.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageCall:
+    """One run of a stage: what a DAG node carries and what its command line is made of."""
+
+    stage: str
+    config: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    overrides: tuple[Override, ...] = ()
+
+    def override_texts(self) -> list[str]:
+        return [str(o) for o in self.overrides]
+
+    def with_overrides(self, more: Iterable[Override]) -> StageCall:
+        return replace(self, overrides=(*self.overrides, *more))
+
+
+# ---- the options of each command (typed; defaults are the commands' own) -------------------
+
+class NoOptions(StrictModel):
+    """A command whose only inputs are ``--config FILE`` and ``key=value`` overrides."""
+
+
+class AssetsOptions(StrictModel):
+    """``py4 smoke assets``: ``--out DIR`` beside the config."""
+
+    out: str
+
+
+class CorpusOptions(StrictModel):
+    """``py4 corpus generate``: ``--out DIR`` beside the config, and the progress bar."""
+
+    out: str
+    progress: bool = True
+
+
+class SubsetConfig(StrictModel):
+    """``py4 corpus subset``: whole documents in seeded order until ``target_tokens``."""
+
+    corpus: str
+    target_tokens: int
+    seed: int
+    out: str
+
+
+class GraftOptions(StrictModel):
+    """``py4 graft``'s flags; each sets a field of py4.graft.config.GraftConfig."""
+
+    mid: str | None = None
+    it: str | None = None
+    base: str | None = None
+    out: str | None = None
+    progress: bool = True
+    it_revision: str | None = None
+    base_revision: str | None = None
+
+
+class EvalOptions(StrictModel):
+    """``py4 eval``'s flags; all but ``out`` and ``progress`` set fields of EvalConfig."""
+
+    out: str
+    policy: str | None = None
+    endpoint: str | None = None
+    model: str | None = None
+    split: list[str] | None = None
+    progress: bool = True
+
+
+class ProbesConfig(StrictModel):
+    """``py4 eval probes``: score a model (and its base) on the rule probes."""
+
+    model: str
+    out: str
+    progress: bool = True
+    adapter: str | None = None
+    base: str | None = None
+    limit: int | None = None
+    compare: str | None = None
+
+
+class SanityBankConfig(StrictModel):
+    """``py4 campaign sanity-bank``: a bank whose train_sanity split is a dose's gold problems."""
+
+    dose: str
+    out: str
+
+
+class HeldoutLossConfig(StrictModel):
+    """``py4 smoke heldout-loss``: a model's loss on held-out Python-4 documents."""
+
+    model: str
+    docs: str
+    exclude: list[str] = []
+    max_tokens: int = 40000
+    out: str
+
+
+# ---- how each stage runs ------------------------------------------------------------------
+
+def _run_train(config: Any, call: StageCall) -> Any:
+    """A training stage: its data folder and optimizer checked before any weights load."""
+    from py4.train.common import check_optimizer
+
+    _check_data_path(config, call)
+    if getattr(config, "optimisation", None) is not None:
+        check_optimizer(config.optimisation, str(call.config))
+    module, _, _ = TRAINING_MODULES[call.stage].partition(":")
+    return importlib.import_module(module).run(config)
+
+
+def _check_data_path(config: Any, call: StageCall) -> None:
+    """A ``data.path`` that does not exist, named as given (file or override), before anything
+    reads a schedule or a manifest beside where the config's default data would be."""
+    path = getattr(getattr(config, "data", None), "path", None)
+    if isinstance(path, str) and not Path(path).exists():
+        given = "the command line" if any(o.key == "data.path" for o in call.overrides) else call.config
+        raise ConfigError(str(call.config), [f"data.path {path!r} (from {given}) does not exist"])
+
+
+def _run_assets(config: Any, call: StageCall) -> Path:
+    from py4.train.assets import build_smoke_assets
+
+    return build_smoke_assets(_options(call).out, config)
+
+
+def _run_corpus(config: Any, call: StageCall) -> dict:
+    from py4.corpus.generate import run
+
+    options = _options(call)
+    return run(config, options.out, progress=options.progress)
+
+
+def _run_subset(config: SubsetConfig, call: StageCall) -> dict:
+    from py4.corpus.subset import subset
+
+    return subset(config.corpus, config.target_tokens, config.seed, config.out)
+
+
+def _run_pack(config: Any, call: StageCall) -> dict:
+    from py4.data.pack import run_pack
+
+    return run_pack(config)
+
+
+def _run_mix(config: Any, call: StageCall) -> dict:
+    from py4.data.mix import run_mix
+
+    return run_mix(config)
+
+
+def _load_graft(stage: Stage, call: StageCall) -> Any:
+    from py4.graft.cli import _resolve_config
+
+    o = _options(call)
+    flags = {"mid.path": o.mid, "it.path": o.it, "base.path": o.base, "it.revision": o.it_revision,
+             "base.revision": o.base_revision, "out": o.out}
+    return _resolve_config(Path(call.config) if call.config else None, flags, call.override_texts())
+
+
+def _run_graft(config: Any, call: StageCall) -> Any:
+    from py4.graft.engine import run
+
+    return run(config, show_progress=_options(call).progress)
+
+
+def _eval_overrides(call: StageCall) -> list[str]:
+    """The eval flags as config overrides (flags win over the file, overrides over flags)."""
+    from py4.evaluate.cli import _flag_overrides
+
+    o = _options(call)
+    return [*_flag_overrides(o.split, o.policy, o.model, o.endpoint, None, None, None), *call.override_texts()]
+
+
+def _load_eval(stage: Stage, call: StageCall) -> Any:
+    return load_config(stage.config_class(), call.config, _eval_overrides(call))
+
+
+def _run_eval(config: Any, call: StageCall) -> dict:
+    from py4.evaluate.cli import _load
+    from py4.evaluate.harness import run
+
+    config = _load(call.config, _eval_overrides(call))  # the command's checks: a policy named, local folders exist
+    options = _options(call)
+    return run(config, options.out, progress=options.progress)
+
+
+def _run_probes(config: ProbesConfig, call: StageCall) -> dict:
+    from py4.probes.evaluate import evaluate_probes
+
+    return evaluate_probes(config.model, Path(config.out), adapter=config.adapter, base=config.base,
+                           compare=Path(config.compare) if config.compare else None, limit=config.limit,
+                           progress=config.progress)
+
+
+def _run_sanity_bank(config: SanityBankConfig, call: StageCall) -> int:
+    from py4.evaluate.sanity_bank import write_sanity_bank
+
+    return write_sanity_bank(Path(config.dose), Path(config.out))
+
+
+def _run_heldout_loss(config: HeldoutLossConfig, call: StageCall) -> dict:
+    from py4.train.heldout_loss import heldout_loss
+
+    return heldout_loss(config.model, config.docs, list(config.exclude), config.max_tokens, config.out)
+
+
+def _options(call: StageCall) -> Any:
+    return validate_config(get_stage(call.stage).options, dict(call.options), f"options of {call.stage}")
+
+
+# ---- the registry -------------------------------------------------------------------------
+
+TRAINING_MODULES = {
+    "midtrain": "py4.train.midtrain:MidtrainConfig",
+    "sft": "py4.train.sft:SFTStageConfig",
+    "eft_dose": "py4.train.eft_data:EFTDoseConfig",
+    "eft": "py4.train.eft:EFTConfig",
+    "grpo": "py4.train.grpo:GRPOStageConfig",
+}
+"""``py4 train STAGE``: stage -> ``module:ConfigType``; the module's ``run(config)`` trains."""
+
+_CONFIG = (Flag(field=CONFIG, flag="--config"),)
+_CORPUS_FLAGS = (Flag(field=CONFIG, flag="--config"), Flag(field="out", flag="--out"),
+                 Flag(field="progress", flag="--no-progress"))
+
+
+def _training_stage(name: str) -> Stage:
+    return Stage(name=name, command=("train", name), flags=_CONFIG, options=NoOptions,
+                 config_type=TRAINING_MODULES[name], run=_run_train,
+                 result_type="pathlib:Path" if name == "eft_dose" else "py4.train.packed:StageResult",
+                 launch_module="py4.train")
+
+
+STAGES: dict[str, Stage] = {s.name: s for s in [
+    Stage(name="assets", command=("smoke", "assets"), options=AssetsOptions,
+          flags=(Flag(field="out", flag="--out"), Flag(field=CONFIG, flag="--config")),
+          config_type="py4.train.assets:SmokeAssetsConfig", run=_run_assets, result_type="pathlib:Path"),
+    Stage(name="corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
+          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict"),
+    Stage(name="subset", command=("corpus", "subset"), options=SubsetConfig, config_type=None,
+          flags=tuple(Flag(field=f, flag=f"--{f.replace('_', '-')}") for f in ("corpus", "target_tokens", "seed", "out")),
+          run=_run_subset, result_type="builtins:dict"),
+    Stage(name="pack", command=("data", "pack"), flags=_CONFIG, options=NoOptions,
+          config_type="py4.data.configs:PackConfig", run=_run_pack, result_type="builtins:dict"),
+    Stage(name="mix", command=("data", "mix"), flags=_CONFIG, options=NoOptions,
+          config_type="py4.data.configs:MixConfig", run=_run_mix, result_type="builtins:dict"),
+    _training_stage("midtrain"),
+    _training_stage("sft"),
+    Stage(name="graft", command=("graft",), options=GraftOptions, config_type="py4.graft.config:GraftConfig",
+          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("mid", "it", "base", "out")),
+                 Flag(field="progress", flag="--no-progress"), Flag(field=CONFIG, flag="--config"),
+                 Flag(field="it_revision", flag="--it-revision"), Flag(field="base_revision", flag="--base-revision")),
+          load=_load_graft, run=_run_graft, result_type="py4.graft.engine:GraftResult"),
+    _training_stage("eft_dose"),
+    _training_stage("eft"),
+    _training_stage("grpo"),
+    Stage(name="eval", command=("eval",), options=EvalOptions, config_type="py4.evaluate.harness:EvalConfig",
+          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("out", "policy", "endpoint", "model")),
+                 Flag(field="split", flag="--split", joined=True), Flag(field="progress", flag="--no-progress"),
+                 Flag(field=CONFIG, flag="--config")),
+          load=_load_eval, run=_run_eval, result_type="builtins:dict"),
+    Stage(name="sanity_bank", command=("campaign", "sanity-bank"), options=SanityBankConfig, config_type=None,
+          flags=(Flag(field="dose", flag="--dose"), Flag(field="out", flag="--out")),
+          run=_run_sanity_bank, result_type="builtins:int"),
+    Stage(name="probes", command=("eval", "probes"), options=ProbesConfig, config_type=None,
+          flags=(Flag(field="model", flag="--model"), Flag(field="out", flag="--out"),
+                 Flag(field="progress", flag="--no-progress"),
+                 *(Flag(field=f, flag=f"--{f}") for f in ("adapter", "base", "limit", "compare"))),
+          run=_run_probes, result_type="builtins:dict"),
+    Stage(name="heldout_corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
+          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict"),
+    Stage(name="heldout_loss", command=("smoke", "heldout-loss"), options=HeldoutLossConfig, config_type=None,
+          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("model", "docs", "exclude")),
+                 Flag(field="max_tokens", flag="--max-tokens"), Flag(field="out", flag="--out")),
+          run=_run_heldout_loss, result_type="builtins:dict"),
+]}
+"""name -> stage, in the order a campaign's runs go (`py4.campaign.dag.Node.stage`)."""
+
+
+def get_stage(name: str) -> Stage:
+    """The stage called ``name``; raises KeyError listing the stages (and a close match)."""
+    if name not in STAGES:
+        raise KeyError(unknown_stage(name, list(STAGES)))
+    return STAGES[name]
+
+
+def unknown_stage(name: str, choices: list[str]) -> str:
+    """``unknown stage 'sfy'; did you mean 'sft'? (stages: ...)``."""
+    hint = difflib.get_close_matches(name, choices, n=1)
+    did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
+    return f"unknown stage {name!r}{did_you_mean} (stages: {', '.join(choices)})"
+
+
+def config_type(name: str) -> type:
+    """The type a stage's config validates against (imports the stage's module)."""
+    return get_stage(name).config_class()
+
+
+def argv(call: StageCall) -> list[str]:
+    """The ``py4`` command line of a call (without ``py4``): the command, its flags, the overrides."""
+    stage = get_stage(call.stage)
+    words = list(stage.command)
+    for flag in stage.flags:
+        value = call.config if flag.field == CONFIG else call.options.get(flag.field)
+        words += _flag_words(flag, value)
+    return [*words, *call.override_texts()]
+
+
+def _flag_words(flag: Flag, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        return [flag.flag] if value != flag.flag.startswith("--no-") else []
+    if isinstance(value, (list, tuple)):
+        return [flag.flag, ",".join(value)] if flag.joined else [w for v in value for w in (flag.flag, str(v))]
+    return [flag.flag, str(value)]
+
+
+def load(call: StageCall) -> Any:
+    """The call's typed config (file, flags, overrides); raises ConfigError listing every problem.
+
+    Reads only the config file: what plan checks, before any input of the run exists.
+    """
+    stage = get_stage(call.stage)
+    options = _options(call)
+    if stage.config_type is None:
+        if call.config is not None or call.overrides:
+            raise ConfigError(f"stage {stage.name}", ["the stage takes no config file and no key=value overrides "
+                                                      f"(its options: {', '.join(stage.options.model_fields)})"])
+        return options
+    if stage.load is not None:
+        return stage.load(stage, call)
+    return load_config(stage.config_class(), call.config, call.override_texts())
+
+
+def check(call: StageCall) -> list[str]:
+    """Every problem of a call (unknown stage, option or config key, a value of the wrong type),
+    each naming the file or option and what was expected; [] when it would load."""
+    try:
+        load(call)
+    except KeyError as exc:
+        return [str(exc.args[0])]
+    except ConfigError as exc:
+        return [f"{exc.source}: {p}" for p in exc.problems]
+    return []
+
+
+def run_call(call: StageCall) -> Any:
+    """Run the call's stage in this process; returns the stage's result. A user's error (a bad
+    config, a missing input) raises its Py4Error/ValueError; a bug keeps its traceback."""
+    stage = get_stage(call.stage)
+    return stage.run(load(call), call)
+
+
+def command_names() -> dict[tuple[str, ...], list[str]]:
+    """py4 command -> the stages run by it (``("train", "eft")``: eft, ``("corpus", "generate")``:
+    corpus and heldout_corpus)."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for stage in STAGES.values():
+        out.setdefault(stage.command, []).append(stage.name)
+    return out
