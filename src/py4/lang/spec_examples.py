@@ -41,7 +41,7 @@ class Block:
     line: int  # line of the opening fence in the spec file
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Example:
     """One program of the spec and what the spec says Boa does with it."""
 
@@ -119,8 +119,8 @@ def parse_examples(path: str | Path) -> list[Example]:
     for block in blocks:
         where = f"{path}:{block.line}"
         if _is_program_tag(block.tag):
-            current = Example(block.tag, block.text, block.line, section_at[block.line],
-                              rule_at[block.line])
+            current = Example(kind=block.tag, source=block.text, line=block.line,
+                              section=section_at[block.line], rule=rule_at[block.line])
             examples.append(current)
         elif block.tag in RESULT_TAGS:
             _attach_result(current, block, where)
