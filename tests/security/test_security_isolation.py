@@ -191,6 +191,29 @@ def test_ctypes_syscalls_refused(python3_sandbox):
     _python3_serves_next(python3_sandbox)
 
 
+def test_inherited_filter_confines_the_run_and_its_children(python3_sandbox):
+    """Where runs drop privileges the supervisor installs the filter once and each run's
+    child inherits it (seccomp.py): the run and what it forks are filtered all the same,
+    and the calls the supervisor's filter lets through (mount, umount2) fail for lack of
+    a capability, which no user namespace can give back."""
+    if not python3_sandbox.capabilities.get("seccomp_inherited"):
+        pytest.skip("runs keep the worker's uid here: each child installs its own filter")
+    program = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+               "def filtered():\n"
+               "    return [l.split()[1] for l in open('/proc/self/status') if l.startswith('Seccomp:')][0]\n"
+               "r, w = os.pipe()\n"
+               "pid = os.fork()\n"
+               "if pid == 0:\n"
+               "    os.write(w, filtered().encode()); os._exit(0)\n"
+               "os.waitpid(pid, 0)\n"
+               "print(filtered(), os.read(r, 8).decode(), libc.mount(b'none', b'/tmp', b'tmpfs', 0, None),\n"
+               "      ctypes.get_errno(), libc.umount2(b'/tmp', 2), ctypes.get_errno(),\n"
+               "      libc.unshare(0x10000000), ctypes.get_errno())\n")
+    result = python3_sandbox.run(program)
+    assert result.status == "ok", result
+    assert result.stdout.split() == ["2", "2", "-1", "1", "-1", "1", "-1", "1"], result  # EPERM each
+
+
 def test_subclasses_escape_reaches_nothing(python3_sandbox):
     program = ("wrap = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close']\n"
                "system = wrap[0].__init__.__globals__['system']\n"

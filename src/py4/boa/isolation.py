@@ -34,6 +34,10 @@ import resource
 import signal
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -73,6 +77,7 @@ class Capabilities:
     proc_hidepid: bool = False
     drop_privileges: bool = False
     seccomp: bool = False
+    seccomp_inherited: bool = False  # installed once by the supervisor (see seccomp.py)
     run_ipc_namespace: bool = False  # each run has an IPC namespace of its own
     pid_counter_reset: bool = False  # each run's child starts from the same PID
     memory_check: bool = False  # the clean check sees the memory a run left charged
@@ -98,25 +103,30 @@ class IsolationError(OSError):
     """A syscall needed for isolation failed (errno and the call are in the message)."""
 
 
-def _check(result: int, what: str) -> None:
+def _check(result: int, what: str | Callable[[], str]) -> None:
     if result != 0:
         err = ctypes.get_errno()
-        raise IsolationError(err, f"{what}: {os.strerror(err)}")
+        raise IsolationError(err, f"{what() if callable(what) else what}: {os.strerror(err)}")
 
 
 def unshare(flags: int) -> None:
     _check(_libc.unshare(ctypes.c_int(flags)), f"unshare({flags:#x})")
 
 
+def _encoded(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def mount(source: str | None, target: str, fstype: str | None, flags: int = 0,
           data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
-           f"mount {source!r} on {target!r} ({fstype}, {data})")
+    # The message is built only on failure: the scratch is mounted on every run's cycle,
+    # where each object made is a copy-on-write fault (the run's child shares the heap).
+    _check(_libc.mount(_encoded(source), _encoded(target), _encoded(fstype), ctypes.c_ulong(flags),
+                       _encoded(data)), lambda: f"mount {source!r} on {target!r} ({fstype}, {data})")
 
 
 def umount(target: str, flags: int = MNT_DETACH) -> None:
-    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), f"umount {target!r}")
+    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), lambda: f"umount {target!r}")
 
 
 def prctl(option: int, arg: int = 0) -> None:
@@ -282,30 +292,50 @@ def _mount_proc(caps: Capabilities) -> None:
             caps.warnings.append(f"no /proc in the sandbox ({exc.strerror})")
 
 
-def reset_scratch(caps: Capabilities, owner_uid: int, owner_gid: int, limits: Limits,
-                  host_scratch: str | None = None) -> str:
-    """Give the next run an empty scratch directory; returns its path.
+class Scratch:
+    """The run's scratch directory, given empty to every run (``reset``).
 
-    With a private root the scratch dir is a fresh tmpfs (size- and inode-limited),
-    detached and mounted anew after every run, also one that seems to have left it
-    untouched: a kept tmpfs carries state no check sees (its inode counter, which unnamed
-    ``O_TMPFILE`` files advance; its birth time, which ``utime`` cannot reset), and issue
-    18 requires every run to start from a state no earlier run can have touched.
+    With a private root it is a fresh tmpfs (size- and inode-limited), detached and
+    mounted anew after every run, also one that seems to have left it untouched: a kept
+    tmpfs carries state no check sees (its inode counter, which unnamed ``O_TMPFILE``
+    files advance; its birth time, which ``utime`` cannot reset), and issue 18 requires
+    every run to start from a state no earlier run can have touched. The mount's
+    arguments are encoded once: ``reset`` runs on every cycle of the worker, where each
+    object it makes costs a copy-on-write fault (the prepared child shares the heap).
     Otherwise it is ``host_scratch``, a host directory that the executor made for this
     worker (and removes when it stops the worker: a killed worker cannot), emptied by
-    hand. Raises OSError when neither is available.
+    hand. ``reset`` raises OSError when neither is available.
     """
-    if caps.private_root:
-        if caps.scratch_tmpfs:
-            umount(SCRATCH_DIR)
+
+    def __init__(self, caps: Capabilities, owner_uid: int, owner_gid: int, limits: Limits,
+                 host_scratch: str | None = None) -> None:
+        self.caps, self.owner, self.host_scratch = caps, (owner_uid, owner_gid), host_scratch
+        self.target = SCRATCH_DIR.encode()
+        self.detach = ctypes.c_int(MNT_DETACH)
         # noatime: nothing reads the scratch's access times; it saves the updates.
-        mount("boa-scratch", SCRATCH_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOATIME,
-              f"mode=0700,uid={owner_uid},gid={owner_gid},size={limits.scratch_bytes},nr_inodes=2048")
-        caps.scratch_tmpfs = True
-        return SCRATCH_DIR
-    if not host_scratch:
-        raise OSError(errno.ENOENT, "no private root and no host scratch directory")
-    return _reset_host_scratch(host_scratch, owner_uid, owner_gid)
+        self.flags = ctypes.c_ulong(MS_NOSUID | MS_NODEV | MS_NOATIME)
+        self.options = (f"mode=0700,uid={owner_uid},gid={owner_gid},size={limits.scratch_bytes},"
+                        "nr_inodes=2048").encode()
+
+    def reset(self) -> str:
+        """Give the next run an empty scratch directory; returns its path."""
+        if self.caps.private_root:
+            if self.caps.scratch_tmpfs:
+                _check(_libc.umount2(self.target, self.detach), self._failed)
+            _check(_libc.mount(b"boa-scratch", self.target, b"tmpfs", self.flags, self.options), self._failed)
+            self.caps.scratch_tmpfs = True
+            return SCRATCH_DIR
+        if not self.host_scratch:
+            raise OSError(errno.ENOENT, "no private root and no host scratch directory")
+        return _reset_host_scratch(self.host_scratch, *self.owner)
+
+    def forget_host_path(self) -> None:
+        """Drop the host directory's path (a run could find it in this process's memory)."""
+        self.host_scratch = None
+
+    @staticmethod
+    def _failed() -> str:
+        return f"renewing the scratch tmpfs at {SCRATCH_DIR}"
 
 
 def _reset_host_scratch(path: str, owner_uid: int, owner_gid: int) -> str:
@@ -423,13 +453,41 @@ class KernelStateCheck:
             except OSError:
                 continue
             self.files.append((path, above_child_range(fd)))
+        # Read into one buffer made here: no object is made on a clean run's cycle.
+        self.buffer = bytearray(1 << 16)
+        self.buffers = [self.buffer]
 
     def leftover(self) -> str | None:
         for path, fd in self.files:
-            entries = os.pread(fd, 1 << 16, 0).count(b"\n") - 1
-            if entries > 0:
-                return f"{path} lists {entries}"
+            lines = self.buffer.count(b"\n", 0, os.preadv(fd, self.buffers, 0))
+            if lines > 1:  # more than the header
+                return f"{path} lists {lines - 1}"
         return None
+
+
+class ChildrenOfInit:
+    """Whether the supervisor, PID 1 of its PID namespace, has no child, zombies included:
+    then no process but itself is left in the namespace, since every process there
+    descends from PID 1 (orphans are reparented to it, and no run can enter the namespace
+    from outside: ``setns`` is refused). One read of a descriptor opened once, where
+    listing /proc would make a list of names on every run's cycle."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    @classmethod
+    def open(cls) -> ChildrenOfInit | None:
+        """None where this process is not PID 1 or the kernel lacks the file
+        (``CONFIG_PROC_CHILDREN``)."""
+        if os.getpid() != 1:
+            return None
+        try:
+            return cls(above_child_range(os.open("/proc/1/task/1/children", os.O_RDONLY)))
+        except OSError:
+            return None
+
+    def none(self) -> bool:
+        return not os.pread(self.fd, 16, 0)
 
 
 class PidCounter:

@@ -197,16 +197,27 @@ class Supervisor:
         self.private_ipc = caps.run_ipc_namespace = "ipc" in caps.namespaces and not self.use_seccomp
         self.pid_counter = isolation.PidCounter()
         self.kernel_state = isolation.KernelStateCheck()
+        self.children = isolation.ChildrenOfInit.open() if caps.proc_hidepid else None
         caps.pid_counter_reset = self.pid_counter.active
         self.memory_stat = config.get("memory_stat_fd")
         caps.memory_check = self.memory_stat is not None
         self.memory_baseline = 0
-        self.scratch = isolation.reset_scratch(caps, *self._owner(), self.limits,
-                                               config.get("host_scratch"))
+        self.scratch_dir = isolation.Scratch(caps, *self._owner(), self.limits, config.get("host_scratch"))
+        self.scratch = self.scratch_dir.reset()
         if caps.private_root:  # what a run could find in this process's memory
             config.pop("host_scratch", None)
+            self.scratch_dir.forget_host_path()
             isolation.forget_host_paths()
         isolation.prepare_supervisor(self.scratch)
+        # Runs without privileges inherit the supervisor's filter instead of installing
+        # their own (its cost, per process, is a tenth of a run's cycle: seccomp.py).
+        if self.use_seccomp and caps.drop_privileges:
+            try:
+                seccomp.install_filter(supervisor=True)
+                caps.seccomp_inherited = True
+            except OSError as exc:  # each child installs the whole filter, as without privileges
+                caps.warnings.append(f"the supervisor's seccomp filter was refused ({exc})")
+        self.child_installs_filter = self.use_seccomp and not caps.seccomp_inherited
 
     def serve(self) -> None:
         self.streams = _prepared_std_streams()
@@ -319,8 +330,7 @@ class Supervisor:
         if not self._reap_and_check() or self.kernel_state.leftover() is not None:
             return False
         try:
-            self.scratch = isolation.reset_scratch(self.caps, *self._owner(), self.limits,
-                                                   self.config.get("host_scratch"))
+            self.scratch = self.scratch_dir.reset()
             if not self._memory_released():
                 return False
             self.prepared = self.prepare_child()
@@ -367,7 +377,7 @@ class Supervisor:
             os.closerange(NULL_FD_CHILD + 1, chan_fd)
             os.closerange(chan_fd + 3, 1 << 16)
             isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch,
-                                    self.use_seccomp, self.private_ipc)
+                                    self.child_installs_filter, self.private_ipc)
             sys.stdin, sys.stdout, sys.stderr = self.streams
             sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
             del fds
@@ -395,6 +405,8 @@ class Supervisor:
 
     def _reap_and_check(self) -> bool:
         """Reap every child; the worker is clean when no process but itself remains."""
+        if self.children is not None and self.children.none():
+            return True  # the common case, without polling or listing /proc
         deadline = time.monotonic() + REAP_TIMEOUT_S
         while time.monotonic() < deadline:
             try:
@@ -451,6 +463,7 @@ def _usage() -> tuple[float, int]:
 def _seccomp_available(caps: isolation.Capabilities) -> bool:
     try:
         seccomp.build_filter()
+        seccomp.build_filter(supervisor=True)
     except Exception as exc:  # noqa: BLE001 - optional layer
         caps.warnings.append(f"no seccomp filter ({exc})")
         return False
