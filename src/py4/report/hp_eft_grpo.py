@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from py4.campaign.spec import ModelSpec
+from py4.campaign.spec import GRPOSpec, ModelSpec
 from py4.report import formats
 from py4.report.hp_models import LOSS_WORDS
 from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of, recorded
@@ -122,18 +122,20 @@ def eft_optimisation(sources: Sources) -> Group:
     return group
 
 
-def _grpo_model(sources: Sources) -> ModelSpec:
-    if sources.spec.grpo is None:
+def _grpo_run(sources: Sources) -> tuple[GRPOSpec, ModelSpec]:
+    """The campaign's GRPO section and the model it runs on (which names both GRPO config files)."""
+    grpo = sources.spec.grpo
+    if grpo is None:
         raise TableError(f"{sources.spec_path}: no grpo section")
-    model = sources.spec.models[sources.spec.grpo.model]
+    model = sources.spec.models[grpo.model]
     if not (model.files.eft512_warmstart and model.files.grpo):
-        raise TableError(f"{sources.spec_path}: models.{sources.spec.grpo.model}.files needs eft512_warmstart and grpo")
-    return model
+        raise TableError(f"{sources.spec_path}: models.{grpo.model}.files needs eft512_warmstart and grpo")
+    return grpo, model
 
 
 def warm_start(sources: Sources) -> Group:
-    path = _grpo_model(sources).files.eft512_warmstart
-    dose = sources.spec.grpo.warmstart_dose
+    grpo, model = _grpo_run(sources)
+    path, dose = model.files.eft512_warmstart, grpo.warmstart_dose
     config = sources.eft(path)
     opt, adapter, data = config.optimisation, config.lora, config.data
     group = Group("grpo", "Warm start", f"EFT-{dose}: one LoRA on the bare graft; the step-0 model")
@@ -163,7 +165,8 @@ def warm_start(sources: Sources) -> Group:
 
 
 def policy(sources: Sources) -> Group:
-    path = _grpo_model(sources).files.grpo
+    grpo, model = _grpo_run(sources)
+    path = model.files.grpo
     config = sources.grpo(path)
     opt, settings, problems, episode = config.optimisation, config.grpo, config.problems, config.episode
     group = Group("grpo", "Policy optimisation", "GRPO, continuing the warm-start LoRA")
@@ -189,7 +192,7 @@ def policy(sources: Sources) -> Group:
         raise TableError(f"{path}: problems_per_step x num_generations != micro x accum x gpus")
     group.add("Completions per step", [f"{completions} (per-device batch {opt.micro_batch}, {opt.grad_accum} "
                                        "accumulation steps, one generation round per step)"], src)
-    segments = sources.spec.grpo.segments
+    segments = grpo.segments
     parts = " + ".join(str(end - start) for start, end in zip([0, *segments[:-1]], segments))
     times = {1: "once", 2: "twice"}.get(problems.epochs, f"{problems.epochs} times")
     resumed = f" resumed from checkpoint-{segments[-2]}" if len(segments) > 1 else ""
@@ -215,7 +218,7 @@ def policy(sources: Sources) -> Group:
 
 
 def environment(sources: Sources) -> Group:
-    path = _grpo_model(sources).files.grpo
+    path = _grpo_run(sources)[1].files.grpo
     episode = sources.grpo(path).episode
     group = Group("grpo", "Environment and reward", f"Boa Python-4 interpreter, pinned {sources.spec.report.boa_pin}")
     src = (f"{path} (episode.max_tool_calls, run_timeout_s, output_cap, diagnostics); "
@@ -238,7 +241,7 @@ def environment(sources: Sources) -> Group:
 
 
 def stack(sources: Sources) -> Group:
-    model = _grpo_model(sources)
+    grpo, model = _grpo_run(sources)
     settings = sources.grpo(model.files.grpo).grpo
     software = recorded(sources.spec.recorded, "grpo_software")
     wall_clock = recorded(sources.spec.recorded, "grpo_wall_clock")
@@ -247,7 +250,7 @@ def stack(sources: Sources) -> Group:
                 if settings.use_vllm else "")
     src = (f"{sources.spec_path} recorded.grpo_software (recorded: {software.provenance}); {model.files.grpo} "
            f"(grpo.use_vllm, vllm_mode, vllm_tensor_parallel_size); {sources.spec_path} "
-           f"models.{sources.spec.grpo.model}.gpus; recorded.grpo_wall_clock ({wall_clock.provenance})")
+           f"models.{grpo.model}.gpus; recorded.grpo_wall_clock ({wall_clock.provenance})")
     group.add("Software", [f"{software.value}{rollouts}"], src)
     group.add("Hardware", [f"{model.gpus} $\\times$ {model.gpu_type}"], src)
     group.add("Wall clock", [wall_clock.value], src)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from py4.campaign.spec import HubPin
+from py4.campaign.spec import HubPin, Recorded
 from py4.report import formats
 from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of
 from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, global_batch, nickname, precision,
@@ -39,13 +39,19 @@ def midtraining(sources: Sources) -> Group:
     return group
 
 
+def _prop_corpora(sources: Sources) -> list[Recorded]:
+    """Each model's prop-token arm: Python-4 tokens per copy (recorded)."""
+    prop_corpora = [model.prop_corpus for model in sources.models if model.prop_corpus is not None]
+    if len(prop_corpora) != len(sources.models):
+        raise TableError(f"{sources.spec_path}: models.*.prop_corpus is required for the table")
+    return prop_corpora
+
+
 def _tokens_per_copy(sources: Sources, group: Group) -> None:
     corpus = sources.spec.corpus
-    prop_corpora = [model.prop_corpus for model in sources.models]
-    if any(prop is None for prop in prop_corpora):
-        raise TableError(f"{sources.spec_path}: models.*.prop_corpus is required for the table")
+    prop_corpora = _prop_corpora(sources)
     src = (f"{sources.spec_path} corpus.iso (recorded: {corpus.iso.provenance}); models.*.prop_corpus (recorded: "
-           + "; ".join(f"{model.label}: {model.prop_corpus.provenance}" for model in sources.models)
+           + "; ".join(f"{model.label}: {prop.provenance}" for model, prop in zip(sources.models, prop_corpora))
            + "); control = 0")
     n_models = len(sources.models)
     group.label("Python-4 tokens per copy")
@@ -77,8 +83,8 @@ def _training_tokens(sources: Sources, group: Group) -> None:
            "total_mix_tokens to step_schedule.json")
     group.label("Training tokens")
     group.add("iso-token and control arms", [formats.millions(iso)] * len(sources.models), src, sub=True)
-    group.add("prop-token arm", [formats.millions(_mix_tokens(sources, model.prop_corpus.value))
-                                 for model in sources.models], src, sub=True)
+    group.add("prop-token arm", [formats.millions(_mix_tokens(sources, prop.value)) for prop in _prop_corpora(sources)],
+              src, sub=True)
 
 
 def _steps(sources: Sources, group: Group) -> None:

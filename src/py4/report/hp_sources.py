@@ -1,8 +1,8 @@
 """What the hyperparameter table reads: the campaign spec and the stage config files it names.
 
-Every stage config is loaded through its config type (``py4.config.load_config``): a training
-stage's through the stage registry (``py4.stages``), a data config's through its
-``kind`` (``py4.data.configs``). The table reads typed attributes, so a field a file leaves
+Every stage config is loaded as the campaign loads it, through the stage registry
+(``py4.stages.load``: midtrain, sft, eft, grpo, data mix and pack, graft), and a data.schedule
+file through ``ScheduleConfig``. The table reads typed attributes, so a field a file leaves
 unset reads as the type's default, the value the run uses; the files need not repeat defaults.
 Step schedules are computed with `py4.data.schedule.compute_schedule` from the data.schedule
 configs, so step counts, tokens per step and totals are derived, never copied.
@@ -10,12 +10,13 @@ configs, so step counts, tokens per step and totals are derived, never copied.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from py4.campaign.spec import CampaignSpec, ModelSpec
-from py4.config import ConfigError, load_config, read_yaml, validate_config
+from py4.config import ConfigError, load_config, read_yaml
 from py4.data.schedule import StepSchedule, compute_schedule
 
 if TYPE_CHECKING:
@@ -65,51 +66,64 @@ class Sources:
     spec: CampaignSpec
     spec_path: str
     root: Path = Path(".")
-    _loaded: dict[tuple[str, str], Any] = field(default_factory=dict)
+    _loaded: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
-    def _load(self, kind: str, path: str | None, config_type: Any) -> Any:
-        """``path`` (relative to the repo root) loaded as ``config_type``; TableError when absent."""
+    def _file(self, what: str, path: str | None) -> Path:
+        """The file at ``path`` (relative to the repo root); TableError when unnamed or absent."""
         if path is None:
-            raise TableError(f"{self.spec_path}: no {kind} config file named")
-        key = (kind, path)
+            raise TableError(f"{self.spec_path}: no {what} config file named")
+        full = self.root / path
+        if not full.is_file():
+            raise TableError(f"{self.spec_path}: {what} config file {path} does not exist")
+        return full
+
+    def _stage(self, stage: str, path: str | None, optional: bool = False, **options: Any) -> Any:
+        """A stage's config file loaded as the campaign loads it: through the stage registry
+        (``py4.stages.load``: the stage's config type, and its flags for the graft). ``optional``:
+        no file named means the type's defaults."""
+        from py4.stages import StageCall, load
+
+        key = (stage, path or "", *sorted(options.items()))
         if key not in self._loaded:
-            full = self.root / path
-            if not full.is_file():
-                raise TableError(f"{self.spec_path}: {kind} config file {path} does not exist")
-            self._loaded[key] = load_config(config_type, full)
+            config = None if path is None and optional else str(self._file(stage, path))
+            self._loaded[key] = load(StageCall(stage=stage, config=config, options=options))
         return self._loaded[key]
 
-    def _training_stage(self, stage: str, path: str | None) -> Any:
-        from py4.stages import config_type
-
-        return self._load(stage, path, config_type(stage))
-
     def midtrain(self, path: str) -> MidtrainConfig:
-        return self._training_stage("midtrain", path)
+        return self._stage("midtrain", path)
 
     def sft(self, path: str) -> SFTStageConfig:
-        return self._training_stage("sft", path)
+        return self._stage("sft", path)
 
     def eft(self, path: str | None) -> EFTConfig:
-        return self._training_stage("eft", path)
+        return self._stage("eft", path)
 
     def grpo(self, path: str | None) -> GRPOStageConfig:
-        return self._training_stage("grpo", path)
-
-    def _data(self, kind: str, path: str | None) -> Any:
-        from py4.data.configs import config_type_for
-
-        return self._load(kind, path, config_type_for(kind))
+        return self._stage("grpo", path)
 
     def mix(self, path: str | None) -> MixConfig:
-        return self._data("data.mix", path)
+        return self._stage("mix", path)
 
     def pack(self, path: str | None) -> PackConfig:
-        return self._data("data.pack", path)
+        return self._stage("pack", path)
+
+    def graft(self, model: ModelSpec) -> GraftConfig:
+        """The model's graft policies: its ``files.graft`` (none named: GraftConfig's defaults). The
+        checkpoints are the campaign DAG's flags per run; the table reads only the policies, so the
+        folders are described rather than named (the -it pins are the spec's)."""
+        return self._stage("graft", model.files.graft, optional=True, mid="<each arm's midtraining endpoint>",
+                           out="<each arm's graft folder>", it=model.it.hub_id, it_revision=model.it.revision,
+                           base=model.it_base.hub_id, base_revision=model.it_base.revision)
 
     def schedule(self, path: str) -> StepSchedule:
-        """The step schedule a data.schedule config describes; checks its expected_max_steps."""
-        config = self._data("data.schedule", path)
+        """The step schedule a data.schedule config describes (not a campaign stage: ``py4 data
+        schedule``); checks its expected_max_steps."""
+        from py4.data.configs import ScheduleConfig
+
+        key = ("data.schedule", path)
+        if key not in self._loaded:
+            self._loaded[key] = load_config(ScheduleConfig, self._file("data.schedule", path))
+        config = self._loaded[key]
         if config.total_tokens_from is not None:
             raise TableError(f"{path}: total_tokens_from needs a run's output; the table's schedules give "
                              "total_tokens or rows")
@@ -121,28 +135,6 @@ class Sources:
             raise TableError(f"{path}: expected_max_steps {config.expected_max_steps} but the schedule computes "
                              f"{schedule.max_steps}")
         return schedule
-
-    def graft(self, model: ModelSpec) -> GraftConfig:
-        """The model's graft policies: its ``files.graft`` through GraftConfig (none named: the type's
-        defaults). The checkpoints (mid, it, base, out) are the campaign DAG's per run; the table
-        reads only the policies, so they are filled with what the DAG gives, by description."""
-        from py4.graft.config import GraftConfig
-
-        path = model.files.graft
-        key = ("graft", path or f"<defaults for {model.label}>")
-        if key not in self._loaded:
-            data: dict[str, Any] = {}
-            if path is not None:
-                if not (self.root / path).is_file():
-                    raise TableError(f"{self.spec_path}: graft config file {path} does not exist")
-                data = read_yaml(self.root / path) or {}
-                if not isinstance(data, dict):
-                    raise ConfigError(path, ["<root>: expected a mapping"])
-            runs = {"mid": "<each arm's midtraining endpoint>", "out": "<each arm's graft folder>",
-                    "it": {"path": model.it.hub_id, "revision": model.it.revision},
-                    "base": {"path": model.it_base.hub_id, "revision": model.it_base.revision}}
-            self._loaded[key] = validate_config(GraftConfig, {**data, **runs}, path or "<GraftConfig defaults>")
-        return self._loaded[key]
 
     @property
     def models(self) -> list[ModelSpec]:
@@ -165,7 +157,7 @@ class Sources:
                       activation_checkpointing=bool(fsdp.get("fsdp_activation_checkpointing")))
 
 
-def files_of(paths: list[str]) -> str:
+def files_of(paths: Sequence[str | None]) -> str:
     """Distinct paths in order, ';'-joined (a row's source)."""
     seen: list[str] = []
     for path in paths:

@@ -67,7 +67,11 @@ def schedule_words(optimisation: Optimisation, warmup_style: str = "short") -> s
 def scheduler_head(optimisation: Optimisation, short: bool = False) -> str:
     kind = optimisation.lr_scheduler
     if kind == "cosine_with_min_lr":
-        return "cosine" if short else f"cosine to ${formats.number(optimisation.min_lr_rate)}\\times$"
+        if short:
+            return "cosine"
+        if optimisation.min_lr_rate is None:
+            raise ValueError("lr_scheduler cosine_with_min_lr without min_lr_rate")
+        return f"cosine to ${formats.number(optimisation.min_lr_rate)}\\times$"
     if kind == "cosine":
         return "cosine" if short else "cosine to 0"
     if kind in ("constant", "linear"):
