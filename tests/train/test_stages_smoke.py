@@ -166,7 +166,9 @@ def test_sft_chat_rows_trl_path_masks_prompts(smoke_assets, tmp_path):
 def test_nan_loss_and_unsupervised_batch_stop_the_run():
     import torch
 
-    guard = common.GuardCallback()
+    from py4.train.callbacks import GuardCallback
+
+    guard = GuardCallback()
     state = type("S", (), {"global_step": 7})()
     with pytest.raises(common.TrainingGuardError, match="loss is nan at step 7"):
         guard.on_log(None, state, None, logs={"loss": float("nan")})

@@ -8,10 +8,12 @@ record. The pieces here keep that flow short and identical across stages:
   (transformers 5: a float ``warmup_steps`` below 1 is a ratio; "cosine to 0.1×" is
   ``cosine_with_min_lr`` with ``min_lr_rate``);
 - guards that stop a run with a clear message: a batch with no supervised token
-  (:func:`guarded_collator`), a NaN/inf loss (:class:`GuardCallback`), max steps that
+  (:func:`guarded_collator`), a NaN/inf loss (``callbacks.GuardCallback``), max steps that
   differ from ``step_schedule.json`` (:func:`check_schedule`), a world size that differs
   from the configured GPU count (:func:`check_world_size`);
-- :class:`LRTrace`, the learning rate after every optimizer step (manifest: peak, end);
+- the Trainer callbacks (the loss guard, the LR trace, stopping at a step) live in
+  :mod:`py4.train.callbacks`: subclassing ``TrainerCallback`` imports transformers, and
+  this module is imported by light paths (config checks, the stage registry, reports);
 - :func:`resume_checkpoint`: the last ``checkpoint-N`` (optimizer, scheduler, RNG and
   data position are restored by the Trainer from it; under FSDP2 the campaign's checkpoints
   are sharded, ``pytorch_model_fsdp_0/`` + ``optimizer_0/``, each rank writing its shard);
@@ -25,7 +27,6 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -67,8 +68,6 @@ __all__ = [
     "TrainingGuardError",
     "trainer_kwargs",
     "guarded_collator",
-    "GuardCallback",
-    "LRTrace",
     "check_schedule",
     "read_schedule",
     "check_world_size",
@@ -186,40 +185,6 @@ def guarded_collator(collator, label_key: str = "labels"):
         return batch
 
     return collate
-
-
-def _trainer_callback_base():
-    from transformers import TrainerCallback
-
-    return TrainerCallback
-
-
-class GuardCallback(_trainer_callback_base()):
-    """Stops the run when a logged loss is NaN or infinite."""
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        loss = (logs or {}).get("loss")
-        if loss is not None and not math.isfinite(float(loss)):
-            raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping (lower the LR or check data)")
-
-
-class LRTrace(_trainer_callback_base()):
-    """The learning rate in force at each optimizer step, read from the scheduler."""
-
-    def __init__(self) -> None:
-        self.steps: list[int] = []
-        self.lrs: list[float] = []
-
-    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
-        if lr_scheduler is not None:
-            # get_last_lr is the LR for the *next* step; the step just taken used the previous one.
-            self.steps.append(state.global_step)
-            self.lrs.append(float(lr_scheduler.get_last_lr()[0]))
-
-    def summary(self) -> dict[str, Any]:
-        if not self.lrs:
-            return {}
-        return {"lr_peak": max(self.lrs), "lr_end": self.lrs[-1], "lr_steps_traced": len(self.lrs)}
 
 
 def read_schedule(path: str | Path) -> dict[str, Any]:

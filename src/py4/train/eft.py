@@ -228,7 +228,9 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         model = loading.load_model(config.model, device)
         targeted = check_lora_targets(model, config.lora)
         rows = sft.read_chat_rows(data.path)
-        lr_trace = common.LRTrace()
+        from py4.train.callbacks import LRTrace
+
+        lr_trace = LRTrace()
         trainer = sft.build_chat_trainer(model, tokenizer, sft.chat_dataset(rows), opt, settings, device,
                                          max_steps if max_steps else -1, data.max_length, data.packing,
                                          peft_config=config.lora.peft_config(), callbacks=[lr_trace, *callbacks],

@@ -477,18 +477,6 @@ def batched_tools_trainer():
     return BatchedToolsGRPOTrainer
 
 
-class StopAtStep(common._trainer_callback_base()):
-    """Stops training after ``step`` (the checkpoint at that step is saved first)."""
-
-    def __init__(self, step: int):
-        self.step = step
-
-    def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step >= self.step:
-            control.should_save = True
-            control.should_training_stop = True
-
-
 def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_weights: list[float]):
     from trl import GRPOConfig
 
@@ -533,13 +521,15 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                                           environment_tools(factory), g.max_prompt_length,
                                           config.episode.enable_thinking)
         model, frozen_vision = load_policy(config, device)
-        lr_trace = common.LRTrace()
+        from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep
+
+        lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
         trainer_class = batched_tools_trainer() if g.batch_tool_calls else GRPOTrainer
         trainer = trainer_class(model=model, reward_funcs=rewards, args=grpo_args(config, device, weights),
                                 train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                 environment_factory=factory,
-                                callbacks=[common.GuardCallback(), lr_trace, *extra, *callbacks])
+                                callbacks=[GuardCallback(), lr_trace, *extra, *callbacks])
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,

@@ -20,11 +20,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from py4.config import StrictModel
 from py4.runs import RunRecorder
 from py4.train import common, loading
+
+if TYPE_CHECKING:
+    from py4.train.callbacks import LRTrace
 
 
 class PackedData(StrictModel):
@@ -247,7 +250,7 @@ def optimizer_facts(trainer) -> dict[str, Any]:
     return {"class": type(optimizer).__name__, "state_tensors": states, "quantized_state_tensors": quantized}
 
 
-def finish(recorder, trainer, lr_trace: common.LRTrace, output_dir: str, resumed_from: str | None,
+def finish(recorder, trainer, lr_trace: LRTrace, output_dir: str, resumed_from: str | None,
            tokenizer, t0: float) -> StageResult:
     """Save the final model, record the outcome, return the stage result."""
     model_dir = Path(output_dir) / "model"
@@ -298,11 +301,13 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         recorder.set(loading=loading.loading_facts(model))
         dataset = load_packed(config.data.path)
         recorder.set(data_rows=len(dataset), max_steps=max_steps if max_steps is not None else -1)
-        lr_trace = common.LRTrace()
+        from py4.train.callbacks import GuardCallback, LRTrace
+
+        lr_trace = LRTrace()
         trainer = Trainer(
             model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
             data_collator=common.guarded_collator(PackedBlockCollator(tokenizer.pad_token_id)),
-            callbacks=[common.GuardCallback(), lr_trace, *callbacks],
+            callbacks=[GuardCallback(), lr_trace, *callbacks],
         )
         resumed_from = common.resume_checkpoint(settings)
         recorder.set(resumed_from=resumed_from)

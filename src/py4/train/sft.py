@@ -124,6 +124,8 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     """
     from trl import SFTConfig, SFTTrainer
 
+    from py4.train.callbacks import GuardCallback
+
     kwargs = common.trainer_kwargs(opt, settings, device, max_steps)
     args = SFTConfig(**kwargs, assistant_only_loss=True, packing=packing, max_length=max_length,
                      dataset_num_proc=None, eos_token=None)
@@ -133,7 +135,7 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     training_template = use_training_template(tokenizer, chat_template_family)
     try:
         trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                             peft_config=peft_config, callbacks=[common.GuardCallback(), *callbacks])
+                             peft_config=peft_config, callbacks=[GuardCallback(), *callbacks])
     finally:
         tokenizer.chat_template = own_template
     trainer.training_template = training_template.describe()
@@ -162,7 +164,9 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         model = loading.load_model(config.model, device)
         rows = read_chat_rows(chat.path, chat.limit)
         recorder.set(data_rows=len(rows))
-        lr_trace = common.LRTrace()
+        from py4.train.callbacks import LRTrace
+
+        lr_trace = LRTrace()
         trainer = build_chat_trainer(model, tokenizer, chat_dataset(rows), opt, settings, device,
                                      opt.max_steps if opt.max_steps else -1, chat.max_length, chat.packing,
                                      callbacks=[lr_trace, *callbacks])

@@ -1,0 +1,54 @@
+"""The Trainer callbacks every training stage uses: the loss guard, the LR trace, a stop.
+
+Apart from :mod:`py4.train.common` because subclassing ``transformers.TrainerCallback``
+imports transformers (~14 s cold); the stage modules that build trainers import this.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from transformers import TrainerCallback
+
+from py4.train.common import TrainingGuardError
+
+
+class GuardCallback(TrainerCallback):
+    """Stops the run when a logged loss is NaN or infinite."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping (lower the LR or check data)")
+
+
+class LRTrace(TrainerCallback):
+    """The learning rate in force at each optimizer step, read from the scheduler."""
+
+    def __init__(self) -> None:
+        self.steps: list[int] = []
+        self.lrs: list[float] = []
+
+    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
+        if lr_scheduler is not None:
+            # get_last_lr is the LR for the *next* step; the step just taken used the previous one.
+            self.steps.append(state.global_step)
+            self.lrs.append(float(lr_scheduler.get_last_lr()[0]))
+
+    def summary(self) -> dict[str, Any]:
+        if not self.lrs:
+            return {}
+        return {"lr_peak": max(self.lrs), "lr_end": self.lrs[-1], "lr_steps_traced": len(self.lrs)}
+
+
+class StopAtStep(TrainerCallback):
+    """Stops training after ``step`` (the checkpoint at that step is saved first)."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= self.step:
+            control.should_save = True
+            control.should_training_stop = True
