@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from py4.report import formats as F
+from py4.report import formats
 from py4.report.hp_eft_grpo import dose_split
 from py4.report.hyperparameters import TableError, build_table, render_latex, render_markdown
 
@@ -31,8 +31,8 @@ def test_parts_match(table, reference):
 
 
 def test_groups_match(table, reference):
-    got = [(g["part"], g["title"], g.get("descriptor")) for g in table["groups"]]
-    want = [(g["part"], g["title"], g.get("descriptor")) for g in reference["groups"]]
+    got = [(group["part"], group["title"], group.get("descriptor")) for group in table["groups"]]
+    want = [(group["part"], group["title"], group.get("descriptor")) for group in reference["groups"]]
     assert got == want
 
 
@@ -45,12 +45,12 @@ def test_every_row_and_value_matches(table, reference):
 
 
 def test_sources_name_our_configs(table):
-    for g in table["groups"]:
-        for row in g["rows"]:
+    for group in table["groups"]:
+        for row in group["rows"]:
             if row.get("label"):
                 continue
             src = row["source"]
-            assert any(s in src for s in ("configs/", "src/py4/")), (g["title"], row["name"], src)
+            assert any(prefix in src for prefix in ("configs/", "src/py4/")), (group["title"], row["name"], src)
             for token in src.replace(";", " ").replace("(", " ").split():
                 if token.startswith("configs/") and token.endswith(".yaml") and "*" not in token:
                     assert (ROOT / token).is_file(), f"{row['name']}: source names missing file {token}"
@@ -66,10 +66,9 @@ def test_renderings(table):
 def test_inconsistent_step_count_is_an_error(tmp_path):
     # A midtrain max_steps that disagrees with its schedule must fail, naming the file.
     import shutil
-    for d in ("configs",):
-        shutil.copytree(ROOT / d, tmp_path / d)
-    p = tmp_path / "configs/train/gemma4_12b/midtrain_iso.yaml"
-    p.write_text(p.read_text().replace("max_steps: 306", "max_steps: 305"))
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    midtrain = tmp_path / "configs/train/gemma4_12b/midtrain_iso.yaml"
+    midtrain.write_text(midtrain.read_text().replace("max_steps: 306", "max_steps: 305"))
     with pytest.raises(TableError, match="midtrain_iso.yaml"):
         build_table(CAMPAIGN, root=tmp_path)
 
@@ -80,7 +79,7 @@ def test_dose_split(rows, split):
 
 
 def test_formats():
-    assert F.millions(5_397_107) == "5.40M" and F.millions(111_529_248) == "111.5M"
-    assert F.power_of_ten(1e-5) == "$1\\times10^{-5}$"
-    assert F.signed(-0.1) == "$-$0.10" and F.signed(1.0) == "+1"
-    assert F.projections(["q_proj", "k_proj", "v_proj", "o_proj"]) == "q, k, v, o (attention only)"
+    assert formats.millions(5_397_107) == "5.40M" and formats.millions(111_529_248) == "111.5M"
+    assert formats.power_of_ten(1e-5) == "$1\\times10^{-5}$"
+    assert formats.signed(-0.1) == "$-$0.10" and formats.signed(1.0) == "+1"
+    assert formats.projections(["q_proj", "k_proj", "v_proj", "o_proj"]) == "q, k, v, o (attention only)"

@@ -54,10 +54,10 @@ def render_markdown(table: dict[str, Any]) -> str:
     for part, meta in table["parts"].items():
         cols = meta["columns"]
         out += [f"## {part}", "", "| | " + " | ".join(_cell(c) for c in cols) + " |", "|---" * (len(cols) + 1) + "|"]
-        for g in (g for g in table["groups"] if g["part"] == part):
-            desc = f" — {_cell(g['descriptor'])}" if g.get("descriptor") else ""
-            out.append(f"| **{_cell(g['title'])}**{desc} |" + " |" * len(cols))
-            for row in g["rows"]:
+        for group in (group for group in table["groups"] if group["part"] == part):
+            desc = f" — {_cell(group['descriptor'])}" if group.get("descriptor") else ""
+            out.append(f"| **{_cell(group['title'])}**{desc} |" + " |" * len(cols))
+            for row in group["rows"]:
                 name = ("&nbsp;&nbsp;" if row.get("sub") else "") + _cell(row["name"])
                 if row.get("label"):
                     out.append(f"| *{name}* |" + " |" * len(cols))
@@ -65,7 +65,7 @@ def render_markdown(table: dict[str, Any]) -> str:
                 cells = [row["span"]] * len(cols) if "span" in row else row["values"]
                 out.append("| " + " | ".join([name, *(_cell(c) for c in cells)]) + " |")
         out.append("")
-        notes = [n["text"] for n in table.get("notes") or [] if n.get("part") == part and n.get("text")]
-        if notes:
-            out += [latex_to_markdown(n) for n in notes for n in (n, "")]
+        notes = [note["text"] for note in table.get("notes") or [] if note.get("part") == part and note.get("text")]
+        for note in notes:
+            out += [latex_to_markdown(note), ""]
     return "\n".join(out)

@@ -87,11 +87,12 @@ def render_latex(table: dict[str, Any]) -> str:
         out.append("\\begin{tabular}{l" + "l" * len(cols) + "}")
         out.append("\\toprule")
         out.append(" & ".join(["", *cols]) + " \\\\")
-        for g in (g for g in table["groups"] if g["part"] == part):
+        for group in (group for group in table["groups"] if group["part"] == part):
             out.append("\\midrule")
-            head = f"\\textbf{{{g['title']}}}" + (f" \\quad {{\\small {g['descriptor']}}}" if g.get("descriptor") else "")
+            head = (f"\\textbf{{{group['title']}}}"
+                    + (f" \\quad {{\\small {group['descriptor']}}}" if group.get("descriptor") else ""))
             out.append(f"\\multicolumn{{{len(cols) + 1}}}{{l}}{{{head}}} \\\\")
-            for row in g["rows"]:
+            for row in group["rows"]:
                 name = ("\\quad " if row.get("sub") else "") + row["name"]
                 if row.get("label"):
                     out.append(f"\\textit{{{name}}} & " + " & ".join([""] * len(cols)) + " \\\\")
