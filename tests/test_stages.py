@@ -1,0 +1,102 @@
+"""The stage registry (py4.stages, docs/dev/stages.md): every stage a campaign runs is in it, and the
+command line's stage commands are the registry's (its commands, flags and training stages)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from py4 import stages
+from py4.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _command(words: tuple[str, ...]) -> tuple[click.Command, list[str]]:
+    """The command ``py4 WORDS`` runs, and the words left for its arguments (``train STAGE``).
+
+    A group that runs a command when no sub-command is named runs it as its own callback (graft)
+    or through its default command (eval: ``episodes``)."""
+    command, words_left = typer.main.get_command(app), list(words)
+    while words_left and words_left[0] in getattr(command, "commands", {}):
+        command = command.commands[words_left.pop(0)]
+    if getattr(command, "commands", None) and "episodes" in command.commands:
+        command = command.commands["episodes"]
+    return command, words_left
+
+
+def _option_names(command: click.Command) -> set[str]:
+    return {name for p in command.params for name in [*p.opts, *getattr(p, "secondary_opts", [])]}
+
+
+def test_every_stage_of_the_campaigns_is_in_the_registry(monkeypatch):
+    from py4.campaign.dag import build_dag
+    from py4.campaign.spec import STAGES, load_campaign
+
+    monkeypatch.chdir(ROOT)
+    assert STAGES is stages.STAGES  # the campaign spec's stages are the registry's
+    for name in ("smoke", "python4"):
+        for node in build_dag(load_campaign(ROOT / f"configs/campaign/{name}.yaml")):
+            assert node.stage in stages.STAGES, node.id
+            assert node.argv[: len(stages.get_stage(node.stage).command)] == list(stages.get_stage(node.stage).command)
+
+
+@pytest.mark.parametrize("name", list(stages.STAGES))
+def test_each_stage_is_a_command_of_the_command_line_with_the_registrys_flags(name):
+    from py4.stage_cli import TRAINING_STAGES
+
+    stage = stages.get_stage(name)
+    command, arguments = _command(stage.command)
+    assert arguments == ([name] if name in TRAINING_STAGES else []), name  # `py4 train STAGE`: STAGE is its argument
+    options = _option_names(command)
+    for flag in stage.flags:
+        assert flag.flag in options, f"{name}: py4 {' '.join(stage.command)} has no {flag.flag}"
+    assert set(stage.options.model_fields) <= {f.field for f in stage.flags}, name  # every option is written
+
+
+def test_py4_train_takes_the_registrys_training_stages():
+    from py4.stage_cli import TRAINING_STAGES
+
+    assert TRAINING_STAGES == [n for n, s in stages.STAGES.items() if s.launch_module == "py4.train"]
+    assert TRAINING_STAGES == ["midtrain", "sft", "eft_dose", "eft", "grpo"]
+    help_text = " ".join(CliRunner().invoke(app, ["train", "--help"]).output.split())
+    assert "midtrain | sft | eft_dose | eft | grpo" in help_text
+    result = CliRunner().invoke(app, ["train", "sfy", "--config", "x.yaml"])
+    assert result.exit_code == 2 and "did you mean 'sft'" in result.output
+
+
+def test_python_m_py4_train_is_py4_train():
+    import py4.train.__main__ as entry
+    from py4.stage_cli import main
+
+    assert entry.main is main
+
+
+def test_a_call_is_written_as_its_command_line_and_read_back():
+    call = stages.StageCall(stage="eval", config="configs/eval/x.yaml",
+                            options={"out": "o", "model": "m", "split": ["a", "b"], "progress": False},
+                            overrides=(*stages.overrides({"limit": 3, "episode.verbatim": True, "name": None}),
+                                       *stages.overrides(["sampling.temperature=0.70"])))
+    assert stages.argv(call) == ["eval", "--out", "o", "--model", "m", "--split", "a,b", "--no-progress",
+                                 "--config", "configs/eval/x.yaml", "limit=3", "episode.verbatim=true", "name=null",
+                                 "sampling.temperature=0.70"]  # a spec's text is kept as written
+    assert [o.value for o in call.overrides] == [3, True, None, 0.7]
+    heldout = stages.StageCall(stage="heldout_loss", options={"model": "m", "docs": "d", "exclude": ["a", "b"],
+                                                              "max_tokens": 5, "out": "o"})
+    assert stages.argv(heldout) == ["smoke", "heldout-loss", "--model", "m", "--docs", "d", "--exclude", "a",
+                                    "--exclude", "b", "--max-tokens", "5", "--out", "o"]
+
+
+def test_check_names_the_option_or_field_and_what_was_expected():
+    subset = stages.StageCall(stage="subset", options={"corpus": "c", "target_tokens": "lots", "seed": 1, "out": "o"})
+    assert stages.check(subset) == ["options of subset: target_tokens: Input should be a valid integer, unable to "
+                                    "parse string as an integer (given 'lots')"]
+    assert "unknown stage 'sfy'; did you mean 'sft'?" in stages.check(stages.StageCall(stage="sfy"))[0]
+    assets = stages.StageCall(stage="assets", config=str(ROOT / "configs/train/smoke/smoke_assets.yaml"),
+                              options={"out": "o"}, overrides=tuple(stages.overrides(["it_training.step=3"])))
+    [problem] = stages.check(assets)
+    assert "smoke_assets.yaml: it_training.step: unknown key; did you mean 'steps'?" in problem
