@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -132,9 +132,6 @@ class StageCall:
     def override_texts(self) -> list[str]:
         return [str(o) for o in self.overrides]
 
-    def with_overrides(self, more: Iterable[Override]) -> StageCall:
-        return replace(self, overrides=(*self.overrides, *more))
-
 
 # ---- the options of each command (typed; defaults are the commands' own) -------------------
 
@@ -225,8 +222,7 @@ def _run_train(config: Any, call: StageCall) -> Any:
     _check_data_path(config, call)
     if getattr(config, "optimisation", None) is not None:
         check_optimizer(config.optimisation, str(call.config))
-    module, _, _ = TRAINING_MODULES[call.stage].partition(":")
-    return importlib.import_module(module).run(config)
+    return get_stage(call.stage).module().run(config)
 
 
 def _check_data_path(config: Any, call: StageCall) -> None:
@@ -331,25 +327,16 @@ def _options(call: StageCall) -> Any:
 
 # ---- the registry -------------------------------------------------------------------------
 
-TRAINING_MODULES = {
-    "midtrain": "py4.train.midtrain:MidtrainConfig",
-    "sft": "py4.train.sft:SFTStageConfig",
-    "eft_dose": "py4.train.eft_data:EFTDoseConfig",
-    "eft": "py4.train.eft:EFTConfig",
-    "grpo": "py4.train.grpo:GRPOStageConfig",
-}
-"""``py4 train STAGE``: stage -> ``module:ConfigType``; the module's ``run(config)`` trains."""
-
 _CONFIG = (Flag(field=CONFIG, flag="--config"),)
 _CORPUS_FLAGS = (Flag(field=CONFIG, flag="--config"), Flag(field="out", flag="--out"),
                  Flag(field="progress", flag="--no-progress"))
 
 
-def _training_stage(name: str) -> Stage:
-    return Stage(name=name, command=("train", name), flags=_CONFIG, options=NoOptions,
-                 config_type=TRAINING_MODULES[name], run=_run_train,
-                 result_type="pathlib:Path" if name == "eft_dose" else "py4.train.packed:StageResult",
-                 launch_module="py4.train")
+def _training_stage(name: str, config_type: str, result_type: str = "py4.train.packed:StageResult") -> Stage:
+    """``py4 train NAME --config FILE [key=value ...]``: the config type's module has ``run(config)``;
+    on several GPUs it starts as ``accelerate launch … -m py4.train NAME …``."""
+    return Stage(name=name, command=("train", name), flags=_CONFIG, options=NoOptions, config_type=config_type,
+                 run=_run_train, result_type=result_type, launch_module="py4.train")
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in [
@@ -365,16 +352,16 @@ STAGES: dict[str, Stage] = {s.name: s for s in [
           config_type="py4.data.configs:PackConfig", run=_run_pack, result_type="builtins:dict"),
     Stage(name="mix", command=("data", "mix"), flags=_CONFIG, options=NoOptions,
           config_type="py4.data.configs:MixConfig", run=_run_mix, result_type="builtins:dict"),
-    _training_stage("midtrain"),
-    _training_stage("sft"),
+    _training_stage("midtrain", "py4.train.midtrain:MidtrainConfig"),
+    _training_stage("sft", "py4.train.sft:SFTStageConfig"),
     Stage(name="graft", command=("graft",), options=GraftOptions, config_type="py4.graft.config:GraftConfig",
           flags=(*(Flag(field=f, flag=f"--{f}") for f in ("mid", "it", "base", "out")),
                  Flag(field="progress", flag="--no-progress"), Flag(field=CONFIG, flag="--config"),
                  Flag(field="it_revision", flag="--it-revision"), Flag(field="base_revision", flag="--base-revision")),
           load=_load_graft, run=_run_graft, result_type="py4.graft.engine:GraftResult"),
-    _training_stage("eft_dose"),
-    _training_stage("eft"),
-    _training_stage("grpo"),
+    _training_stage("eft_dose", "py4.train.eft_data:EFTDoseConfig", result_type="pathlib:Path"),
+    _training_stage("eft", "py4.train.eft:EFTConfig"),
+    _training_stage("grpo", "py4.train.grpo:GRPOStageConfig"),
     Stage(name="eval", command=("eval",), options=EvalOptions, config_type="py4.evaluate.harness:EvalConfig",
           flags=(*(Flag(field=f, flag=f"--{f}") for f in ("out", "policy", "endpoint", "model")),
                  Flag(field="split", flag="--split", joined=True), Flag(field="progress", flag="--no-progress"),
