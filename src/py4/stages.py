@@ -216,12 +216,12 @@ class HeldoutLossConfig(StrictModel):
 # ---- how each stage runs ------------------------------------------------------------------
 
 def _run_train(config: Any, call: StageCall) -> Any:
-    """A training stage: its data folder and optimizer checked before any weights load."""
+    """A training stage: its optimizer's package and its data folder checked before any weights load."""
     from py4.train.common import check_optimizer
 
-    _check_data_path(config, call)
     if getattr(config, "optimisation", None) is not None:
         check_optimizer(config.optimisation, str(call.config))
+    _check_data_path(config, call)
     return get_stage(call.stage).module().run(config)
 
 
