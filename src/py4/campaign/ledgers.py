@@ -83,29 +83,30 @@ def weights_sha256(output: dict) -> str:
 
 # Roles of the weights a stage takes from outside the campaign: manifest input -> shown as.
 _EXTERNAL_INPUTS = {"midtrain": {"model": "base"}, "graft": {"it": "it", "base": "base"}}
-_EXTERNAL_FLAGS = {"graft": {"--it": "it", "--base": "base"}}
+_EXTERNAL_OPTIONS = {"graft": {"it": "it", "base": "base"}}
+"""stage -> option (a model it reads) -> the role shown; its pin is the option ``<name>_revision``."""
 
 
 def external_parents(node: Node, manifest: dict) -> list[tuple[str, str]]:
     """(role, reference) of the models a midtrain or graft run starts from that no campaign run
-    built: from the run's own record when it has one, else from its command (or stage config)."""
+    built: from the run's own record when it has one, else from its call (or stage config)."""
     inputs = manifest.get("inputs") or {}
     roles = _EXTERNAL_INPUTS.get(node.stage, {})
     recorded = [(shown, _reference(inputs[key])) for key, shown in roles.items() if key in inputs]
     if recorded:
         return recorded
     if node.stage == "midtrain":
-        path = next((a.split("=", 1)[1] for a in node.argv if a.startswith("model.path=")), None)
+        path = next((o.text for o in node.overrides if o.key == "model.path"), None)
         if path is None and node.config:
             path, revision = _config_model(node.config)
             return [("base", f"{path}@{revision}" if revision else path)] if path else []
         return [("base", path)] if path else []
-    flags = _EXTERNAL_FLAGS.get(node.stage, {})
-    argv = node.argv
-    found = [(shown, argv[i + 1]) for i, a in enumerate(argv[:-1]) for flag, shown in flags.items() if a == flag]
-    revisions = {f"{flag}-revision": shown for flag, shown in flags.items()}
-    pins = {revisions[a]: argv[i + 1] for i, a in enumerate(argv[:-1]) if a in revisions}
-    return [(shown, f"{ref}@{pins[shown]}" if shown in pins else ref) for shown, ref in found]
+    found = []
+    for option, shown in _EXTERNAL_OPTIONS.get(node.stage, {}).items():
+        ref, pin = node.options.get(option), node.options.get(f"{option}_revision")
+        if ref:
+            found.append((shown, f"{ref}@{pin}" if pin else ref))
+    return found
 
 
 def _reference(entry: dict) -> str:
