@@ -61,3 +61,32 @@ def test_an_unknown_policy_lists_the_known_ones_and_not_the_defaults(tmp_path):
     assert "'golden'" in result.output
     for name in ("gold", "python3", "local", "endpoint"):
         assert name in result.output
+
+
+def test_a_missing_bank_names_its_file_and_exits_2(tmp_path):
+    result = _eval("--policy", "gold", "--split", "test_heldin", "--out", str(tmp_path / "x"),
+                   f"bank_dir={tmp_path / 'no-bank'}")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and str(tmp_path / "no-bank") in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_splits_are_named_before_any_episode(tmp_path):
+    result = _eval("--policy", "gold", "--split", "test_heldin,test_helout", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 2, result.output
+    assert "invalid config from the command line" in result.output
+    assert "splits: unknown split 'test_helout'" in result.output and "test_heldout" in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_bug_during_the_evaluation_keeps_its_traceback(tmp_path, monkeypatch):
+    """A ValueError or RuntimeError inside the run is a bug, not 'error: …' and exit 2 (it used to be)."""
+    import py4.evaluate.harness
+
+    def bug(*args, **kwargs):
+        raise ValueError("operands could not be broadcast together")
+
+    monkeypatch.setattr(py4.evaluate.harness, "run", bug)
+    result = _eval("--policy", "gold", "--split", "test_heldin", "--out", str(tmp_path / "x"))
+    assert isinstance(result.exception, ValueError) and result.exit_code != 2
+    assert "error: operands" not in result.output

@@ -8,15 +8,18 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from py4.errors import Py4Error, cli_errors
 from py4.evaluate.policies import POLICY_NAMES
 
 
+@cli_errors  # a user's error (a config, the bank, a model folder, the server): one line, exit 2
 def app(
     out: str = typer.Option(..., "--out", help="run folder (results.json, results.md, transcripts.jsonl)"),
     split: Optional[list[str]] = typer.Option(None, "--split", help="split(s), repeatable or comma-separated "
@@ -36,17 +39,19 @@ def app(
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),
 ) -> None:
     """Run episodes of a policy on bank splits and write metrics and transcripts."""
-    from py4.config import ConfigError
+    from py4.episodes.endpoint import EndpointError
     from py4.evaluate.harness import run
-    from py4.problems.bank import BankError
 
+    cfg = _load(config, [*_flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
+                         *(overrides or [])])
+    if inspect_log is not None and importlib.util.find_spec("inspect_ai") is None:
+        raise Py4Error("--inspect-log needs inspect-ai, which is not installed: pip install -e '.[inspect]'")
     try:
-        cfg = _load(config, [*_flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
-                             *(overrides or [])])
         results = run(cfg, out, progress=not no_progress, inspect_log=inspect_log)
-    except (ConfigError, ValueError, BankError, OSError, RuntimeError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    except EndpointError as exc:  # the server refused or kept failing: what to fix is in the message
+        raise Py4Error(str(exc)) from None
+    except OSError as exc:  # a model folder transformers cannot read, an output folder we cannot write
+        raise Py4Error(str(exc)) from None
     for name, s in results["splits"].items():
         typer.echo(f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
                    f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}")
@@ -60,7 +65,7 @@ def _load(config: Optional[str], overrides: list[str]):
     a perfect score to a forgotten ``--model``.
     """
     from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
-    from py4.evaluate.harness import EvalConfig
+    from py4.evaluate.harness import EvalConfig, check_config
 
     data = read_yaml(config) if config is not None else None
     data = {} if data is None else data  # an empty file is an empty mapping, as load_config reads it
@@ -72,6 +77,9 @@ def _load(config: Optional[str], overrides: list[str]):
         raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
                                    f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])
     cfg = validate_config(EvalConfig, data, source)
+    problems = check_config(cfg)  # unknown splits, samples < 1: all at once, before any episode
+    if problems:
+        raise ConfigError(source, problems)
     for field, folder in (("policy.model", cfg.policy.model if cfg.policy.name == "local" else None),
                           ("policy.tokenizer", cfg.policy.tokenizer)):
         if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id

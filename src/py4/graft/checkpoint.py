@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from py4.errors import Py4Error
 from py4.graft.config import ModelSource, RenameRule
 
 __all__ = [
@@ -40,8 +41,10 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-class GraftError(ValueError):
-    """A graft cannot proceed: bad inputs, mismatched tensors, or an inconsistent output folder."""
+class GraftError(Py4Error, ValueError):
+    """A graft cannot proceed: bad inputs, mismatched tensors, or an inconsistent output folder.
+
+    A user's error (py4.errors): `py4 graft` prints it as one line and exits 2."""
 
 
 @dataclass(frozen=True)
