@@ -12,30 +12,28 @@ from typing import Optional
 
 import typer
 
-from py4.errors import cli_errors
+from py4.errors import Py4Error, cli_errors
 
 app = typer.Typer(help="Tables and figures: the hyperparameter table, results, dose-response and GRPO ladder.",
                   no_args_is_help=True)
 
 
 @app.command()
+@cli_errors  # a campaign or stage config the table cannot be read from: one line, exit 2
 def hyperparameters(
     file: Path = typer.Argument(..., help="campaign YAML (configs/campaign/*.yaml)"),
     fmt: str = typer.Option("json", "--format", help="json | latex | md"),
     out: Optional[Path] = typer.Option(None, "--out", help="write here instead of stdout"),
 ) -> None:
     """Regenerate the hyperparameter table from the campaign config and the stage configs it names."""
-    from py4.config import ConfigError
     from py4.report.hyperparameters import TableError, build_table, render_latex, render_markdown
 
     if fmt not in ("json", "latex", "md"):
-        typer.echo(f"error: --format must be json, latex or md, got {fmt!r}", err=True)
-        raise typer.Exit(2)
+        raise Py4Error(f"--format must be json, latex or md, got {fmt!r}")
     try:
-        table = build_table(file)
-    except (ConfigError, TableError, KeyError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+        table = build_table(file)  # ConfigError (a Py4Error) for an invalid campaign or stage config
+    except TableError as exc:  # the configs disagree, or one the table needs is missing: names the file
+        raise Py4Error(str(exc)) from None
     text = {"json": lambda: json.dumps(table, indent=2, ensure_ascii=False) + "\n",
             "latex": lambda: render_latex(table), "md": lambda: render_markdown(table)}[fmt]()
     if out:
@@ -59,14 +57,9 @@ def results(
 ) -> None:
     """Certified rates (95% CI, n) per model x arm x dose x split, calibration, probes (probes.json), GRPO; markdown + JSON + PNGs."""
     from py4.campaign.spec import load_campaign
-    from py4.config import ConfigError
     from py4.report.results import write_results
 
-    try:
-        spec = load_campaign(file, overrides or [])
-    except ConfigError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    spec = load_campaign(file, overrides or [])  # ConfigError (a Py4Error): one line, exit 2
     paths = write_results(spec, out or Path(spec.out_dir) / "report", figures=figures, calibration=calibration)
     for p in paths:
         typer.echo(f"-> {p}")
