@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from py4.errors import Py4Error
 from py4.rehearsal import datasets as standin_data
 from py4.rehearsal.hub_cache import install_snapshot
 from py4.rehearsal.standins import build_standin
@@ -107,7 +108,7 @@ def install_models(spec, hub_cache: Path, standins_dir: Path, seed: int = 0) -> 
             kind, files = pinned[0], None
             source = _standin(standins_dir, family, kind, seed)
         else:
-            raise ValueError(f"{ref.where}: Hub model {ref.repo_id!r} is not one of the campaign's pins; "
+            raise Py4Error(f"{ref.where}: Hub model {ref.repo_id!r} is not one of the campaign's pins; "
                              "the rehearsal has no stand-in for it")
         revision = ref.revision or (pinned[1] if pinned else None)
         key = (ref.repo_id, revision or "main")

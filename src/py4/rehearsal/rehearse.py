@@ -24,6 +24,7 @@ from typing import Callable, Literal
 import pydantic
 
 from py4.config import StrictModel, load_config
+from py4.errors import Py4Error
 
 
 class DataSizes(StrictModel):
@@ -314,7 +315,7 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
     layout = Layout(out)
     spec = rehearsal_spec(config, campaign_file, layout)
     if model is not None and model not in spec.models:
-        raise ValueError(f"--model {model!r}: not a model of {campaign_file} ({', '.join(spec.models)})")
+        raise Py4Error(f"--model {model!r}: not a model of {campaign_file} ({', '.join(spec.models)})")
     # Children inherit the offline environment, the servers the runner starts for evaluations too.
     os.environ.update({k: v for k, v in layout.env().items() if k not in ("OMP_NUM_THREADS",)})
     inventory = prepare_assets(spec, config, layout, log)
