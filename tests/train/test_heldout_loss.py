@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from py4.errors import FileFormatError
 from py4.train.heldout_loss import held_out_documents, read_documents
 
 
@@ -22,12 +23,64 @@ def test_documents_of_the_training_corpus_are_dropped(tmp_path):
 
 
 def test_a_folder_without_shards_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no shards/\\*.jsonl"):
+    with pytest.raises(FileFormatError, match=f"^{tmp_path}: no shards/\\*.jsonl"):
         read_documents(tmp_path)
     (tmp_path / "shards").mkdir()
-    (tmp_path / "shards" / "shard-00000.jsonl").write_text('{"id": "x"}\n')
-    with pytest.raises(ValueError, match="shard-00000.jsonl:1: expected a JSON object with a `text` field"):
+    shard = tmp_path / "shards" / "shard-00000.jsonl"
+    shard.write_text('{"id": "x"}\n')
+    with pytest.raises(FileFormatError, match=f"^{shard}:1: field 'text': expected str, got nothing$"):
         read_documents(tmp_path)
+    shard.write_text('{"id": "x", "text": "let x = 1\\n"}\n{"id": "y", "text": \n')
+    with pytest.raises(FileFormatError, match=f"^{shard}:2: invalid JSON"):
+        read_documents(tmp_path)
+
+
+def _heldout_loss(*args: str):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    return CliRunner().invoke(app, ["smoke", "heldout-loss", "--model", "unused", *args])
+
+
+def test_the_command_names_the_shard_line_and_field(tmp_path):
+    docs = _corpus(tmp_path / "docs", ["let x = 1\n"])
+    shard = docs / "shards" / "shard-00000.jsonl"
+    shard.write_text(shard.read_text() + '{"id": "d1", "text": 3}\n')
+    result = _heldout_loss("--docs", str(docs), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert result.output.strip() == f"error: {shard}:2: field 'text': expected str, got int"
+
+
+def test_the_command_says_when_nothing_is_held_out(tmp_path):
+    trained = _corpus(tmp_path / "train", ["let x = 1\n"])
+    docs = _corpus(tmp_path / "docs", ["let x = 1\n"])
+    result = _heldout_loss("--docs", str(docs), "--exclude", str(trained), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {docs}: every document is also in {trained}")
+
+
+def test_a_bug_in_the_scoring_keeps_its_traceback(tmp_path, monkeypatch):
+    import py4.train.heldout_loss
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("CUDA error: device-side assert triggered")
+
+    monkeypatch.setattr(py4.train.heldout_loss, "heldout_loss", bug)
+    result = _heldout_loss("--docs", str(tmp_path), "--out", str(tmp_path / "out"))
+    assert isinstance(result.exception, RuntimeError) and result.exit_code != 2
+    assert "error: CUDA" not in result.output
+
+
+def test_smoke_assets_names_an_unknown_field():
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    result = CliRunner().invoke(app, ["smoke", "assets", "--out", "unused", "it_training.stepz=3"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: invalid config <defaults of SmokeAssetsConfig>")
+    assert "it_training.stepz" in result.output
 
 
 @pytest.mark.smoke

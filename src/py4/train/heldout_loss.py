@@ -16,29 +16,24 @@ teaches is held out).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from py4.errors import FileFormatError, Py4Error
+from py4.fileio import iter_jsonl
+
 
 def read_documents(corpus_dir: str | Path) -> list[dict[str, Any]]:
-    """Every document of a corpus folder, in shard order. Raises FileNotFoundError naming the folder."""
+    """Every document of a corpus folder, in shard order.
+
+    Raises FileFormatError (a user's error, py4.errors) naming the folder when it has no
+    shards, or the shard, line and field of a malformed document.
+    """
     shards = sorted(Path(corpus_dir).glob("shards/*.jsonl"))
     if not shards:
-        raise FileNotFoundError(f"{corpus_dir}: no shards/*.jsonl (expected a `py4 corpus generate` folder)")
-    docs = []
-    for shard in shards:
-        for number, line in enumerate(shard.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line)
-                doc["text"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{shard}:{number}: expected a JSON object with a `text` field ({exc})") from None
-            docs.append(doc)
-    return docs
+        raise FileFormatError(f"{corpus_dir}: no shards/*.jsonl (expected a `py4 corpus generate` folder)")
+    return [doc for shard in shards for _, doc in iter_jsonl(shard, fields={"text": str})]
 
 
 def _key(doc: dict[str, Any]) -> str:
@@ -109,7 +104,7 @@ def heldout_loss(model_dir: str, docs_dir: str, exclude_dirs: list[str], max_tok
 
     docs, dropped = held_out_documents(docs_dir, exclude_dirs)
     if not docs:
-        raise ValueError(f"{docs_dir}: every document is also in {', '.join(map(str, exclude_dirs))}: "
+        raise Py4Error(f"{docs_dir}: every document is also in {', '.join(map(str, exclude_dirs))}: "
                          "nothing held out to score (generate the held-out corpus with another seed)")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)

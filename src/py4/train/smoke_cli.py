@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import typer
 
+from py4.errors import cli_errors
+
 app = typer.Typer(help="smoke-scale assets", no_args_is_help=True)
 
 
 @app.command("assets")
+@cli_errors  # an invalid SmokeAssetsConfig (ConfigError): one line naming the file and field, exit 2
 def assets(
     out: str = typer.Option("smoke-assets", "--out", help="folder to write tokenizer/, base/, it/ into"),
     config: str = typer.Option(None, "--config", help="SmokeAssetsConfig YAML (defaults if omitted)"),
@@ -17,21 +20,18 @@ def assets(
     """Write smoke assets (deterministic; a complete earlier build with the same config is reused)."""
     from rich.console import Console
 
-    from py4.config import ConfigError, load_config
+    from py4.config import load_config
     from py4.train.assets import SmokeAssetsConfig, build_smoke_assets
 
     console = Console(stderr=True)
-    try:
-        cfg = load_config(SmokeAssetsConfig, config, overrides or [])
-    except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
+    cfg = load_config(SmokeAssetsConfig, config, overrides or [])
     with console.status("building smoke assets (tokenizer, base, -it SFT)…"):
         path = build_smoke_assets(out, cfg, force=force)
     console.print(f"[green]smoke assets[/green] in {path}")
 
 
 @app.command("heldout-loss")
+@cli_errors  # a corpus folder without shards, a malformed document (file:line: field), nothing held out: exit 2
 def heldout_loss(
     model: str = typer.Option(..., "--model", help="model folder (weights + tokenizer)"),
     docs: str = typer.Option(..., "--docs", help="corpus folder of held-out documents (py4 corpus generate)"),
