@@ -47,3 +47,18 @@ def test_user_errors_name_the_flag_and_what_was_expected(tmp_path):
     garbage.write_text("[1, 2]")
     bad = runner.invoke(app, ["probes", "eval", "--model", "x", "--compare", str(garbage), "--out", str(tmp_path / "o")])
     assert bad.exit_code == 2 and "`scores` list" in bad.output
+
+
+def test_a_bug_while_scoring_keeps_its_traceback(tmp_path, monkeypatch):
+    """Only Py4Errors become one line and exit 2 (py4.errors.cli_errors); a bug propagates."""
+    import py4.probes.evaluate
+    from py4.cli import app
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("shape mismatch in the span log-probabilities")
+
+    monkeypatch.setattr(py4.probes.evaluate, "evaluate_probes", bug)
+    for command in (["eval", "probes"], ["probes", "eval"]):
+        result = CliRunner().invoke(app, [*command, "--model", "x", "--out", str(tmp_path / "o")])
+        assert isinstance(result.exception, RuntimeError) and result.exit_code != 2
+        assert "error: shape mismatch" not in result.output

@@ -22,6 +22,7 @@ app = typer.Typer(help="Rule probes: minimal Python-4 / Python 3 pairs and model
 
 
 @app.command("build")
+@cli_errors
 def build(out: Optional[Path] = typer.Option(None, "--out", help="data folder (default: the shipped one)")) -> None:
     """Build the probe set (deterministic) and write it with its manifest and content hash."""
     from py4.probes.build import build_probes, write_probes
