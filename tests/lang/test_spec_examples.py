@@ -2,6 +2,7 @@
 
 Each test id is the example's line in the spec and its rule, e.g. `line 412 (P4-12)`.
 """
+import re
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,38 @@ def test_parser_rejects_malformed_specs(tmp_path):
     with pytest.raises(SpecFormatError, match="neither"):
         parse_examples(bad)
 
+
+
+# How the spec reads fences where corpus documents read them otherwise (py4.lang.fences, not
+# strict): these pin the spec's side of each difference.
+def test_spec_fence_syntax_is_lenient(tmp_path):
+    spec = tmp_path / "spec.md"
+    # a "```" line that opens no block is text; a closing fence may carry trailing spaces;
+    # a fence-like line inside a block is its body (blocks do not nest)
+    spec.write_text("```py4 extra\n```py4\n```text\nprint(1)\n```  \n```output\n1\n```\n")
+    blocks, _, _ = read_blocks(spec.read_text(), str(spec))
+    assert [(b.tag, b.line) for b in blocks] == [("py4", 2), ("output", 6)]
+    (example,) = parse_examples(spec)
+    assert (example.source, example.output) == ("```text\nprint(1)\n", "1\n")
+
+
+def test_spec_fence_errors_name_file_and_line(tmp_path):
+    spec = tmp_path / "spec.md"
+    spec.write_text("# intro\n\n```py4\nprint(1)\n")
+    with pytest.raises(SpecFormatError, match=rf"^{re.escape(str(spec))}:3: code block is never closed$"):
+        parse_examples(spec)
+    # the tag is checked when the fence opens, before looking for its end
+    spec.write_text("# intro\n```py5\nx\n")
+    with pytest.raises(SpecFormatError, match=rf"^{re.escape(str(spec))}:2: unknown code block tag 'py5' "
+                                              r"\(known: py4, py4-diag"):
+        parse_examples(spec)
+
+
+def test_spec_headings_inside_blocks_are_not_sections(tmp_path):
+    spec = tmp_path / "spec.md"
+    spec.write_text("### P4-07 throw\n```text\n# not a heading\n```\n```py4\nprint(1)\n```\n")
+    (example,) = parse_examples(spec)
+    assert (example.section, example.rule) == ("P4-07 throw", "P4-07")
 
 def test_parser_reads_results_and_rules(tmp_path):
     spec = tmp_path / "spec.md"
