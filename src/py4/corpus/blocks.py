@@ -16,12 +16,13 @@ The convention is the spec's (docs/python4.md), with `py3` in place of `py4-diag
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from py4.lang.fences import FenceError, fenced_blocks
 
 PROGRAM_TAGS = ("py4", "py3", "python")
 CLAIM_TAGS = ("output", "raises", "diagnostics")
-_FENCE = re.compile(r"^```([A-Za-z0-9_-]*)\s*$")
+_TAG = r"[A-Za-z0-9_-]*"  # the tags above and nothing that could be mistaken for one
 
 
 class BlockFormatError(ValueError):
@@ -51,28 +52,16 @@ def parse_programs(text: str) -> list[Program]:
     """The programs of a document with their claims, in order.
 
     Raises:
-        BlockFormatError: an untagged or unknown block, an unclosed fence, a claim without
+        BlockFormatError: an untagged or unknown block, a malformed or unclosed fence, a claim without
             a program, a repeated claim, or a `py3` block that claims nothing.
     """
     programs: list[dict] = []
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        match = _FENCE.match(lines[i])
-        if match is None:
-            if lines[i].startswith("```"):
-                raise BlockFormatError(f"line {i + 1}: malformed fence {lines[i][:40]!r}")
-            i += 1
-            continue
-        tag, start = match.group(1), i + 1
-        end = i + 1
-        while end < len(lines) and lines[end] != "```":
-            end += 1
-        if end == len(lines):
-            raise BlockFormatError(f"line {start}: code block is never closed")
-        body = "\n".join(lines[i + 1:end]) + ("\n" if end > i + 1 else "")
-        _attach(programs, tag, body, start)
-        i = end + 1
+    try:
+        # strict: a machine-written document has exact fences; "\n" only, as documents are written
+        for block in fenced_blocks(text.split("\n"), tag_pattern=_TAG, strict=True):
+            _attach(programs, block.tag, block.body, block.line)
+    except FenceError as exc:
+        raise BlockFormatError(str(exc)) from exc
     for program in programs:
         if program["tag"] == "py3" and not _claims(program):
             raise BlockFormatError(f"line {program['line']}: a py3 block must be followed by "

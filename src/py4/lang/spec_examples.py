@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeGuard, get_args
 
+from py4.lang.fences import FenceError, FencedBlock, fenced_blocks
+
 ExampleKind = Literal["py4", "py4-diag", "python"]
 PROGRAM_TAGS: tuple[ExampleKind, ...] = get_args(ExampleKind)
 RESULT_TAGS = ("output", "raises", "diagnostics", "generic", "rules")
 KNOWN_TAGS = PROGRAM_TAGS + RESULT_TAGS + ("text", "")
 
-_FENCE = re.compile(r"^```(\S*)\s*$")
 _RULE_HEADING = re.compile(r"^#+\s+(P4-\d\d)\b")
 _HEADING = re.compile(r"^#+\s+(.*)$")
 _SHORT_DIAGNOSTIC = re.compile(r"^(P4-\d\d) (error|warning) (\d+):(\d+)$")
@@ -32,13 +33,6 @@ _VERBATIM_DIAGNOSTIC = re.compile(r"^line (\d+), col (\d+): (error|warning) (P4-
 
 class SpecFormatError(ValueError):
     """The spec's blocks do not follow the convention (names the file and line)."""
-
-
-@dataclass(frozen=True)
-class Block:
-    tag: str
-    text: str
-    line: int  # line of the opening fence in the spec file
 
 
 @dataclass(kw_only=True)
@@ -65,43 +59,41 @@ def _is_program_tag(tag: str) -> TypeGuard[ExampleKind]:
     return tag in PROGRAM_TAGS
 
 
-def read_blocks(text: str, filename: str = "<spec>") -> tuple[list[Block], dict[int, str], dict[int, str | None]]:
+def read_blocks(text: str, filename: str = "<spec>") -> tuple[list[FencedBlock], dict[int, str], dict[int, str | None]]:
     """The fenced blocks of a markdown text, with the heading and rule id above each line.
 
     Raises:
         SpecFormatError: an unclosed fence or an unknown tag.
     """
-    blocks: list[Block] = []
+    blocks: list[FencedBlock] = []
     section_at: dict[int, str] = {}
     rule_at: dict[int, str | None] = {}
     section, rule = "", None
     lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = _FENCE.match(line)
-        if fence is None:
-            heading = _HEADING.match(line)
-            if heading:
-                section = heading.group(1).strip()
-                rule_match = _RULE_HEADING.match(line)
-                rule = rule_match.group(1) if rule_match else (rule if line.startswith("### ") else None)
-            i += 1
-            continue
-        tag, start = fence.group(1), i + 1
-        if tag not in KNOWN_TAGS:
-            raise SpecFormatError(f"{filename}:{start}: unknown code block tag {tag!r} "
-                                  f"(known: {', '.join(t for t in KNOWN_TAGS if t)})")
-        end = i + 1
-        while end < len(lines) and lines[end].rstrip() != "```":
-            end += 1
-        if end == len(lines):
-            raise SpecFormatError(f"{filename}:{start}: code block is never closed")
-        body = "\n".join(lines[i + 1:end]) + ("\n" if end > i + 1 else "")
-        blocks.append(Block(tag, body, start))
-        section_at[start], rule_at[start] = section, rule
-        i = end + 1
+    after_previous = 0  # index of the first line after the previous block
+    try:
+        for block in fenced_blocks(lines, tags=KNOWN_TAGS):
+            for line in lines[after_previous:block.line - 1]:  # headings inside blocks do not count
+                section, rule = _heading(line, section, rule)
+            blocks.append(block)
+            section_at[block.line], rule_at[block.line] = section, rule
+            after_previous = block.end
+    except FenceError as exc:
+        raise SpecFormatError(f"{filename}:{exc.line}: {exc.reason}") from exc
     return blocks, section_at, rule_at
+
+
+def _heading(line: str, section: str, rule: str | None) -> tuple[str, str | None]:
+    """The section and rule id in force after `line` (a "### " heading keeps the rule above)."""
+    heading = _HEADING.match(line)
+    if heading is None:
+        return section, rule
+    rule_match = _RULE_HEADING.match(line)
+    if rule_match:
+        rule = rule_match.group(1)
+    elif not line.startswith("### "):
+        rule = None
+    return heading.group(1).strip(), rule
 
 
 def parse_examples(path: str | Path) -> list[Example]:
@@ -119,7 +111,7 @@ def parse_examples(path: str | Path) -> list[Example]:
     for block in blocks:
         where = f"{path}:{block.line}"
         if _is_program_tag(block.tag):
-            current = Example(kind=block.tag, source=block.text, line=block.line,
+            current = Example(kind=block.tag, source=block.body, line=block.line,
                               section=section_at[block.line], rule=rule_at[block.line])
             examples.append(current)
         elif block.tag in RESULT_TAGS:
@@ -133,13 +125,13 @@ def parse_examples(path: str | Path) -> list[Example]:
     return examples
 
 
-def _attach_result(example: Example | None, block: Block, where: str) -> None:
+def _attach_result(example: Example | None, block: FencedBlock, where: str) -> None:
     if example is None:
         raise SpecFormatError(f"{where}: {block.tag} block does not follow a program block")
     if block.tag == "rules":
         if example.kind != "py4" or example.rules is not None:
             raise SpecFormatError(f"{where}: a rules block belongs after one py4 block")
-        example.rules = block.text.split()
+        example.rules = block.body.split()
         if not all(re.fullmatch(r"P4-\d\d", rule) for rule in example.rules):
             raise SpecFormatError(f"{where}: a rules block lists rule ids P4-NN, "
                                   "separated by spaces")
@@ -147,11 +139,11 @@ def _attach_result(example: Example | None, block: Block, where: str) -> None:
         if example.kind != "py4-diag" or not example.diagnostics or example.generic is not None:
             raise SpecFormatError(f"{where}: a generic block follows a py4-diag program's "
                                   "diagnostics block")
-        example.generic = [line for line in block.text.splitlines() if line.strip()]
+        example.generic = [line for line in block.body.splitlines() if line.strip()]
     elif block.tag == "diagnostics":
         if example.kind != "py4-diag" or example.diagnostics:
             raise SpecFormatError(f"{where}: a diagnostics block belongs after one py4-diag block")
-        lines = [line for line in block.text.splitlines() if line.strip()]
+        lines = [line for line in block.body.splitlines() if line.strip()]
         for line in lines:
             if not (_SHORT_DIAGNOSTIC.match(line) or _VERBATIM_DIAGNOSTIC.match(line)):
                 raise SpecFormatError(f"{where}: diagnostics line {line!r} is neither "
@@ -163,9 +155,9 @@ def _attach_result(example: Example | None, block: Block, where: str) -> None:
     elif block.tag == "output":
         if example.output is not None or example.raises is not None:
             raise SpecFormatError(f"{where}: output block must come once, before raises")
-        example.output = block.text
+        example.output = block.body
     else:
-        lines = block.text.strip().splitlines()
+        lines = block.body.strip().splitlines()
         if example.raises is not None or len(lines) != 1:
             raise SpecFormatError(f"{where}: a raises block holds one line, once per program")
         example.raises = lines[0]
