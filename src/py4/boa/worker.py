@@ -128,6 +128,8 @@ def _import_runtime_only() -> None:
     import types
 
     spec = importlib.util.find_spec("py4.lang")
+    if spec is None or spec.submodule_search_locations is None:
+        raise ImportError("py4.lang is not an importable package", name="py4.lang")
     package = types.ModuleType("py4.lang")
     package.__path__ = list(spec.submodule_search_locations)
     package.__spec__, package.__package__ = spec, "py4.lang"
@@ -188,6 +190,7 @@ class Supervisor:
         self.warm_up_job = _warm_up_job()
         self.devnull = isolation.above_child_range(os.open("/dev/null", os.O_RDONLY))  # a child's stdin
         self.devnull_w = isolation.above_child_range(os.open("/dev/null", os.O_WRONLY))
+        self.prepared: PreparedChild | None = None  # the child handed over for the next run
         self.last: PreparedChild | None = None  # the last run's child, until clean_up
         self.seq = 0  # prepared children so far: the run number of the executor's controls
         # Kernel state no earlier run may have touched (docs/boa.md, "Between runs").
@@ -291,6 +294,7 @@ class Supervisor:
         already and drops the reply.
         """
         prepared, self.prepared = self.prepared, None
+        assert prepared is not None  # serve() and a clean clean_up() hand one over first
         self.last = prepared
         poller = select.poll()
         for fd in (prepared.pidfd, prepared.end_fd, JOB_FD_IN):
@@ -325,6 +329,7 @@ class Supervisor:
         """Reap, check no process is left, wipe the scratch, prepare the next child and
         hand it over; False (nothing handed over) when the worker is not clean."""
         last, self.last = self.last, None
+        assert last is not None  # run_job() set it
         os.close(last.pidfd)
         os.close(last.end_fd)
         if not self._reap_and_check() or self.kernel_state.leftover() is not None:
@@ -379,7 +384,9 @@ class Supervisor:
             isolation.confine_child(self.idle_limits, self.run_uid, self.run_uid, self.scratch,
                                     self.child_installs_filter, self.private_ipc)
             sys.stdin, sys.stdout, sys.stderr = self.streams
-            sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams
+            # typeshed declares these Final; the child rebinds them on purpose (a program's
+            # sys.__stdout__ is its own stream too).
+            sys.__stdin__, sys.__stdout__, sys.__stderr__ = self.streams  # type: ignore[misc]
             del fds
             child.warm_up(*self.warm_up_job, self.new_globals, self.to_py4)
             job = marshal.loads(read_frame(JOB_FD_CHILD))
