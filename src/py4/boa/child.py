@@ -28,6 +28,11 @@ import signal
 import sys
 import traceback
 from json.encoder import encode_basestring_ascii as _quote
+from types import FunctionType as _new_function  # (loaded in every worker anyway: frontend imports it)
+
+TYPE_CHECKING = False  # not typing's (a name less to look up at import)
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
 
 # Bound once, before user code: the program can rebind names in modules but not these.
 _write = os.write
@@ -43,7 +48,6 @@ _bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(
 _exit = os._exit
 _getpid, _kill, _SIGSTOP = os.getpid, os.kill, signal.SIGSTOP
 _enumerate, _callable, _exec, _bytes = enumerate, callable, exec, bytes
-_new_function = type(lambda: None)  # types.FunctionType, without importing types
 _INFINITIES = (float("inf"), float("-inf"))
 
 MAX_RESULT_CHARS = 1_000_000
@@ -181,9 +185,13 @@ def error_line(exc: BaseException, filename: str) -> int | None:
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename == filename:
             line = frame.lineno
-    if line is None and _isinstance(exc, SyntaxError) and exc.filename == filename:
+    if line is None and _is_syntax_error(exc) and exc.filename == filename:
         line = exc.lineno
     return line
+
+
+def _is_syntax_error(exc: BaseException) -> TypeGuard[SyntaxError]:
+    return _isinstance(exc, SyntaxError)  # (the bound isinstance: mypy narrows only the builtin's)
 
 
 def describe_error(exc: BaseException, filename: str, mode: str) -> str:
@@ -205,7 +213,8 @@ def describe_error(exc: BaseException, filename: str, mode: str) -> str:
 # ----------------------------------------------------------------------------- jobs
 
 def _flush_streams() -> None:
-    streams = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+    # Any: the program may have put anything there (or None).
+    streams: tuple[Any, ...] = (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
     for n, stream in _enumerate(streams):
         if n >= 2 and stream is streams[n - 2]:
             continue  # sys.__stdout__ is still sys.stdout (as usual): flushed already
@@ -215,12 +224,17 @@ def _flush_streams() -> None:
             pass
 
 
+def _is_int(value: object) -> TypeGuard[int]:
+    """An int (or subclass) but not a bool, as ``sys.exit`` takes it for a status."""
+    return _isinstance(value, _int) and not _isinstance(value, _bool)
+
+
 def _exit_code_of(exc: SystemExit) -> tuple[int, str]:
     """Exit status and the message Python would print for ``sys.exit(code)``."""
     code = exc.code
     if code is None:
         return 0, ""
-    if _isinstance(code, _int) and not _isinstance(code, _bool):
+    if _is_int(code):
         return _int_value(code) & 0xFF, ""
     try:
         return 1, f"{code}\n"
