@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 
 import pytest
 
+from problems_for_tests import Case, Task
 from py4.boa.certify import (CertifiableProblem, CertifiableTest, Certificate, certify, certify_many,
                              values_equal)
 from py4.boa.child import Unserialisable, strict_json
@@ -178,25 +178,10 @@ def test_main_guard_does_not_run_during_certification(ex):
 
 # ----------------------------------------------------------------------------- what a problem is
 
-@dataclass(frozen=True)
-class _Case:
-    args: list
-    kwargs: dict
-    expected: object
-    tolerance: float | None = None
-
-
-@dataclass(frozen=True)
-class _Task:
-    id: str
-    entry_point: str
-    tests: list[_Case]
-
-
 def test_anything_shaped_like_a_problem_is_certified(ex):
     """Boa needs no problem bank: an id, an entry point and tests of inputs and expected values will do."""
-    task = _Task("plain/add", "add", [_Case([1, 2], {}, 3), _Case([], {"a": 2, "b": 2}, 4),
-                                      _Case([0.1, 0.2], {}, 0.3, tolerance=1e-9)])
+    task = Task("plain/add", "add", [Case([1, 2], {}, 3), Case([], {"a": 2, "b": 2}, 4),
+                                     Case([0.1, 0.2], {}, 0.3, tolerance=1e-9)])
     assert certify(task, GOLD, executor=ex).certified
     product = certify(task, GOLD.replace("a + b", "a * b"), executor=ex)
     assert (product.certified, product.tests_passed) == (False, 1)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import pytest
 from typer.testing import CliRunner
 
+from problems_for_tests import Case, Task
 from py4.boa_cli import app  # the `boa` console script: every command, certify with the bank's reader
 
 runner = CliRunner()
@@ -68,7 +68,41 @@ def test_run_compile_error(files):
 
 
 def test_run_missing_file(files):
-    assert runner.invoke(app, ["run", str(files / "nope.p4")]).exit_code == 2
+    result = runner.invoke(app, ["run", str(files / "nope.p4")])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: cannot read program {str(files / 'nope.p4')!r}: No such file or directory\n"
+
+
+def _sandbox_cannot_start(monkeypatch):
+    import py4.boa.executor
+    from py4.boa.executor import WorkerError
+
+    def refuse(**kwargs):
+        raise WorkerError("seccomp is not available")
+
+    monkeypatch.setattr(py4.boa.executor, "Executor", refuse)
+
+
+def test_run_and_certify_say_when_the_sandbox_cannot_start(files, monkeypatch):
+    _sandbox_cannot_start(monkeypatch)
+    for args in (["run", str(files / "ok.p4")],
+                 ["certify", "--problem-file", str(files / "p.json"), "--solution", str(files / "sol.p4")]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert result.stderr == "error: cannot start the sandbox: seccomp is not available\n"
+
+
+def test_a_bug_in_boa_run_keeps_its_traceback(files, monkeypatch):
+    """Only user errors (py4.errors.Py4Error) become one line and exit 2; anything else is a bug."""
+    import py4.boa.executor
+
+    def bug(**kwargs):
+        raise RuntimeError("a bug in starting the executor")
+
+    monkeypatch.setattr(py4.boa.executor, "Executor", bug)
+    result = runner.invoke(app, ["run", str(files / "ok.p4")])
+    assert isinstance(result.exception, RuntimeError) and result.exit_code == 1
+    assert "error:" not in result.output
 
 
 def test_certify_json_and_exit_codes(files):
@@ -92,7 +126,38 @@ def test_certify_solution_from_stdin(files):
 def test_certify_bad_problem_file(files):
     result = runner.invoke(app, ["certify", "--problem-file", str(files / "broken.json"), "--solution",
                                  str(files / "sol.p4")])
-    assert result.exit_code == 2 and "broken.json" in result.stderr
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {files / 'broken.json'}: invalid problem: ")
+    assert result.stderr.count("\n") == 1  # pydantic's report, its first lines joined on one
+
+
+def test_certify_unreadable_input_is_named(files):
+    no_problem = runner.invoke(app, ["certify", "--problem-file", str(files / "nope.json"), "--solution",
+                                     str(files / "sol.p4")])
+    assert no_problem.exit_code == 2
+    assert no_problem.stderr == f"error: cannot read problem file {str(files / 'nope.json')!r}: No such file or directory\n"
+    no_solution = runner.invoke(app, ["certify", "--problem-file", str(files / "p.json"), "--solution",
+                                      str(files / "nope.p4")])
+    assert no_solution.exit_code == 2
+    assert no_solution.stderr == f"error: cannot read solution {str(files / 'nope.p4')!r}: No such file or directory\n"
+    both_stdin = runner.invoke(app, ["certify", "--problem-file", "-", "--solution", "-"], input="{}")
+    assert both_stdin.exit_code == 2
+    assert both_stdin.stderr == "error: --problem-file and --solution cannot both be - (stdin)\n"
+
+
+def test_a_bug_in_boa_certify_keeps_its_traceback(files, monkeypatch):
+    import importlib
+
+    certify_module = importlib.import_module("py4.boa.certify")  # py4.boa.certify, the attribute, is the function
+
+    def bug(*args, **kwargs):
+        raise RuntimeError("a bug in certification")
+
+    monkeypatch.setattr(certify_module, "certify", bug)
+    result = runner.invoke(app, ["certify", "--problem-file", str(files / "p.json"), "--solution",
+                                 str(files / "sol.p4")])
+    assert isinstance(result.exception, RuntimeError) and result.exit_code == 1
+    assert "error:" not in result.output
 
 
 def test_certify_reads_problems_with_the_reader_it_is_given(files):
@@ -106,7 +171,7 @@ def test_certify_reads_problems_with_the_reader_it_is_given(files):
         read.append(raw)
         if raw.startswith(b"not"):
             raise ValueError("not a problem\nsecond line")
-        return _Task("plain/add", "add", [_Case([1, 2], {}, 3), _Case([5, 6], {}, 11)])
+        return Task("plain/add", "add", [Case([1, 2], {}, 3), Case([5, 6], {}, 11)])
 
     (files / "task.txt").write_bytes(b"add two ints")
     (files / "nonsense.txt").write_bytes(b"not a problem")
@@ -116,21 +181,7 @@ def test_certify_reads_problems_with_the_reader_it_is_given(files):
     assert result.exit_code == 0 and "plain/add: certified: 2/2 tests passed" in result.stdout
     bad = runner.invoke(app_with_reader, ["certify", "--problem-file", str(files / "nonsense.txt"), "--solution",
                                           str(files / "sol.p4")])
-    assert bad.exit_code == 2 and "nonsense.txt: invalid problem: not a problem; second line" in bad.stderr
+    assert bad.exit_code == 2
+    assert bad.stderr == f"error: {files / 'nonsense.txt'}: invalid problem: not a problem; second line\n"
     assert read == [b"add two ints", b"not a problem"]
     assert runner.invoke(boa_only, ["certify", "--help"]).exit_code == 2  # no reader, no certify
-
-
-@dataclass(frozen=True)
-class _Case:
-    args: list
-    kwargs: dict
-    expected: object
-    tolerance: float | None = None
-
-
-@dataclass(frozen=True)
-class _Task:
-    id: str
-    entry_point: str
-    tests: list[_Case]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import typer
 
 from py4.boa.cli_lang import DiagnosticsMode, display_name, read_source
+from py4.errors import Py4Error, cli_errors
 from py4.lang.diagnostics import Rendering
 
 if TYPE_CHECKING:  # not at run time: `boa run` need not import certification
@@ -32,6 +33,7 @@ EXIT_TIMEOUT, EXIT_KILLED = 124, 137
 ProblemReader = Callable[[bytes], "CertifiableProblem"]
 
 
+@cli_errors  # unreadable FILE, a sandbox that cannot start: one line, exit 2
 def run(
     file: str = typer.Argument(..., help="Python-4 program, or - for stdin."),
     timeout: float = typer.Option(5.0, "--timeout", min=0.01, help="Wall-clock limit in seconds."),
@@ -58,14 +60,13 @@ def run(
 
 
 def _executor(*, timeout_s: float = 5.0, output_cap: int = 2048) -> Executor:
-    """A one-worker executor; exits with code 2 and the reason when it cannot start."""
+    """A one-worker executor; a :class:`Py4Error` (exit 2) with the reason when it cannot start."""
     from py4.boa.executor import Executor, WorkerError
 
     try:
         return Executor(workers=1, timeout_s=timeout_s, output_cap=output_cap)
     except WorkerError as exc:
-        typer.echo(f"boa: cannot start the sandbox: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise Py4Error(f"cannot start the sandbox: {exc}") from None
 
 
 def _render(diag: dict[str, Any], mode: Rendering) -> str:
@@ -87,6 +88,7 @@ def _exit_status(result: RunResult) -> int:
 def certify_command(read_problem: ProblemReader) -> Callable[..., None]:
     """`boa certify`, reading problem files with ``read_problem``."""
 
+    @cli_errors  # unreadable or invalid input: one line, exit 2
     def certify(
         problem_file: str = typer.Option(..., "--problem-file", help="Problem JSON file, or - for stdin."),
         solution: str = typer.Option(..., "--solution", help="Python-4 solution file, or - for stdin."),
@@ -96,14 +98,12 @@ def certify_command(read_problem: ProblemReader) -> Callable[..., None]:
         from py4.boa.certify import certify as certify_solution
 
         if problem_file == "-" and solution == "-":
-            typer.echo("boa: --problem-file and --solution cannot both be - (stdin)", err=True)
-            raise typer.Exit(2)
+            raise Py4Error("--problem-file and --solution cannot both be - (stdin)")
         raw = read_source(problem_file, "problem file")
         try:
             problem = read_problem(raw)
-        except ValueError as exc:
-            typer.echo(f"boa: {problem_file}: invalid problem: {_first_lines(exc)}", err=True)
-            raise typer.Exit(2) from None
+        except ValueError as exc:  # the reader's contract (ProblemReader): invalid input, not a bug
+            raise Py4Error(f"{problem_file}: invalid problem: {_first_lines(exc)}") from None
         source = read_source(solution, "solution")
         with _executor() as executor:
             cert = certify_solution(problem, source, executor=executor, filename=display_name(solution))

@@ -1,7 +1,8 @@
 """`boa check`, `boa translate`, `boa rules`: the language front end on the command line.
 
 Exit codes: 0 clean, 1 the program has diagnostics (check) or does not compile
-(translate), 2 usage or I/O error. FILE may be ``-`` for standard input.
+(translate), 2 usage or I/O error (a :class:`~py4.errors.Py4Error` shown by ``cli_errors``
+as one line, ``error: …``). FILE may be ``-`` for standard input.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import typer
 
+from py4.errors import Py4Error, cli_errors
 from py4.lang import RULES, compile_py4
 from py4.lang.diagnostics import Rendering
 
@@ -29,10 +31,10 @@ class DiagnosticsMode(str, Enum):
 
 
 def read_source(file: str, what: str = "") -> bytes:
-    """The bytes of FILE (``-`` = stdin); exits with code 2 and a message when unreadable.
+    """The bytes of FILE (``-`` = stdin); a :class:`Py4Error` (exit 2) naming it when unreadable.
 
     ``what`` names the file's role in the message (e.g. "solution"). Shared by every
-    `boa` command that reads a file.
+    `boa` command that reads a file; each of them is under ``cli_errors``.
     """
     try:
         if file == "-":
@@ -41,14 +43,14 @@ def read_source(file: str, what: str = "") -> bytes:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         role = f"{what} " if what else ""
-        typer.echo(f"boa: cannot read {role}{file!r}: {reason}", err=True)
-        raise typer.Exit(2) from None
+        raise Py4Error(f"cannot read {role}{file!r}: {reason}") from None
 
 
 def display_name(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
+@cli_errors  # an unreadable FILE: one line, exit 2; anything else keeps its traceback
 def check(
     file: str = typer.Argument(..., help="Python-4 source file, or - for stdin."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
@@ -78,6 +80,7 @@ def check(
     raise typer.Exit(1 if result.diagnostics else 0)
 
 
+@cli_errors
 def translate(
     file: str = typer.Argument(..., help="Python-4 source file, or - for stdin."),
 ) -> None:

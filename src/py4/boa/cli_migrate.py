@@ -2,7 +2,8 @@
 
 Exit codes: 0 migrated completely, 1 something could not be converted (the output is
 still written, with the constructs listed on stderr or in the JSON), 2 usage or I/O
-error (unreadable file, unknown rule id).
+error (unreadable file, unknown rule id), shown by ``py4.errors.cli_errors`` as one line,
+``error: …``; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import typer
 
+from py4.errors import Py4Error, cli_errors
+
 
 def _split_ids(text: str | None) -> list[str] | None:
     if text is None:
@@ -20,6 +23,7 @@ def _split_ids(text: str | None) -> list[str] | None:
     return [part for part in text.replace(" ", ",").split(",") if part]
 
 
+@cli_errors
 def migrate_command(
     file: str = typer.Argument(..., help="Python 3 program, or - for stdin."),
     output: str | None = typer.Option(None, "-o", "--output", help="Write the Python-4 program here (default: stdout)."),
@@ -35,20 +39,17 @@ def migrate_command(
     try:
         source = read_source(file).decode("utf-8")
     except UnicodeDecodeError as exc:
-        typer.echo(f"boa migrate: {display_name(file)} is not UTF-8 text: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise Py4Error(f"{display_name(file)} is not UTF-8 text: {exc}") from None
     try:
         result = migrate(source, only_rules=_split_ids(only_rules),
                          skip_rules=_split_ids(skip_rules), assume_python3=python3)
-    except MigrationError as exc:
-        typer.echo(f"boa migrate: {exc}", err=True)
-        raise typer.Exit(2) from None
+    except MigrationError as exc:  # bad options (an unknown rule id): the user's to fix
+        raise Py4Error(str(exc)) from None
     if output is not None:
         try:
             Path(output).write_text(result.source, encoding="utf-8")
         except OSError as exc:
-            typer.echo(f"boa migrate: cannot write {output!r}: {exc}", err=True)
-            raise typer.Exit(2) from None
+            raise Py4Error(f"cannot write {output!r}: {exc}") from None
     if as_json:
         typer.echo(json.dumps(result.to_json()))
     else:
