@@ -26,14 +26,13 @@ def hyperparameters(
     out: Optional[Path] = typer.Option(None, "--out", help="write here instead of stdout"),
 ) -> None:
     """Regenerate the hyperparameter table from the campaign config and the stage configs it names."""
-    from py4.report.hyperparameters import TableError, build_table, render_latex, render_markdown
+    from py4.report.hyperparameters import build_table, render_latex, render_markdown
 
     if fmt not in ("json", "latex", "md"):
         raise Py4Error(f"--format must be json, latex or md, got {fmt!r}")
-    try:
-        table = build_table(file)  # ConfigError (a Py4Error) for an invalid campaign or stage config
-    except TableError as exc:  # the configs disagree, or one the table needs is missing: names the file
-        raise Py4Error(str(exc)) from None
+    # ConfigError (an invalid campaign or stage config) and TableError (the configs disagree, or one
+    # the table needs is missing) are Py4Errors naming the file: cli_errors shows them
+    table = build_table(file)
     text = {"json": lambda: json.dumps(table, indent=2, ensure_ascii=False) + "\n",
             "latex": lambda: render_latex(table), "md": lambda: render_markdown(table)}[fmt]()
     if out:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError, load_config, read_yaml
 from py4.data.schedule import StepSchedule, compute_schedule
+from py4.errors import Py4Error
 
 if TYPE_CHECKING:
     from py4.data.configs import MixConfig, PackConfig
@@ -46,8 +47,11 @@ def recorded(facts: dict[str, Any], key: str) -> Any:
     return facts.get(key) or NotRecorded()
 
 
-class TableError(ValueError):
-    """A config the table needs is missing or inconsistent (names the file and field)."""
+class TableError(Py4Error):
+    """A config the table needs is missing or inconsistent (names the file and field).
+
+    A user error: ``py4 report hyperparameters`` (under ``cli_errors``) shows it as one line, exit 2.
+    """
 
 
 @dataclass(frozen=True)
