@@ -3,9 +3,12 @@
 Debian's packages (scripts/install_slurm.sh), CPU-only resources, run as root in the test
 container with everything that needs cgroups or a system service turned off
 (``ProctrackType=proctrack/linuxproc``, ``TaskPlugin=task/none``, no accounting, munge on its own
-socket and key). Clients find it through ``SLURM_CONF``. `LocalSlurm.stop` cancels its jobs,
-waits for them to end and stops the three daemons by their process ids; it raises if any of
-them, or a job step of this cluster, is still alive.
+socket and key). With no accounting, squeue is the only record of an ended job: ``MinJobAge``
+keeps it for a day (the whole smoke campaign outlasts an hour on a shared machine; with the
+former hour, its first jobs' COMPLETED records were purged before it ended). Clients find it
+through ``SLURM_CONF``. `LocalSlurm.stop` cancels its jobs, waits for them to end and stops the
+three daemons by their process ids; it raises if any of them, or a job step of this cluster, is
+still alive.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 MpiDefault=none
 ReturnToService=2
-MinJobAge=3600
+MinJobAge=86400
 SlurmdTimeout=300
 KillWait=10
 NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} State=UNKNOWN

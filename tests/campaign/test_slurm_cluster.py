@@ -108,11 +108,11 @@ BLOCKED = {"tiny/control/midtrain", "tiny/control/graft"}
 METADATA = {"manifest.json", "resolved_config.yaml", "run_manifest.json", ".graft_journal.json"}
 
 
-def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path):
+def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path | None):
     out = tmp_path / name
     # The smoke assets built for this code (tests/train/conftest.py); `py4 smoke assets` reuses them.
     shutil.copytree(smoke_assets, out / "assets")
-    overrides = [f"out_dir={out}", f"models.tiny.files.mix.control={broken_mix}"]
+    overrides = [f"out_dir={out}"] + ([f"models.tiny.files.mix.control={broken_mix}"] if broken_mix else [])
     spec = load_campaign(SMOKE, overrides)
     return spec, build_dag(spec), overrides
 
@@ -189,6 +189,120 @@ def test_smoke_campaign_through_slurm_matches_the_local_backend(slurm, smoke_ass
     assert summary_line(rows).endswith(f"Slurm: 0 of {len(SUBSET)} jobs queued or running")
     jobs = [json.loads(line) for line in (Path(spec.out_dir) / "_campaign/slurm/jobs.jsonl").read_text().splitlines()]
     assert len(jobs) == len(SUBSET) + 2 * len({FAILS, *BLOCKED})
+
+
+# The whole smoke campaign (configs/campaign/smoke.yaml, 88 runs), once through Slurm and once
+# through the local backend (`py4 campaign run` / `py4 demo`: every run in this process), each in
+# its own folder. Everything the runs wrote is compared file for file (data, tokenised packs,
+# weights, evaluation results and transcripts, probe and held-out-loss results): the same files,
+# the same bytes once what cannot be equal is taken out of them:
+# - the campaign's folder, which the texts name (spelled ``{out}`` in both);
+# - timings in transcripts.jsonl (``wall_s``, ``boa_s``, ``duration_s``: how long an episode, its
+#   Boa calls and its certification took);
+# - the order of lists PEFT and TRL write from a Python set (an adapter's ``target_modules`` in
+#   adapter_config.json, the tags of the README.md model cards): it follows string hashing,
+#   salted per process (PYTHONHASHSEED), and every Slurm job is a process of its own.
+# Left out entirely: the campaign's own records and job logs (``_campaign/``: timestamps, job
+# ids, the local runner's stage logs against Slurm's slurm-<id>.log); METADATA (run manifests,
+# data manifests, resolved configs, graft journals: their folders, start and end times,
+# durations, counters of the Boa cache the two campaigns share); the trainers' pickled
+# TrainingArguments (training_args.bin: they name the run's TensorBoard folder, named by start
+# time and host); trainer logs (``runs/``: those TensorBoard events); checkpoints
+# (``checkpoint-*``: resumable trainer state; the weights a run hands on are compared).
+TIMINGS = ("wall_s", "boa_s", "duration_s")
+UNCOMPARED = {"training_args.bin"}
+
+
+def _unrooted(data: bytes, out: Path) -> bytes:
+    for spelling in {str(out.resolve()), str(out)}:
+        data = data.replace(spelling.encode(), b"{out}")
+    return data
+
+
+def _untimed(value):
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _tree(out: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file the campaign's runs wrote under ``out``, its folder
+    and the episodes' timings taken out (see above)."""
+    import hashlib
+
+    files = {}
+    for f in sorted(p for p in out.rglob("*") if p.is_file()):
+        rel = f.relative_to(out)
+        if (rel.parts[0] == "_campaign" or f.name in METADATA | UNCOMPARED or "runs" in rel.parts[:-1]
+                or any(part.startswith("checkpoint-") for part in rel.parts)):
+            continue
+        data = _unrooted(f.read_bytes(), out)
+        if f.name == "transcripts.jsonl":
+            data = b"".join(json.dumps(_untimed(json.loads(line)), sort_keys=True).encode() + b"\n"
+                            for line in data.splitlines())
+        elif f.name == "adapter_config.json":
+            config = json.loads(data)
+            if isinstance(config.get("target_modules"), list):
+                config["target_modules"] = sorted(config["target_modules"])
+            data = json.dumps(config, sort_keys=True).encode()
+        elif f.name == "README.md":  # the trainers' model cards (no results in them)
+            data = b"\n".join(sorted(data.splitlines()))
+        files[rel.as_posix()] = hashlib.sha256(data).hexdigest()
+    return files
+
+
+def _results(spec) -> dict:
+    """report/results.json of a campaign folder (no calibration runs, no figures), the folder
+    spelled ``{out}``."""
+    from py4.report.results import write_results
+
+    report = Path(spec.out_dir) / "report"
+    write_results(spec, report, figures=False, calibration=False, log=lambda s: None)
+    return json.loads(_unrooted((report / "results.json").read_bytes(), Path(spec.out_dir)))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(4 * 3600)  # two whole smoke campaigns: ~15 min on a quiet 2-core machine, hours when shared
+def test_whole_smoke_campaign_through_slurm_gives_the_local_backends_results(slurm, smoke_assets, tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.chdir(ROOT)
+    spec, nodes, overrides = _campaign(tmp_path, "slurm", smoke_assets, None)
+    assert len(nodes) == 88
+    first = submit_campaign(spec, nodes, SMOKE, overrides, log=lambda s: None)
+    assert list(first.submitted) == [n.id for n in nodes] and not first.blocked  # nothing done yet
+
+    # meanwhile the local backend, in its own folder, in this process (the jobs are slurmd's children)
+    local_spec, local_nodes, _ = _campaign(tmp_path, "local", smoke_assets, None)
+    local = run_campaign(local_nodes, local_spec.out_dir, default_executors("inprocess"), progress=False,
+                         log=lambda s: None)
+    assert local.ran == [n.id for n in local_nodes], (local.failed, local.blocked)
+
+    slurm.wait_idle(4 * 3600)
+    jobs = list(first.submitted.values())
+    queue = slurm.queue()
+    assert {i: queue[j][0] for i, j in first.submitted.items()} == dict.fromkeys(first.submitted, "COMPLETED")
+    rows = run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir), query_jobs(jobs))
+    assert {r.node.id: r.state for r in rows} == dict.fromkeys(first.submitted, "done")
+    assert summary_line(rows) == "88 runs: 88 done, 0 running, 0 pending, 0 failed, 0 blocked; Slurm: 0 of 88 jobs queued or running"
+
+    # the same results: every run wrote something, and the same files with the same bytes
+    for node in nodes:
+        assert _written(node), f"{node.id} wrote nothing in {node.run_dir}"
+    slurm_files, local_files = _tree(Path(spec.out_dir)), _tree(Path(local_spec.out_dir))
+    assert sorted(slurm_files) == sorted(local_files)
+    assert [f for f in slurm_files if slurm_files[f] != local_files[f]] == []
+    assert any(f.endswith(".safetensors") for f in slurm_files) and any(f.endswith("transcripts.jsonl")
+                                                                       for f in slurm_files)
+    # and the report read from them (certified rates, probes, held-out loss, GRPO rewards) is the same
+    results = _results(spec)
+    assert results["entries"] and not results["missing_evaluations"]
+    assert results == _results(local_spec)
+
+    # resubmitted: everything is done, nothing is submitted
+    again = submit_campaign(spec, nodes, SMOKE, overrides, log=lambda s: None)
+    assert not again.submitted and again.skipped == [n.id for n in nodes]
 
 
 # --- the helper itself (no Slurm needed) -----------------------------------------------------------
