@@ -90,3 +90,17 @@ def test_a_bug_during_the_evaluation_keeps_its_traceback(tmp_path, monkeypatch):
     result = _eval("--policy", "gold", "--split", "test_heldin", "--out", str(tmp_path / "x"))
     assert isinstance(result.exception, ValueError) and result.exit_code != 2
     assert "error: operands" not in result.output
+
+
+@pytest.mark.smoke
+def test_a_model_without_a_chat_template_is_named_not_a_traceback(tmp_path, smoke_assets):
+    # A base model's tokenizer has no chat template: apply_chat_template used to raise a
+    # ValueError that py4 eval showed as a traceback (exit 1).
+    import shutil
+
+    base = tmp_path / "base"
+    shutil.copytree(smoke_assets / "base", base)
+    (base / "chat_template.jinja").unlink()
+    result = _eval("--model", str(base), "--split", "test_heldin", "--limit", "1", "--out", str(tmp_path / "x"))
+    assert result.exit_code == 2, result.output
+    assert str(base) in result.output and "no chat template" in result.output

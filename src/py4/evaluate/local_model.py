@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.episodes.parsing import parse_with_tokenizer
+from py4.errors import Py4Error
 from py4.episodes.policy import Turn, TurnRequest
 
 END_OF_TURN = "<end_of_turn>"
@@ -47,7 +48,8 @@ def load_model(path: str | Path, merge: bool = True):
 class LocalModelPolicy:
     """``path``: a model folder with its tokenizer (local files only).
 
-    Raises OSError when the folder holds no loadable model or tokenizer.
+    Raises OSError when the folder holds no loadable model or tokenizer, and Py4Error when
+    its tokenizer has no chat template (episodes are chats: a base model cannot take them).
     """
 
     def __init__(self, path: str, *, temperature: float = 0.7, top_p: float = 1.0, seed: int = 0,
@@ -58,6 +60,10 @@ class LocalModelPolicy:
         self.name = f"local:{path}"
         self.temperature, self.top_p, self.batch_size, self.device = temperature, top_p, batch_size, device
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        if not self.tokenizer.chat_template:  # checked before the weights load
+            raise Py4Error(f"{path}: its tokenizer has no chat template, and every evaluation episode is a "
+                           "chat; evaluate an instruction-tuned model (an -it folder, a graft or an SFT run), "
+                           "not a base model")
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
