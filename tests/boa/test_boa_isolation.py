@@ -105,3 +105,66 @@ def test_seccomp_program_jumps_stay_inside():
         if code in (seccomp.JEQ_K, seccomp.JGE_K, seccomp.JSET_K):
             assert index + 1 + max(jt, jf) < len(program)
     assert program[-1] == (seccomp.RET_K, 0, 0, seccomp.RET_ALLOW)
+
+
+def _in_child(body) -> dict:
+    """Run ``body()`` (returning a JSON-able value) in a forked child; its value or error."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write_end, json.dumps({"value": body()}).encode())
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            os.write(write_end, json.dumps({"error": repr(exc)}).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        data = fh.read()
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+@needs_root
+def test_securebits_that_keep_capabilities_turn_the_inherited_filter_off():
+    # Runs inherit a filter that lets mount through only because setuid leaves them no
+    # capability; SECBIT_KEEP_CAPS (or NO_SETUID_FIXUP) set by an ancestor breaks that.
+    import ctypes
+
+    def with_keep_caps():
+        before = isolation.setuid_drops_capabilities()
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.prctl(28, isolation.SECBIT_KEEP_CAPS, 0, 0, 0) == 0  # PR_SET_SECUREBITS
+        return [before, isolation.setuid_drops_capabilities()]
+
+    assert _in_child(with_keep_caps) == {"value": [True, False]}
+
+
+@needs_root
+def test_children_of_init_sees_every_child_and_refuses_a_threaded_supervisor():
+    def as_pid_one():
+        isolation.unshare(isolation.CLONE_NEWPID | isolation.CLONE_NEWNS)
+        inner = _in_child(_pid_one_checks)  # the first child is PID 1 of the new namespace
+        return inner
+
+    assert _in_child(as_pid_one) == {"value": {"value": [True, False, True, True]}}
+
+
+def _pid_one_checks():
+    import threading
+
+    isolation.mount(None, "/", None, isolation.MS_REC | isolation.MS_PRIVATE)
+    isolation.mount("proc", "/proc", "proc")
+    children = isolation.ChildrenOfInit.open()
+    seen = [children.none()]
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    time.sleep(0.05)
+    seen.append(children.none())  # a zombie is still a child
+    os.waitpid(pid, 0)
+    seen.append(children.none())
+    thread = threading.Thread(target=time.sleep, args=(0.2,))
+    thread.start()
+    seen.append(isolation.ChildrenOfInit.open() is None)  # another thread's children are not listed
+    thread.join()
+    return seen

@@ -470,7 +470,12 @@ class ChildrenOfInit:
     then no process but itself is left in the namespace, since every process there
     descends from PID 1 (orphans are reparented to it, and no run can enter the namespace
     from outside: ``setns`` is refused). One read of a descriptor opened once, where
-    listing /proc would make a list of names on every run's cycle."""
+    listing /proc would make a list of names on every run's cycle.
+
+    The file lists the children that thread 1 forked (and those reparented to it), not
+    those of other threads: it answers for the whole process only while the supervisor has
+    one thread, which ``open`` checks (the worker starts none and does not import
+    ``threading``; runs cannot add threads to it)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -482,6 +487,8 @@ class ChildrenOfInit:
         if os.getpid() != 1:
             return None
         try:
+            if os.listdir("/proc/1/task") != ["1"]:
+                return None
             return cls(above_child_range(os.open("/proc/1/task/1/children", os.O_RDONLY)))
         except OSError:
             return None
@@ -514,6 +521,19 @@ class PidCounter:
         """The next fork gets PID 2 (the supervisor is 1; no other process is left)."""
         if self.fd is not None:
             os.pwrite(self.fd, b"1", 0)
+
+
+PR_GET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS = 27, 1 << 2, 1 << 4
+
+
+def setuid_drops_capabilities() -> bool:
+    """Whether switching from root to another uid leaves the process no capability: not so
+    where an ancestor set the securebits that keep them (``SECBIT_NO_SETUID_FIXUP``,
+    ``SECBIT_KEEP_CAPS``, e.g. systemd's ``SecureBits=``). Runs inherit a filter that lets
+    ``mount`` through only where this holds (seccomp.py)."""
+    bits = _libc.prctl(ctypes.c_int(PR_GET_SECUREBITS), ctypes.c_ulong(0), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0))
+    return bits >= 0 and not bits & (SECBIT_NO_SETUID_FIXUP | SECBIT_KEEP_CAPS)
 
 
 def become_subreaper() -> None:

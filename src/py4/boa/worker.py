@@ -214,7 +214,7 @@ class Supervisor:
         isolation.prepare_supervisor(self.scratch)
         # Runs without privileges inherit the supervisor's filter instead of installing
         # their own (its cost, per process, is a tenth of a run's cycle: seccomp.py).
-        if self.use_seccomp and caps.drop_privileges:
+        if self.use_seccomp and caps.drop_privileges and isolation.setuid_drops_capabilities():
             try:
                 seccomp.install_filter(supervisor=True)
                 caps.seccomp_inherited = True
