@@ -6,7 +6,8 @@ results.md / README.md / *.yaml / *.jinja / *.txt: text with the paths replaced 
 card, as sorted lines: its tags are a set, ordered by the process's string hashing).
 training_args.bin: the Trainer's pickled arguments, loaded and compared as JSON (they hold the run folder).
 Everything else (weights, optimizer states, data shards, transcripts, the bank): bytes (sha256).
-Excluded whole: stage.log, server.log, TensorBoard event files (logs with times).
+Excluded whole: stage.log, server.log, TensorBoard event files (logs with times); TensorBoard folder
+names (runs/<date_time_host>) in JSON and text are replaced by runs/<time>.
 *.jsonl: line by line as JSON. training_args.bin: see below.
 A recorded hash of an input or output (a dict with "path" and "sha256" / "manifest_sha256") that
 differs is checked: the before run's file (or folder) is hashed again with the after run's folder
@@ -16,7 +17,8 @@ paths (and times) only. Lists under UNORDERED keys are compared sorted.
 
 usage: python scripts/compare_campaigns.py BEFORE AFTER
   every run done in both campaign folders (its record in _campaign/runs/<id>/run_manifest.json says
-  done): its record and its run folder, then report/ when both have it; exit 1 on a difference.
+  done): its record and its run folder, then report/ and calibration/ when both have them; exit 1 on a
+  difference.
 usage: python scripts/compare_campaigns.py --folders BEFORE AFTER [ROOT_BEFORE ROOT_AFTER]
   two folders (the roots, default the folders themselves, are the campaign folders whose paths are replaced)
 """
@@ -37,10 +39,12 @@ EXCLUDED_KEYS = {
     "config_sha256",  # a hash of the resolved config, which holds absolute paths (resolved_config.yaml is compared as text)
     "stream_mb_per_s",  # the graft's streaming speed
     "boa_s",  # an episode's time in Boa
+    "step_time",  # GRPO's seconds per step
     "plan_fingerprint",  # the graft's plan hash: its input files' sizes and mtimes
     "implementation",  # boa.implementation: the hash of Boa's source (differs whenever Boa's code does)
 }
 SRC_ROOT = re.compile(r"/[^\s\"']*?/src/py4/")  # a file of the checkout the run imported py4 from
+TENSORBOARD_RUN = re.compile(r"runs/[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2}_[\w.-]+")  # Trainer's logging_dir: time_host
 UNORDERED = {"target_modules"}  # PEFT stores a set: its JSON order follows the process's string hashing
 EXCLUDED_FILES = re.compile(r"(stage\.log|server\.log|events\.out\.tfevents\..*)$")
 TEXT = re.compile(r"\.(md|yaml|yml|jinja|txt)$")
@@ -130,7 +134,7 @@ def normalise(value, roots):
     if isinstance(value, str):
         for root in roots:
             value = value.replace(root, "<out>")
-        return SRC_ROOT.sub("<src>/py4/", value)
+        return TENSORBOARD_RUN.sub("runs/<time>", SRC_ROOT.sub("<src>/py4/", value))
     return value
 
 
@@ -180,6 +184,7 @@ def main(before: str, after: str, root_before: str | None = None, root_after: st
                 tb = tb.replace(r, "<out>")
             for r in roots_a:
                 ta = ta.replace(r, "<out>")
+            tb, ta = TENSORBOARD_RUN.sub("runs/<time>", tb), TENSORBOARD_RUN.sub("runs/<time>", ta)
             if pb.name == "README.md":  # TRL's model card lists its tags from a set: order follows string hashing
                 tb, ta = "\n".join(sorted(tb.splitlines())), "\n".join(sorted(ta.splitlines()))
             d = None if tb == ta else "text differs"
@@ -228,9 +233,10 @@ def compare_runs(before: str, after: str) -> int:
         for pb, pa in pairs:
             print(f"== {node}: {pb.relative_to(before) if str(pb).startswith(before) else pb}")
             failures += main(str(pb), str(pa), before, after)
-    if (Path(before) / "report").is_dir() and (Path(after) / "report").is_dir():
-        print("== report")
-        failures += main(str(Path(before) / "report"), str(Path(after) / "report"), before, after)
+    for folder in ("report", "calibration"):  # the report's tables and figures; its scripted calibration runs
+        if (Path(before) / folder).is_dir() and (Path(after) / folder).is_dir():
+            print(f"== {folder}")
+            failures += main(str(Path(before) / folder), str(Path(after) / folder), before, after)
     print(f"{len(both)} runs compared, {failures} folder(s) with differences")
     return 1 if failures else 0
 
