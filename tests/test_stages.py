@@ -114,3 +114,24 @@ def test_each_stage_names_importable_config_and_result_types(name):
     assert isinstance(getattr(importlib.import_module(module), attribute), type), stage.result_type
     if stage.launch_module:  # a training stage: its module trains (run(config, callbacks=()))
         assert callable(stage.module().run), name
+
+
+def test_result_summary_names_steps_loss_resumption_and_weights():
+    # py4 train's last line and a campaign run's stage log share it (the runner's own copy
+    # printed only steps and weights).
+    from dataclasses import dataclass
+
+    from py4.stages import result_summary
+
+    @dataclass
+    class Trained:
+        global_step: int
+        model_dir: str
+        train_loss: float | None = None
+        resumed_from: str | None = None
+
+    assert result_summary(Trained(12, "out/sft", 1.23456, "out/sft/checkpoint-8")) == (
+        "12 steps, train loss 1.2346, resumed from out/sft/checkpoint-8 -> out/sft")
+    assert result_summary(Trained(3, "out/m")) == "3 steps -> out/m"
+    assert result_summary("out/dose_8") == "-> out/dose_8"
+    assert result_summary({"k": "v" * 500}).endswith("...") and len(result_summary({"k": "v" * 500})) == 200

@@ -24,7 +24,7 @@ def train(
     from rich.console import Console
 
     from py4.config import ConfigError
-    from py4.stages import StageCall, run_call, unknown_stage
+    from py4.stages import StageCall, result_summary, run_call, unknown_stage
     from py4.stages import overrides as parse_overrides
     from py4.train.common import TrainingGuardError
 
@@ -36,18 +36,7 @@ def train(
     except (ConfigError, KeyError, FileNotFoundError, TrainingGuardError, ValueError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    console.print(f"[green]done[/green] {stage}: {_summary(result)}")
-
-
-def _summary(result) -> str:
-    """One line a person reads: where the weights are, steps, loss (not the result's repr)."""
-    from dataclasses import is_dataclass
-
-    if not is_dataclass(result):
-        return f"-> {result}"  # eft_dose: the dose folder
-    loss = "" if result.train_loss is None else f", train loss {result.train_loss:.4f}"
-    resumed = f", resumed from {result.resumed_from}" if result.resumed_from else ""
-    return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
+    console.print(f"[green]done[/green] {stage}: {result_summary(result)}")
 
 
 # A single command: py4.cli registers a plain function as `py4 train`.

@@ -467,3 +467,14 @@ def command_names() -> dict[tuple[str, ...], list[str]]:
     for stage in STAGES.values():
         out.setdefault(stage.command, []).append(stage.name)
     return out
+
+
+def result_summary(result: object) -> str:
+    """One line a person reads of a stage's result (``py4 train``'s last line, a campaign run's
+    stage log): a training run's steps, loss, resumption and weights; else what it returned."""
+    if hasattr(result, "global_step") and hasattr(result, "model_dir"):
+        loss = "" if getattr(result, "train_loss", None) is None else f", train loss {result.train_loss:.4f}"
+        resumed = f", resumed from {result.resumed_from}" if getattr(result, "resumed_from", None) else ""
+        return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
+    text = f"-> {result}" if isinstance(result, (str, Path)) else repr(result)
+    return text if len(text) <= 200 else text[:197] + "..."

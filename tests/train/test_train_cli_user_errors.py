@@ -33,7 +33,7 @@ def test_help_shows_no_python_types_and_says_the_defaults():
 
 
 def test_a_finished_stage_prints_a_summary_not_a_repr():
-    from py4.stage_cli import _summary
+    from py4.stages import result_summary as _summary
     from py4.train.packed import StageResult
 
     result = StageResult(output_dir="runs/mid", model_dir="runs/mid/model", global_step=12, train_loss=2.34567,

@@ -35,7 +35,7 @@ from py4.campaign.dag import Node
 from py4.campaign.progress import CampaignProgress
 from py4.errors import Py4Error
 from py4.runs import RunRecorder, read_manifest, run_is_done
-from py4.stages import STAGES, run_call
+from py4.stages import STAGES, result_summary, run_call
 
 Executor = Callable[[Node], None]
 
@@ -60,15 +60,7 @@ def run_inprocess(node: Node) -> None:
     except Exception as exc:
         traceback.print_exc()  # not known to be the user's: the traceback goes to the stage log
         raise RunFailed(f"{node.command}: {type(exc).__name__}: {exc}") from exc
-    print(f"done {node.stage}: {_summary(result)}")
-
-
-def _summary(result: object) -> str:
-    """One line of a stage's result for its log: a training run's steps and weights, else what it returned."""
-    if hasattr(result, "global_step") and hasattr(result, "model_dir"):
-        return f"{result.global_step} steps -> {result.model_dir}"
-    text = repr(result)
-    return text if len(text) <= 200 else text[:197] + "..."
+    print(f"done {node.stage}: {result_summary(result)}")
 
 
 def run_subprocess(node: Node) -> None:
