@@ -11,10 +11,8 @@ install carries no ``configs/``: the demo then says so and exits 2.
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import chdir
 from pathlib import Path
 
 from py4.errors import Py4Error
@@ -41,16 +39,6 @@ def project_root(campaign: str = SMOKE_CAMPAIGN) -> Path:
                    "clone after `pip install -e .` (or `make demo`)")
 
 
-@contextmanager
-def _working_directory(root: Path) -> Iterator[None]:
-    before = Path.cwd()
-    os.chdir(root)
-    try:
-        yield
-    finally:
-        os.chdir(before)
-
-
 def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, progress: bool = True) -> int:
     """Run `campaign` into `out` (finished runs are skipped); returns the exit status.
 
@@ -62,7 +50,7 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, pr
     try:
         root = project_root(campaign)
         out_dir = Path(out) if root == Path.cwd() else Path(out).resolve()  # relative to where we started
-        with _working_directory(root):
+        with chdir(root):
             return _run(str(out_dir), campaign, progress)
     except (Py4Error, DagError) as exc:
         import sys

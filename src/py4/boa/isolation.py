@@ -34,10 +34,6 @@ import resource
 import signal
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -103,10 +99,10 @@ class IsolationError(OSError):
     """A syscall needed for isolation failed (errno and the call are in the message)."""
 
 
-def _check(result: int, what: str | Callable[[], str]) -> None:
+def _check(result: int, what: str) -> None:
     if result != 0:
         err = ctypes.get_errno()
-        raise IsolationError(err, f"{what() if callable(what) else what}: {os.strerror(err)}")
+        raise IsolationError(err, f"{what}: {os.strerror(err)}")
 
 
 def unshare(flags: int) -> None:
@@ -119,14 +115,12 @@ def _encoded(text: str | None) -> bytes | None:
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int = 0,
           data: str | None = None) -> None:
-    # The message is built only on failure: the scratch is mounted on every run's cycle,
-    # where each object made is a copy-on-write fault (the run's child shares the heap).
     _check(_libc.mount(_encoded(source), _encoded(target), _encoded(fstype), ctypes.c_ulong(flags),
-                       _encoded(data)), lambda: f"mount {source!r} on {target!r} ({fstype}, {data})")
+                       _encoded(data)), f"mount {source!r} on {target!r} ({fstype}, {data})")
 
 
 def umount(target: str, flags: int = MNT_DETACH) -> None:
-    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), lambda: f"umount {target!r}")
+    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), f"umount {target!r}")
 
 
 def prctl(option: int, arg: int = 0) -> None:
@@ -321,8 +315,8 @@ class Scratch:
         """Give the next run an empty scratch directory; returns its path."""
         if self.caps.private_root:
             if self.caps.scratch_tmpfs:
-                _check(_libc.umount2(self.target, self.detach), self._failed)
-            _check(_libc.mount(b"boa-scratch", self.target, b"tmpfs", self.flags, self.options), self._failed)
+                _check(_libc.umount2(self.target, self.detach), _SCRATCH_RENEWAL)
+            _check(_libc.mount(b"boa-scratch", self.target, b"tmpfs", self.flags, self.options), _SCRATCH_RENEWAL)
             self.caps.scratch_tmpfs = True
             return SCRATCH_DIR
         if not self.host_scratch:
@@ -333,9 +327,8 @@ class Scratch:
         """Drop the host directory's path (a run could find it in this process's memory)."""
         self.host_scratch = None
 
-    @staticmethod
-    def _failed() -> str:
-        return f"renewing the scratch tmpfs at {SCRATCH_DIR}"
+
+_SCRATCH_RENEWAL = f"renewing the scratch tmpfs at {SCRATCH_DIR}"  # Scratch.reset's error, made once
 
 
 def _reset_host_scratch(path: str, owner_uid: int, owner_gid: int) -> str:
