@@ -45,14 +45,12 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, pr
     0: every run done; 1: a run failed or was blocked; 2: a user error (printed as one line:
     a campaign that cannot be found or is invalid).
     """
-    from py4.campaign.dag import DagError
-
     try:
         root = project_root(campaign)
         out_dir = Path(out) if root == Path.cwd() else Path(out).resolve()  # relative to where we started
         with chdir(root):
             return _run(str(out_dir), campaign, progress)
-    except (Py4Error, DagError) as exc:
+    except Py4Error as exc:  # a ConfigError, a DagError
         import sys
 
         print(f"error: {exc}", file=sys.stderr)

@@ -162,3 +162,10 @@ def test_serving_settings_are_checked_with_the_campaign(tmp_path):
     assert graft.server.argv[:5] == [sys.executable, "-m", "transformers.cli.transformers", "serve",
                                      "runs/campaign/eval/gemma4_12b__iso__graft/served_model"]
     assert graft.argv[graft.argv.index("--model") + 1] == "runs/campaign/eval/gemma4_12b__iso__graft/served_model"
+
+
+def test_a_dag_error_is_a_user_error_for_every_command():
+    # One base, not a conversion per command (campaign plan/run, demo, rehearse, slurm jobs).
+    from py4.errors import Py4Error
+
+    assert issubclass(DagError, Py4Error) and issubclass(DagError, ValueError)

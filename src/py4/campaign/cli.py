@@ -29,9 +29,9 @@ def _spec_overrides(out: Optional[str], overrides: Optional[list[str]]) -> list[
 
 def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None, check: bool = False):
     """The spec and its DAG; with ``check``, every run's stage call is checked against its types."""
-    from py4.campaign.dag import DagError, build_dag, check_dag
+    from py4.campaign.dag import build_dag, check_dag
     from py4.campaign.spec import load_campaign
-    from py4.config import ConfigError
+    from py4.errors import Py4Error
 
     try:
         spec = load_campaign(file, _spec_overrides(out, overrides))
@@ -39,7 +39,7 @@ def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None,
         if check:
             check_dag(nodes)
         return spec, nodes
-    except (ConfigError, DagError, OSError) as exc:
+    except (Py4Error, OSError) as exc:  # a ConfigError, a DagError, an unreadable file
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
 

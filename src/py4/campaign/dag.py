@@ -19,6 +19,7 @@ from typing import Any
 
 from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError
+from py4.errors import Py4Error
 from py4.evaluate.serve import ServerPlan, plan_server
 from py4.stages import Override, StageCall, check, get_stage, overrides
 from py4.stages import load as load_stage_config
@@ -89,8 +90,9 @@ class Node:
         return out
 
 
-class DagError(ValueError):
-    """The spec does not expand to a valid DAG (unknown input, cycle, duplicate id)."""
+class DagError(Py4Error, ValueError):
+    """The spec does not expand to a valid DAG (unknown input, cycle, duplicate id): the user's
+    campaign to fix, so every command shows it as one line (exit 2)."""
 
 
 class _Builder:

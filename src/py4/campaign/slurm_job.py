@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="key=value override of the spec")
     args = parser.parse_args(argv)
 
-    from py4.campaign.dag import DagError, build_dag
+    from py4.campaign.dag import build_dag
     from py4.campaign.runner import (
         fingerprints,
         missing_inputs,
@@ -45,12 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         run_subprocess,
     )
     from py4.campaign.spec import load_campaign
-    from py4.config import ConfigError
+    from py4.errors import Py4Error
 
     try:
         spec = load_campaign(args.campaign, args.overrides)
         nodes = build_dag(spec)
-    except (ConfigError, DagError, OSError) as exc:
+    except (Py4Error, OSError) as exc:  # a ConfigError, a DagError, an unreadable file
         _log(f"error: {exc}")
         return 2
     node = next((n for n in nodes if n.id == args.node), None)

@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from py4.errors import Py4Error, cli_errors
+from py4.errors import cli_errors
 
 ONLY = typer.Option(None, "--only", help="glob (or substring) of run ids, e.g. 'tiny/iso/*' or 'eval:'")
 
@@ -23,13 +23,9 @@ def rehearse(file: Path = typer.Argument(..., help="campaign YAML (e.g. configs/
              model: Optional[str] = typer.Option(None, "--model", help="one model key, e.g. gemma4_12b (and what it needs)"),
              config: Optional[Path] = typer.Option(None, "--config", help="size-only overrides (default: configs/rehearsal/<FILE name>)")) -> None:
     """Run the campaign's DAG from its own stage configs on tiny CPU stand-ins (docs/rehearsal.md)."""
-    from py4.campaign.dag import DagError
     from py4.rehearsal.rehearse import rehearse as run_rehearsal
 
-    try:
-        report = run_rehearsal(file, out, config, model=model, only=only, log=lambda s: typer.echo(s, err=True))
-    except DagError as exc:  # the campaign's runs do not fit together: names the run, stage and field
-        raise Py4Error(str(exc)) from None
+    report = run_rehearsal(file, out, config, model=model, only=only, log=lambda s: typer.echo(s, err=True))
     typer.echo(", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())) + f" in {report['seconds']} s")
     typer.echo(f"-> {out / 'REHEARSAL_REPORT.md'}")
     if any(row["status"] != "done" for row in report["nodes"]):
