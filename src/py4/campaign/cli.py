@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from py4.errors import cli_errors
+from py4.errors import Py4Error, cli_errors, fail
 
 app = typer.Typer(help="The campaign: spec -> DAG of runs, runner (skip-done, resume), ledgers.",
                   no_args_is_help=True)
@@ -28,23 +28,25 @@ def _spec_overrides(out: Optional[str], overrides: Optional[list[str]]) -> list[
 
 
 def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None, check: bool = False):
-    """The spec and its DAG; with ``check``, every run's stage call is checked against its types."""
+    """The spec and its DAG; with ``check``, every run's stage call is checked against its types.
+
+    A ConfigError or DagError (Py4Error) goes to the command's cli_errors as it is; an unreadable
+    spec file is the user's to fix too."""
     from py4.campaign.dag import build_dag, check_dag
     from py4.campaign.spec import load_campaign
-    from py4.errors import Py4Error
 
     try:
         spec = load_campaign(file, _spec_overrides(out, overrides))
-        nodes = build_dag(spec)
-        if check:
-            check_dag(nodes)
-        return spec, nodes
-    except (Py4Error, OSError) as exc:  # a ConfigError, a DagError, an unreadable file
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    except OSError as exc:
+        raise fail(str(exc)) from None
+    nodes = build_dag(spec)
+    if check:
+        check_dag(nodes)
+    return spec, nodes
 
 
 @app.command()
+@cli_errors  # a bad spec, stage config or override (ConfigError, DagError): one line, exit 2
 def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[str] = ONLY,
          out: Optional[str] = OUT, as_json: bool = typer.Option(False, "--json", help="print the DAG as JSON"),
          resolve: bool = typer.Option(False, "--resolve", help="also resolve each training run's stage config"),
@@ -86,6 +88,7 @@ def _resolved(node) -> dict | None:
 
 
 @app.command()
+@cli_errors  # a bad spec or flag, a Slurm submission refused (SlurmError): one line, exit 2
 def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[str] = ONLY, out: Optional[str] = OUT,
         subprocess: bool = typer.Option(False, "--subprocess", help="run each command as a child process"),
         no_progress: bool = typer.Option(False, "--no-progress"),
@@ -99,11 +102,9 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
     from py4.campaign.runner import default_executors, run_campaign
 
     if backend not in ("local", "slurm"):
-        typer.echo(f"error: --backend {backend!r}: expected local or slurm", err=True)
-        raise typer.Exit(2)
+        raise Py4Error(f"--backend {backend!r}: expected local or slurm")
     if dry_run and backend != "slurm":
-        typer.echo("error: --dry-run prints what the slurm backend would submit: add --backend slurm", err=True)
-        raise typer.Exit(2)
+        raise Py4Error("--dry-run prints what the slurm backend would submit: add --backend slurm")
     spec, nodes = _load(file, out, overrides, check=True)
     selected = {n.id for n in select(nodes, only)}
     if backend == "slurm":
@@ -116,20 +117,17 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
                f"blocked {len(summary.blocked)}")
     for p in paths:
         typer.echo(f"-> {p}")
-    if not summary.ok:
+    if not summary.ok:  # the summary above says what failed; no error line of its own
         raise typer.Exit(1)
 
 
 def _submit(file: Path, spec, nodes, selected: set[str], overrides: list[str], dry_run: bool) -> None:
-    """`run --backend slurm`: submit what is not done; the jobs record themselves as they run."""
-    from py4.campaign.slurm import SlurmError, jobs_path, submit_campaign
+    """`run --backend slurm`: submit what is not done; the jobs record themselves as they run.
+    A SlurmError (sbatch refused, a malformed jobs.jsonl) is a Py4Error: run's cli_errors shows it."""
+    from py4.campaign.slurm import jobs_path, submit_campaign
 
-    try:
-        summary = submit_campaign(spec, nodes, file, overrides, selected, dry_run=dry_run,
-                                  log=lambda s: typer.echo(s, err=not dry_run))  # a dry run's sbatch lines: stdout
-    except SlurmError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    summary = submit_campaign(spec, nodes, file, overrides, selected, dry_run=dry_run,
+                              log=lambda s: typer.echo(s, err=not dry_run))  # a dry run's sbatch lines: stdout
     verb = "would submit" if dry_run else "submitted"
     typer.echo(f"{verb} {len(summary.submitted)}, already queued {len(summary.queued)}, skipped "
                f"{len(summary.skipped)} (done), blocked {len(summary.blocked)}")
@@ -169,17 +167,14 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 
 
 @app.command()
+@cli_errors  # a bad spec, scancel refused, a malformed jobs.jsonl (SlurmError): one line, exit 2
 def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
            overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Cancel this campaign's Slurm jobs that are queued or running (only the job ids it recorded)."""
-    from py4.campaign.slurm import SlurmError, cancel_campaign, jobs_path
+    from py4.campaign.slurm import cancel_campaign, jobs_path
 
     spec, _ = _load(file, out, overrides)
-    try:
-        cancelled = cancel_campaign(spec.out_dir, warn=lambda s: typer.echo(s, err=True))
-    except SlurmError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    cancelled = cancel_campaign(spec.out_dir, warn=lambda s: typer.echo(s, err=True))
     if cancelled:
         typer.echo(f"cancelled {len(cancelled)} job(s): {' '.join(cancelled)}")
     else:
@@ -187,6 +182,7 @@ def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 
 
 @app.command("sanity-bank")
+@cli_errors  # a dose without gold problems, a missing or malformed file: one line, exit 2
 def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folder (rows.jsonl with problem ids)"),
                 out: Path = typer.Option(..., "--out", help="bank folder to write"),
                 version: str = typer.Option("v1", "--version")) -> None:
@@ -195,7 +191,6 @@ def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folde
 
     try:
         n = write_sanity_bank(dose, out, version)
-    except (OSError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2)
+    except OSError as exc:  # a bank version that is not shipped, an output folder we cannot write
+        raise fail(str(exc)) from None
     typer.echo(f"train_sanity: {n} problems -> {out}")

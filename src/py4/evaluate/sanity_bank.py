@@ -13,20 +13,29 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from py4.errors import Py4Error
+from py4.fileio import read_json_object
 from py4.problems.bank import bank_paths
 from py4.runs import atomic_write_json
+
+
+class SanityBankError(Py4Error, ValueError):
+    """A dose that names no gold problem or one the bank does not hold, or a malformed dose
+    manifest: the user's to fix (``py4 campaign sanity-bank`` prints it as one line, exit 2)."""
 
 
 def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = "v1") -> int:
     """Copy the shipped bank to out_dir with the dose's gold problems moved to `train_sanity`.
 
-    Returns the number of train_sanity problems. Raises ValueError when the dose names no
-    problem or a problem the bank does not hold; OSError when a file is missing.
+    Returns the number of train_sanity problems. Raises SanityBankError when the dose's manifest
+    is missing or malformed (naming path:line), names no problem or a problem the bank does not
+    hold; OSError when the bank version is not shipped or out_dir cannot be written.
     """
-    manifest = json.loads((Path(dose_dir) / "manifest.json").read_text(encoding="utf-8"))
+    manifest = read_json_object(Path(dose_dir) / "manifest.json", error=SanityBankError,
+                                missing="no such file (an EFT dose folder, written by py4 train eft_dose, is expected)")
     ids = set(manifest.get("problem_ids") or [])
     if not ids:
-        raise ValueError(f"{dose_dir}/manifest.json: no problem_ids (a dose with gold rows is needed)")
+        raise SanityBankError(f"{dose_dir}/manifest.json: no problem_ids (a dose with gold rows is needed)")
     bank_path, manifest_path = bank_paths(version)
     lines, found = [], set()
     for line in gzip.decompress(bank_path.read_bytes()).decode("utf-8").splitlines():
@@ -38,7 +47,7 @@ def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = 
             found.add(row["id"])
         lines.append(json.dumps(row, ensure_ascii=False, sort_keys=True))
     if found != ids:
-        raise ValueError(f"{dose_dir}: problems not in bank {version}: {sorted(ids - found)[:5]}")
+        raise SanityBankError(f"{dose_dir}: problems not in bank {version}: {sorted(ids - found)[:5]}")
     raw = ("\n".join(lines) + "\n").encode("utf-8")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,69 @@
+"""`py4 campaign`'s user errors go through py4.errors.cli_errors like every other command's (issue 20):
+one line ``error: …`` on stderr and exit 2; a run that fails or is blocked exits 1 after its summary,
+with no error line of its own. (Bad specs and overrides: test_plan_checks.py, test_campaign_cli_overrides.py;
+Slurm: test_slurm.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from py4.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+SMOKE = ROOT / "configs/campaign/smoke.yaml"
+
+
+def _campaign(*args: object):
+    return CliRunner().invoke(app, ["campaign", *[str(a) for a in args]])
+
+
+def test_dry_run_without_the_slurm_backend_is_refused(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    result = _campaign("run", SMOKE, "--out", tmp_path, "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert "error: --dry-run prints what the slurm backend would submit: add --backend slurm" in result.output
+    assert not (tmp_path / "_campaign").exists()  # refused before anything ran
+
+
+def test_an_unreadable_spec_is_one_error_line(tmp_path):
+    result = _campaign("plan", tmp_path)  # a folder, not a YAML file
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and str(tmp_path) in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_blocked_local_run_exits_1_after_its_summary(monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    result = _campaign("run", SMOKE, "--out", tmp_path, "--only", "corpus", "--no-progress")
+    assert result.exit_code == 1, result.output
+    assert re.search(r"ran 0, skipped 0 \(done\), failed 0, blocked [1-9]", result.output)  # corpus needs assets
+    assert "error:" not in result.output
+
+
+def test_sanity_bank_of_a_dose_without_gold_problems_is_one_error_line(tmp_path):
+    dose = tmp_path / "dose"
+    dose.mkdir()
+    (dose / "manifest.json").write_text(json.dumps({"problem_ids": []}))
+    result = _campaign("sanity-bank", "--dose", dose, "--out", tmp_path / "bank")
+    assert result.exit_code == 2, result.output
+    assert f"error: {dose}/manifest.json: no problem_ids (a dose with gold rows is needed)" in result.output
+
+
+def test_sanity_bank_names_the_line_of_a_malformed_dose_manifest(tmp_path):
+    dose = tmp_path / "dose"
+    dose.mkdir()
+    (dose / "manifest.json").write_text('{\n  "problem_ids": [1,\n}\n')
+    result = _campaign("sanity-bank", "--dose", dose, "--out", tmp_path / "bank")
+    assert result.exit_code == 2, result.output
+    assert f"error: {dose}/manifest.json:3: invalid JSON" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_sanity_bank_of_a_missing_dose_names_the_file(tmp_path):
+    result = _campaign("sanity-bank", "--dose", tmp_path / "nowhere", "--out", tmp_path / "bank")
+    assert result.exit_code == 2, result.output
+    assert f"error: {tmp_path}/nowhere/manifest.json: no such file" in result.output
