@@ -4,17 +4,23 @@ The stages it takes are the registry's stages whose command is ``train STAGE`` (
 On several GPUs, launch the same module through accelerate with an FSDP2 config:
 ``accelerate launch --config_file configs/accelerate/fsdp2_8gpu.yaml -m py4.train sft --config FILE``
 (``python -m py4.train`` is this command: py4/train/__main__.py).
+
+A user's error (a :class:`~py4.errors.Py4Error`: an unknown stage, a config problem, a missing or
+malformed input file, a training guard) is one line ``error: …`` and exit 2; anything else a
+stage raises is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import typer
 
+from py4.errors import Py4Error, cli_errors
 from py4.stages import STAGES
 
 TRAINING_STAGES = [name for name, stage in STAGES.items() if stage.command == ("train", name)]
 
 
+@cli_errors
 def train(
     stage: str = typer.Argument(..., help=" | ".join(TRAINING_STAGES)),
     config: str = typer.Option(..., "--config", "-c", help="stage YAML (configs/train/...)"),
@@ -23,20 +29,13 @@ def train(
     """Run STAGE with its config; every run writes resolved_config.yaml and run_manifest.json."""
     from rich.console import Console
 
-    from py4.config import ConfigError
     from py4.stages import StageCall, result_summary, run_call, unknown_stage
     from py4.stages import overrides as parse_overrides
-    from py4.train.common import TrainingGuardError
 
-    console = Console(stderr=True)
-    try:
-        if stage not in TRAINING_STAGES:
-            raise KeyError(unknown_stage(stage, TRAINING_STAGES))
-        result = run_call(StageCall(stage=stage, config=config, overrides=tuple(parse_overrides(overrides or []))))
-    except (ConfigError, KeyError, FileNotFoundError, TrainingGuardError, ValueError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from None
-    console.print(f"[green]done[/green] {stage}: {result_summary(result)}")
+    if stage not in TRAINING_STAGES:
+        raise Py4Error(unknown_stage(stage, TRAINING_STAGES))
+    result = run_call(StageCall(stage=stage, config=config, overrides=tuple(parse_overrides(overrides or []))))
+    Console(stderr=True).print(f"[green]done[/green] {stage}: {result_summary(result)}")
 
 
 # A single command: py4.cli registers a plain function as `py4 train`.

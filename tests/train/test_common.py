@@ -7,6 +7,7 @@ import json
 import pytest
 
 from py4.config import ConfigError, load_config
+from py4.errors import FileFormatError
 from py4.train import common, loading
 
 
@@ -53,7 +54,7 @@ def test_schedule_guard(tmp_path):
     with pytest.raises(common.TrainingGuardError, match="max_steps 305 in the config differs from max_steps 306"):
         common.check_schedule(305, schedule)
     (tmp_path / "bad.json").write_text("{}")
-    with pytest.raises(ValueError, match="integer 'max_steps'"):
+    with pytest.raises(FileFormatError, match="bad.json: field 'max_steps': expected an integer"):
         common.read_schedule(tmp_path / "bad.json")
 
 

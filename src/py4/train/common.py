@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
@@ -35,6 +34,9 @@ from typing import Any, Literal
 import pydantic
 
 from py4.config import StrictModel
+from py4.errors import FileFormatError
+from py4.fileio import read_json_object
+from py4.train.errors import TrainingError, TrainingGuardError, TrainingInputMissing
 
 # TrainingArguments.optim (transformers 5.24 OptimizerNames) -> (module it imports, what to
 # pip-install), or None when torch alone provides it. Checked against transformers' own list
@@ -65,7 +67,9 @@ CAMPAIGN_EXTRA_PACKAGES = {"torchao"}
 __all__ = [
     "Optimisation",
     "RunSettings",
+    "TrainingError",
     "TrainingGuardError",
+    "TrainingInputMissing",
     "trainer_kwargs",
     "guarded_collator",
     "check_schedule",
@@ -79,15 +83,12 @@ __all__ = [
 ]
 
 
-class TrainingGuardError(RuntimeError):
-    """A guard stopped the run (empty supervision, NaN loss, schedule mismatch)."""
-
-
 class Optimisation(StrictModel):
     """Optimizer, schedule and batch shape. Defaults are the midtraining row of the table."""
 
     learning_rate: float = 1e-5
-    lr_scheduler: Literal["cosine_with_min_lr", "cosine", "constant", "constant_with_warmup", "linear"] = "cosine_with_min_lr"
+    lr_scheduler: Literal["cosine_with_min_lr", "cosine", "constant", "constant_with_warmup",
+                          "linear"] = "cosine_with_min_lr"
     min_lr_rate: float | None = 0.1
     """Only for cosine_with_min_lr: the LR ends at this fraction of the peak."""
     warmup: float = 0.03
@@ -114,8 +115,17 @@ class Optimisation(StrictModel):
         if value not in OPTIMIZER_PACKAGES:
             close = difflib.get_close_matches(value, OPTIMIZER_PACKAGES, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"unknown optimizer {value!r}{hint} (transformers 5.24 knows: {', '.join(OPTIMIZER_PACKAGES)})")
+            raise ValueError(f"unknown optimizer {value!r}{hint} "
+                             f"(transformers 5.24 knows: {', '.join(OPTIMIZER_PACKAGES)})")
         return value
+
+    @pydantic.model_validator(mode="after")
+    def _min_lr_with_its_scheduler(self) -> "Optimisation":
+        # Checked when the config loads (py4 campaign plan), not when the Trainer is built.
+        if self.lr_scheduler == "cosine_with_min_lr" and self.min_lr_rate is None:
+            raise ValueError("min_lr_rate is required with lr_scheduler cosine_with_min_lr "
+                             "(the LR ends at this fraction of the peak, e.g. 0.1)")
+        return self
 
 
 class RunSettings(StrictModel):
@@ -161,8 +171,8 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
         remove_unused_columns=False,
     )
     if opt.lr_scheduler == "cosine_with_min_lr":
-        if opt.min_lr_rate is None:
-            raise ValueError("optimisation.min_lr_rate is required with lr_scheduler cosine_with_min_lr")
+        # Optimisation's validator makes min_lr_rate present here; a None is a bug, not a config.
+        assert opt.min_lr_rate is not None, "Optimisation accepted cosine_with_min_lr without min_lr_rate"
         kwargs["lr_scheduler_kwargs"] = {"min_lr_rate": opt.min_lr_rate}
     if device.gradient_checkpointing:
         kwargs["activation_checkpointing_kwargs"] = {"use_reentrant": False}
@@ -188,20 +198,19 @@ def guarded_collator(collator, label_key: str = "labels"):
 
 
 def read_schedule(path: str | Path) -> dict[str, Any]:
-    """Read ``step_schedule.json``; raises FileNotFoundError / ValueError naming the file and field."""
+    """Read ``step_schedule.json`` (a file, or the one in a folder); raises FileFormatError naming
+    the file (and line, or the field) when it is missing or malformed."""
     path = Path(path)
     if path.is_dir():
         path = path / "step_schedule.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("max_steps"), int):
-        raise ValueError(f"{path}: expected an object with an integer 'max_steps'")
+    data = read_json_object(path, missing="no step schedule (py4 data mix / py4 data schedule writes it)")
+    if isinstance(data.get("max_steps"), bool) or not isinstance(data.get("max_steps"), int):
+        raise FileFormatError(f"{path}: field 'max_steps': expected an integer, got {data.get('max_steps')!r}")
     return data
 
 
-def check_schedule(configured: int | None, schedule: dict[str, Any] | None, source: str = "step_schedule.json") -> int | None:
+def check_schedule(configured: int | None, schedule: dict[str, Any] | None,
+                   source: str = "step_schedule.json") -> int | None:
     """The max steps to run: the schedule's, the config's, and they must agree when both are set.
 
     Raises TrainingGuardError when they differ.
@@ -237,7 +246,7 @@ def _module_available(module: str) -> bool:
 
 
 def check_optimizer(opt: Optimisation, source: str = "the stage config") -> None:
-    """Raises ValueError when ``opt.optim`` needs a package that is not installed.
+    """Raises TrainingError (a ValueError) when ``opt.optim`` needs a package that is not installed.
 
     Called before any weights load (``py4.stages.run_call``, :func:`run_packed`): the
     Trainer would only find out when it builds the optimizer, after loading the model.
@@ -253,7 +262,7 @@ def check_optimizer(opt: Optimisation, source: str = "the stage config") -> None
                f"keeps the installed build), or pip install '{requirement}'")
     else:
         how = f"pip install '{requirement}'"
-    raise ValueError(
+    raise TrainingError(
         f"{source}: optimisation.optim is {opt.optim!r}, which needs the package {requirement!r} "
         f"(module {module!r}), which is not installed for {sys.executable}: "
         f"install it with: {how}; or choose another optimizer (adamw_torch_fused needs nothing more)"
@@ -279,7 +288,8 @@ def check_checkpointing(opt: Optimisation, device) -> None:
 
 
 def resume_checkpoint(run: RunSettings) -> str | None:
-    """The checkpoint to resume from, per ``run.resume``; raises FileNotFoundError for a missing path."""
+    """The checkpoint to resume from, per ``run.resume``; raises TrainingInputMissing (a
+    FileNotFoundError) for a missing path."""
     if run.resume == "never":
         return None
     if run.resume == "auto":
@@ -288,7 +298,8 @@ def resume_checkpoint(run: RunSettings) -> str | None:
         out = Path(run.output_dir)
         return get_last_checkpoint(str(out)) if out.is_dir() else None
     if not Path(run.resume).is_dir():
-        raise FileNotFoundError(f"resume checkpoint not found: {run.resume}")
+        raise TrainingInputMissing(f"run.resume: checkpoint folder not found: {run.resume} "
+                                   "(expected a checkpoint-N folder, auto or never)")
     return run.resume
 
 

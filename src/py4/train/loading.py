@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from py4.config import StrictModel
+from py4.train.errors import TrainingError, TrainingInputMissing
 
 
 class ModelSource(StrictModel):
@@ -76,32 +77,43 @@ def is_local(path: str) -> bool:
     return Path(path).expanduser().exists()
 
 
-def _check_source(source: ModelSource) -> None:
+def _check_source(source: ModelSource, field: str = "model") -> None:
+    """A model source that cannot load is the user's to fix; ``field`` is where the config sets it."""
     if is_local(source.path):
         return
-    looks_like_path = source.path.startswith((".", "/", "~")) or source.path.count("/") != 1
-    if looks_like_path:
-        raise FileNotFoundError(f"model folder not found: {source.path} (and it is not a Hub id 'owner/name')")
+    if _looks_like_path(source.path):
+        raise TrainingInputMissing(f"{field}.path: model folder not found: {source.path} "
+                                   "(and it is not a Hub id 'owner/name')")
     if source.revision is None and not source.allow_unpinned:
-        raise ValueError(f"Hub model {source.path!r} needs a pinned revision (set model.revision to a commit)")
+        raise TrainingError(f"{field}.path: Hub model {source.path!r} needs a pinned revision "
+                            f"(set {field}.revision to a commit)")
+
+
+def _looks_like_path(path: str) -> bool:
+    return path.startswith((".", "/", "~")) or path.count("/") != 1
 
 
 def _hub_kwargs(path: str, revision: str | None) -> dict[str, Any]:
     return {"local_files_only": True} if is_local(path) else {"revision": revision}
 
 
-def load_tokenizer(source: ModelSource):
+def load_tokenizer(source: ModelSource, field: str = "model"):
     """The tokenizer of ``source`` (or of ``source.tokenizer_path``).
 
-    Raises FileNotFoundError / ValueError for a missing folder or an unpinned Hub id.
+    Raises TrainingInputMissing (a FileNotFoundError) for a missing folder, TrainingError (a
+    ValueError) for an unpinned Hub id.
     """
     from transformers import AutoTokenizer
 
-    _check_source(source)
+    _check_source(source, field)
     path = source.tokenizer_path or source.path
     revision = source.tokenizer_revision if source.tokenizer_path else source.revision
+    if source.tokenizer_path and not is_local(path) and _looks_like_path(path):
+        raise TrainingInputMissing(f"{field}.tokenizer_path: tokenizer folder not found: {path} "
+                                   "(and it is not a Hub id 'owner/name')")
     if source.tokenizer_path and not is_local(path) and revision is None and not source.allow_unpinned:
-        raise ValueError(f"Hub tokenizer {path!r} needs a pinned revision (set model.tokenizer_revision)")
+        raise TrainingError(f"{field}.tokenizer_path: Hub tokenizer {path!r} needs a pinned revision "
+                            f"(set {field}.tokenizer_revision)")
     tokenizer = AutoTokenizer.from_pretrained(path, **_hub_kwargs(path, revision))
     if tokenizer.pad_token is None:  # some base checkpoints ship none; padding needs one
         tokenizer.pad_token = tokenizer.eos_token
@@ -121,7 +133,8 @@ def load_model(source: ModelSource, device: DeviceSettings):
 
     Under an FSDP2 launch that loads on rank 0 only (and once the process group exists),
     the other ranks get the model on ``meta`` with rank 0's non-persistent buffers.
-    Raises FileNotFoundError / ValueError for a missing folder or an unpinned Hub id.
+    Raises TrainingInputMissing (a FileNotFoundError) for a missing folder, TrainingError (a
+    ValueError) for an unpinned Hub id.
     """
     import torch.distributed as dist
     from transformers import AutoModelForCausalLM

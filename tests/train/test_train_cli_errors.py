@@ -1,0 +1,102 @@
+"""`py4 train` (issue 20): a user's error is one line ``error: …`` naming the file or field, exit 2;
+anything else is a bug and keeps its traceback (the command catches only Py4Error)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from py4.cli import app
+
+runner = CliRunner()
+
+
+def _error_line(result) -> str:
+    """The command's stderr, which must be exactly one line ``error: …`` (no wrapping, no traceback)."""
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    return lines[0]
+
+
+def _midtrain_config(tmp_path: Path, **data: str) -> Path:
+    """A midtrain config whose data folder exists (the model folder need not: errors come first)."""
+    folder = tmp_path / "mix"
+    folder.mkdir(exist_ok=True)
+    block = ", ".join(f"{k}: {v}" for k, v in {"path": str(folder), **data}.items())
+    config = tmp_path / "midtrain.yaml"
+    config.write_text(f"model: {{path: {tmp_path / 'no-model'}}}\ndata: {{{block}}}\n"
+                      f"optimisation: {{optim: adamw_torch}}\nrun: {{output_dir: {tmp_path / 'out'}}}\n")
+    return config
+
+
+def test_unknown_stage_is_one_line(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("{}\n")
+    line = _error_line(runner.invoke(app, ["train", "sfy", "--config", str(config)]))
+    assert "unknown stage 'sfy'; did you mean 'sft'?" in line and "midtrain" in line
+
+
+def test_missing_config_file_names_it(tmp_path):
+    missing = tmp_path / "nowhere" / "sft.yaml"
+    result = runner.invoke(app, ["train", "sft", "--config", str(missing)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: invalid config {missing}") and "file not found" in result.stderr
+
+
+def test_malformed_schedule_names_the_file_and_line(tmp_path):
+    schedule = tmp_path / "step_schedule.json"
+    schedule.write_text('{\n  "max_steps": 12,\n  "warmup_steps": oops\n}\n')
+    line = _error_line(runner.invoke(app, ["train", "midtrain", "--config",
+                                           str(_midtrain_config(tmp_path, schedule=str(schedule)))]))
+    assert f"{schedule}:3: invalid JSON" in line
+
+
+def test_schedule_without_max_steps_names_the_field(tmp_path):
+    schedule = tmp_path / "step_schedule.json"
+    schedule.write_text(json.dumps({"max_steps": "12"}))
+    line = _error_line(runner.invoke(app, ["train", "midtrain", "--config",
+                                           str(_midtrain_config(tmp_path, schedule=str(schedule)))]))
+    assert str(schedule) in line and "'max_steps'" in line and "integer" in line
+
+
+def test_schedule_guard_is_one_line(tmp_path):
+    schedule = tmp_path / "step_schedule.json"
+    schedule.write_text(json.dumps({"max_steps": 12}))
+    config = _midtrain_config(tmp_path, schedule=str(schedule))
+    line = _error_line(runner.invoke(app, ["train", "midtrain", "--config", str(config), "optimisation.max_steps=5"]))
+    assert "max_steps 5 in the config differs from max_steps 12" in line and str(schedule) in line
+
+
+def test_missing_model_folder_is_one_line(tmp_path):
+    line = _error_line(runner.invoke(app, ["train", "midtrain", "--config", str(_midtrain_config(tmp_path))]))
+    assert f"model.path: model folder not found: {tmp_path / 'no-model'}" in line
+
+
+@pytest.mark.parametrize("bug", [KeyError("input_ids"), ValueError("expected a 2-D tensor"), RuntimeError("oops")])
+def test_a_bug_inside_a_stage_keeps_its_traceback(tmp_path, monkeypatch, bug):
+    """A KeyError in a collator, a ValueError from torch: not a user error, so not one line, not exit 2."""
+    import py4.train.midtrain
+
+    def broken(config, callbacks=()):
+        raise bug
+
+    monkeypatch.setattr(py4.train.midtrain, "run", broken)
+    result = runner.invoke(app, ["train", "midtrain", "--config", str(_midtrain_config(tmp_path))])
+    assert result.exception is bug and result.exit_code == 1
+    assert "error:" not in result.stderr
+
+
+def test_python_m_py4_train_reports_user_errors_the_same_way(tmp_path):
+    """``python -m py4.train`` (what accelerate launches) is the same command."""
+    import typer
+
+    from py4.stage_cli import train
+
+    application = typer.Typer()
+    application.command()(train)
+    line = _error_line(runner.invoke(application, ["sfy", "--config", str(tmp_path / "c.yaml")]))
+    assert "unknown stage 'sfy'" in line
