@@ -266,12 +266,12 @@ def _run_mix(config: Any, call: StageCall) -> dict:
 
 
 def _load_graft(stage: Stage, call: StageCall) -> Any:
-    from py4.graft.cli import _resolve_config
+    from py4.graft.config import resolve_graft_config
 
     o = _options(call)
     flags = {"mid.path": o.mid, "it.path": o.it, "base.path": o.base, "it.revision": o.it_revision,
              "base.revision": o.base_revision, "out": o.out}
-    return _resolve_config(Path(call.config) if call.config else None, flags, call.override_texts())
+    return resolve_graft_config(call.config, flags, call.override_texts())
 
 
 def _run_graft(config: Any, call: StageCall) -> Any:
@@ -282,10 +282,10 @@ def _run_graft(config: Any, call: StageCall) -> Any:
 
 def _eval_overrides(call: StageCall) -> list[str]:
     """The eval flags as config overrides (flags win over the file, overrides over flags)."""
-    from py4.evaluate.cli import _flag_overrides
+    from py4.evaluate.config import flag_overrides
 
     o = _options(call)
-    return [*_flag_overrides(o.split, o.policy, o.model, o.endpoint, None, None, None), *call.override_texts()]
+    return [*flag_overrides(o.split, o.policy, o.model, o.endpoint), *call.override_texts()]
 
 
 def _load_eval(stage: Stage, call: StageCall) -> Any:
@@ -293,10 +293,10 @@ def _load_eval(stage: Stage, call: StageCall) -> Any:
 
 
 def _run_eval(config: Any, call: StageCall) -> dict:
-    from py4.evaluate.cli import _load
+    from py4.evaluate.config import load_eval_config
     from py4.evaluate.harness import run
 
-    config = _load(call.config, _eval_overrides(call))  # the command's checks: a policy named, local folders exist
+    config = load_eval_config(call.config, _eval_overrides(call))  # the command's checks: a policy named, local folders exist
     options = _options(call)
     return run(config, options.out, progress=options.progress)
 

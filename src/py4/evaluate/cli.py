@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -40,10 +39,11 @@ def app(
 ) -> None:
     """Run episodes of a policy on bank splits and write metrics and transcripts."""
     from py4.episodes.endpoint import EndpointError
+    from py4.evaluate.config import flag_overrides, load_eval_config
     from py4.evaluate.harness import run
 
-    cfg = _load(config, [*_flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
-                         *(overrides or [])])
+    cfg = load_eval_config(config, [*flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
+                                    *(overrides or [])])
     if inspect_log is not None and importlib.util.find_spec("inspect_ai") is None:
         raise Py4Error("--inspect-log needs inspect-ai, which is not installed: pip install -e '.[inspect]'")
     try:
@@ -56,61 +56,6 @@ def app(
         typer.echo(f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
                    f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}")
     typer.echo(f"-> {out}")
-
-
-def _load(config: Optional[str], overrides: list[str]):
-    """The EvalConfig of the file (or none) and the overrides; ConfigError for what the user must fix.
-
-    A policy must be named: without one the config's default (the gold solutions) would give
-    a perfect score to a forgotten ``--model``.
-    """
-    from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
-    from py4.evaluate.harness import EvalConfig, check_config
-
-    data = read_yaml(config) if config is not None else None
-    data = {} if data is None else data  # an empty file is an empty mapping, as load_config reads it
-    source = config if config is not None else "from the command line"
-    if not isinstance(data, dict):
-        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
-    data = apply_overrides(data, overrides)
-    if not isinstance(data.get("policy"), dict) or "name" not in data["policy"]:
-        raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
-                                   f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])
-    cfg = validate_config(EvalConfig, data, source)
-    problems = check_config(cfg)  # unknown splits, samples < 1: all at once, before any episode
-    if problems:
-        raise ConfigError(source, problems)
-    for field, folder in (("policy.model", cfg.policy.model if cfg.policy.name == "local" else None),
-                          ("policy.tokenizer", cfg.policy.tokenizer)):
-        if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
-            flag = " (--model)" if field == "policy.model" else ""
-            raise ConfigError(source, [f"{field}{flag} {folder!r}: no such folder (a local model folder is expected)"])
-    return cfg
-
-
-def _flag_overrides(split, policy, model, endpoint, samples, temperature, limit) -> list[str]:
-    """Command-line flags as config overrides (flags win over the YAML, overrides over flags)."""
-    out = []
-    if split:
-        names = [s.strip() for item in split for s in item.split(",") if s.strip()]
-        out.append(f"splits=[{','.join(names)}]")
-    if policy is None and endpoint:
-        policy = "endpoint"
-    elif policy is None and model:
-        policy = "local"
-    if policy is not None:
-        out.append(f"policy.name={policy}")
-    if model is not None:
-        out.append(f"policy.model={model}")
-    if endpoint is not None:
-        out.append(f"policy.endpoint={endpoint}")
-    if samples is not None:
-        out.append(f"sampling.samples={samples}")
-    if temperature is not None:
-        out.append(f"sampling.temperature={temperature}")
-    if limit is not None:
-        out.append(f"limit={limit}")
-    return out
 
 
 # `py4 eval probes …` scores rule probes (docs/probes.md); any other arguments run the command above.

@@ -46,28 +46,6 @@ app = typer.Typer(cls=_GraftGroup, invoke_without_command=True, no_args_is_help=
                   help="Chat-vector graft: W_graft = W_mid + lambda (W_it - W_base), streamed over safetensors shards.")
 
 
-def _resolve_config(config_file: Path | None, flags: dict, overrides: list[str]):
-    from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
-    from py4.graft.config import GraftConfig
-
-    data = (read_yaml(config_file) if config_file else None) or {}
-    if not isinstance(data, dict):
-        raise ConfigError(str(config_file), [f"<root>: expected a mapping of GraftConfig fields, got {type(data).__name__}"])
-    data = dict(data)
-    for dotted, value in flags.items():  # typed values, not YAML-parsed strings: a path stays a string
-        if value is None:
-            continue
-        node = data
-        *parents, leaf = dotted.split(".")
-        for part in parents:
-            child = node.get(part)
-            node[part] = child = {"path": child} if isinstance(child, str) else dict(child or {})
-            node = child
-        node[leaf] = value
-    data = apply_overrides(data, overrides)
-    return validate_config(GraftConfig, data, str(config_file or "<command line>"))
-
-
 @app.callback()
 @cli_errors  # bad input (ConfigError, GraftError: a config, a checkpoint, an output folder): one line, exit 2
 def graft(
@@ -91,13 +69,14 @@ def graft(
     """Graft (the main form); `verify` re-checks a finished graft."""
     if ctx.invoked_subcommand is not None:
         return
+    from py4.graft.config import resolve_graft_config
     from py4.graft.engine import run
 
     flags = {"mid.path": mid, "it.path": it, "base.path": base, "mid.revision": mid_revision,
              "it.revision": it_revision, "base.revision": base_revision, "lambda_": lambda_, "out": out,
              "output_dtype": output_dtype, "accumulate_dtype": accumulate_dtype,
              "max_shard_size": max_shard_size, "overwrite": True if overwrite else None}
-    cfg = _resolve_config(config, flags, overrides)
+    cfg = resolve_graft_config(config, flags, overrides)
     result = run(cfg, show_progress=progress)
     on_base = f", {len(result.on_base)} on base (mid lacks them)" if result.on_base else ""
     rounded = f" ({len(result.mid_rounded)} with mid rounded to the -it dtype)" if result.mid_rounded else ""
@@ -122,13 +101,14 @@ def verify(
     base: str | None = typer.Option(None, "--base", help="where base is now, if it moved"),
 ) -> None:
     """Recompute stored tensors from the inputs and compare them bit for bit; exit 1 on a mismatch, 2 on bad input."""
+    from py4.graft.config import resolve_graft_config
     from py4.graft.verify import verify_graft
 
     config_file = config or out / "resolved_config.yaml"
     if not config_file.is_file():
         raise Py4Error(f"{config_file}: not found; pass --config with the graft's GraftConfig")
     flags = {"out": str(out), "mid.path": mid, "it.path": it, "base.path": base}
-    cfg = _resolve_config(config_file, flags, [])
+    cfg = resolve_graft_config(config_file, flags)
     count = None if all_tensors else (sample if sample is not None else max(cfg.verify_sample, 1))
     result = verify_graft(cfg, sample=count, seed=cfg.verify_seed if seed is None else seed)
     for problem in result.mismatches:

@@ -1,17 +1,20 @@
 """The graft's typed config: W_graft = W_mid + lambda_ * (W_it - W_base).
 
-Every default lives here. Load with ``py4.config.load_config(GraftConfig, path, overrides)``;
-the CLI's flags are overrides of these fields.
+Every default lives here. Load with :func:`resolve_graft_config` (the config file, then the
+command's flags as typed field values, then ``key=value`` overrides): ``py4 graft``, ``py4 graft
+verify`` and the stage registry all do.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 
-from py4.config import StrictModel
+from py4.config import ConfigError, StrictModel, apply_overrides, read_yaml, validate_config
 
 __all__ = [
     "ModelSource",
@@ -20,6 +23,7 @@ __all__ = [
     "RenameRule",
     "RenameRules",
     "GraftConfig",
+    "resolve_graft_config",
     "parse_size",
     "DEFAULT_AUX_FILES",
     "DEFAULT_HUB_PATTERNS",
@@ -212,3 +216,45 @@ class GraftConfig(StrictModel):
 
     def source(self, role: str) -> ModelSource:
         return {"mid": self.mid, "it": self.it, "base": self.base}[role]
+
+
+def resolve_graft_config(config_file: str | Path | None, flags: Mapping[str, Any],
+                         overrides: list[str] | tuple[str, ...] = ()) -> GraftConfig:
+    """The GraftConfig of ``config_file`` (or none), then ``flags``, then ``key=value`` overrides.
+
+    ``flags`` maps dotted fields (``mid.path``, ``it.revision``, ``lambda_``) to typed values, as the
+    command's flags give them (a path stays a string, not YAML-read); None leaves a field alone.
+    Raises ConfigError naming the file and field: a file that is not a mapping (an empty file is
+    one), a checkpoint given as something other than a path or a mapping that a flag refines.
+    """
+    source = str(config_file) if config_file is not None else "<command line>"
+    data = read_yaml(config_file) if config_file is not None else None
+    if data is None:  # an empty file, or no file: no fields set (an explicit [], 0 or false is not that)
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected a mapping of GraftConfig fields, got {type(data).__name__}"])
+    data = dict(data)
+    for dotted, value in flags.items():
+        if value is None:
+            continue
+        node = data
+        *parents, leaf = dotted.split(".")
+        for depth, part in enumerate(parents):
+            child = _flag_parent(node.get(part), ".".join(parents[:depth + 1]), dotted, source)
+            node[part] = child
+            node = child
+        node[leaf] = value
+    data = apply_overrides(data, overrides)
+    return validate_config(GraftConfig, data, source)
+
+
+def _flag_parent(child: Any, field: str, dotted: str, source: str) -> dict[str, Any]:
+    """A copy of the mapping a flag sets ``dotted`` in: absent is empty, ``mid: runs/x`` is ``{path: runs/x}``."""
+    if child is None:
+        return {}
+    if isinstance(child, str):
+        return {"path": child}
+    if isinstance(child, dict):
+        return dict(child)
+    raise ConfigError(source, [f"{field}: expected a folder or Hub id, or a mapping with path and revision, "
+                               f"got {type(child).__name__} {child!r} (the command line sets {dotted})"])

@@ -1,0 +1,74 @@
+"""How ``py4 eval``'s inputs become an EvalConfig: the file, the flags (as overrides), the checks.
+
+``py4 eval`` and the stage registry (``py4.stages``: a campaign's eval runs) both load through
+:func:`load_eval_config`, so a run in a campaign is checked as the command checks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
+from py4.evaluate.harness import EvalConfig, check_config
+from py4.evaluate.policies import POLICY_NAMES
+
+__all__ = ["flag_overrides", "load_eval_config"]
+
+
+def flag_overrides(split: Iterable[str] | None = None, policy: str | None = None, model: str | None = None,
+                   endpoint: str | None = None, samples: int | None = None, temperature: float | None = None,
+                   limit: int | None = None) -> list[str]:
+    """``py4 eval``'s flags as config overrides (flags win over the YAML, overrides over flags).
+
+    ``split`` items may be comma-separated; without ``policy``, ``endpoint`` means the endpoint
+    policy and ``model`` the local one.
+    """
+    out = []
+    if split:
+        names = [s.strip() for item in split for s in item.split(",") if s.strip()]
+        out.append(f"splits=[{','.join(names)}]")
+    if policy is None and endpoint:
+        policy = "endpoint"
+    elif policy is None and model:
+        policy = "local"
+    if policy is not None:
+        out.append(f"policy.name={policy}")
+    if model is not None:
+        out.append(f"policy.model={model}")
+    if endpoint is not None:
+        out.append(f"policy.endpoint={endpoint}")
+    if samples is not None:
+        out.append(f"sampling.samples={samples}")
+    if temperature is not None:
+        out.append(f"sampling.temperature={temperature}")
+    if limit is not None:
+        out.append(f"limit={limit}")
+    return out
+
+
+def load_eval_config(config: str | Path | None, overrides: list[str]) -> EvalConfig:
+    """The EvalConfig of the file (or none) and the overrides; ConfigError for what the user must fix.
+
+    A policy must be named: without one the config's default (the gold solutions) would give
+    a perfect score to a forgotten ``--model``. A local model or tokenizer folder must exist.
+    """
+    data = read_yaml(config) if config is not None else None
+    data = {} if data is None else data  # an empty file is an empty mapping, as load_config reads it
+    source = str(config) if config is not None else "from the command line"
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
+    data = apply_overrides(data, overrides)
+    if not isinstance(data.get("policy"), dict) or "name" not in data["policy"]:
+        raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
+                                   f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])
+    cfg = validate_config(EvalConfig, data, source)
+    problems = check_config(cfg)  # unknown splits, samples < 1: all at once, before any episode
+    if problems:
+        raise ConfigError(source, problems)
+    for field, folder in (("policy.model", cfg.policy.model if cfg.policy.name == "local" else None),
+                          ("policy.tokenizer", cfg.policy.tokenizer)):
+        if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
+            flag = " (--model)" if field == "policy.model" else ""
+            raise ConfigError(source, [f"{field}{flag} {folder!r}: no such folder (a local model folder is expected)"])
+    return cfg
