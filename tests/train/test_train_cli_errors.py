@@ -100,3 +100,20 @@ def test_python_m_py4_train_reports_user_errors_the_same_way(tmp_path):
     application.command()(train)
     line = _error_line(runner.invoke(application, ["sfy", "--config", str(tmp_path / "c.yaml")]))
     assert "unknown stage 'sfy'" in line
+
+
+@pytest.mark.smoke
+def test_chat_template_without_markers_is_named_before_the_weights_load(smoke_assets, tmp_path):
+    """SFT on chat rows needs assistant-only labels: a tokenizer whose template has no generation
+    markers and is no known family's is one line naming the model folder (ChatTemplateError)."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(smoke_assets / "base", model)
+    (model / "chat_template.jinja").write_text("{% for m in messages %}{{ m['content'] }}\n{% endfor %}")
+    config = tmp_path / "sft.yaml"
+    config.write_text(f"model: {{path: {model}}}\nchat_data: {{path: {smoke_assets / 'instructions'}}}\n"
+                      f"optimisation: {{optim: adamw_torch, max_steps: 1}}\nrun: {{output_dir: {tmp_path / 'out'}}}\n")
+    line = _error_line(runner.invoke(app, ["train", "sft", "--config", str(config)]))
+    assert line.startswith(f"error: model {model}: ") and "no {% generation %}" in line
+    assert not (tmp_path / "out" / "model").exists()

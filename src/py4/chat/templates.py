@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from py4.errors import Py4Error
+
 __all__ = ["ChatFamily", "ChatTemplateError", "TrainingTemplate", "FAMILIES", "family_names", "get_family",
            "template_text", "identify_family", "family_of_tokenizer", "has_generation_markers",
            "resolve_training_template", "use_training_template", "restore_tool_arguments"]
@@ -38,8 +40,9 @@ TEMPLATES_DIR = Path(__file__).parent / "training_templates"
 _GENERATION = re.compile(r"{%-?\s*generation\s*-?%}")
 
 
-class ChatTemplateError(ValueError):
-    """A chat template that cannot give assistant-only labels, or an unknown family name."""
+class ChatTemplateError(Py4Error, ValueError):
+    """A chat template that cannot give assistant-only labels, or an unknown family name (a user
+    error: one line, exit 2; still a ValueError for callers that catch that)."""
 
 
 @dataclass(frozen=True)

@@ -21,15 +21,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pydantic
+
 from py4.config import StrictModel
+from py4.fileio import read_json_object
+from py4.train.errors import TrainingGuardError
 from py4.train.tiny_model import TinyModelSpec
 
 MANIFEST_NAME = "smoke_manifest.json"
 
 
 class InstructionSettings(StrictModel):
-    n_qa: int = 60
-    n_episodes: int = 400
+    n_qa: int = pydantic.Field(60, ge=0)
+    n_episodes: int = pydantic.Field(400, ge=0)
     seed: int = 0
     held_out: int = 8
     """Episode rows kept out of the -it SFT, used to check tool calling."""
@@ -128,7 +132,8 @@ def check_tool_calling(model_dir: str | Path, rows: list[dict], limit: int) -> l
 def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsConfig(), force: bool = False) -> Path:
     """Write the smoke assets into ``out``; a complete earlier build is reused unless ``force``.
 
-    Raises RuntimeError when the -it model fails its tool-calling check.
+    Raises TrainingGuardError (a RuntimeError) when the -it model fails its tool-calling check (train
+    it longer: ``it_training``).
     """
     from py4.data.smoke_instructions import build_smoke_instructions, write_smoke_instructions
     from py4.runs import atomic_write_json, tree_sha256
@@ -138,7 +143,7 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
     out = Path(out)
     manifest_path = out / MANIFEST_NAME
     if manifest_path.exists() and not force:
-        previous = json.loads(manifest_path.read_text(encoding="utf-8"))
+        previous = read_json_object(manifest_path)
         if previous.get("config") == config.model_dump(mode="json") and previous.get("status") == "done":
             return out
     timings: dict[str, float] = {}
@@ -171,7 +176,8 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
         "timings": {k: round(v, 2) for k, v in timings.items()},
     })
     if not ok:
-        raise RuntimeError(f"the -it model did not emit a parseable tool call on every held-out prompt: see {manifest_path}")
+        raise TrainingGuardError(f"the -it model did not emit a parseable tool call on every held-out prompt "
+                                 f"(see {manifest_path}): train it longer (it_training.steps)")
     return out
 
 
@@ -182,5 +188,6 @@ def _chain(*iterables):
 
 def held_out_episode_rows(assets_dir: str | Path) -> list[dict]:
     """The held-out episode rows recorded by :func:`build_smoke_assets`."""
-    manifest = json.loads((Path(assets_dir) / MANIFEST_NAME).read_text(encoding="utf-8"))
+    manifest = read_json_object(Path(assets_dir) / MANIFEST_NAME,
+                                missing="no smoke assets manifest (py4 smoke assets --out DIR writes it)")
     return manifest["held_out_rows"]

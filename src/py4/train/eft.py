@@ -21,7 +21,6 @@ projections a layer lacks; :func:`expected_adapted_modules`). The manifest recor
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Literal
 import pydantic
 
 from py4.config import StrictModel
+from py4.fileio import read_json_object
 from py4.train import common, loading
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 
@@ -194,7 +194,7 @@ class EFTConfig(StrictModel):
 def read_dose_manifest(path: str | Path) -> dict:
     """The dose's manifest.json ({} when the folder has none, e.g. hand-made test data)."""
     manifest = Path(path) / "manifest.json" if Path(path).is_dir() else Path(path).parent / "manifest.json"
-    return json.loads(manifest.read_text(encoding="utf-8")) if manifest.exists() else {}
+    return read_json_object(manifest) if manifest.exists() else {}
 
 
 def check_dose(dose: dict, data: DoseData) -> None:
@@ -225,6 +225,7 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         recorder.add_input("dose", path=data.path, manifest={k: v for k, v in dose.items() if k != "row_ids"})
         tokenizer = loading.load_tokenizer(config.model)
+        sft.check_training_template(tokenizer, config.model)
         model = loading.load_model(config.model, device)
         targeted = check_lora_targets(model, config.lora)
         rows = sft.read_chat_rows(data.path)

@@ -47,7 +47,9 @@ import pydantic
 
 from py4.config import StrictModel
 from py4.data.instructions import InstructionSourceSpec
+from py4.fileio import read_json_object
 from py4.train import loading
+from py4.train.errors import TrainingError
 
 # Named doses of the table: rows -> (gold, replay).
 DOSES: dict[str, tuple[int, int]] = {
@@ -147,7 +149,8 @@ def gold_row(problem, gold: str, gold_format: str = "submit_call", system_prompt
 def gold_code(row: dict[str, Any]) -> str:
     """The gold solution a gold row supervises (its submit call's code, or its fenced answer).
 
-    Raises ValueError for a row whose last message carries neither.
+    Raises TrainingError (a ValueError) for a row whose last message carries neither (a dose
+    drawn from was edited by hand, or is not a dose).
     """
     last = row["messages"][-1]
     for call in last.get("tool_calls") or []:
@@ -158,7 +161,8 @@ def gold_code(row: dict[str, Any]) -> str:
     content = last.get("content") or ""
     if content.startswith("```python\n"):
         return content.removeprefix("```python\n").removesuffix("\n```")
-    raise ValueError(f"gold row {row.get('problem_id')!r}: last message is neither a submit call nor a fenced answer")
+    raise TrainingError(f"gold row {row.get('problem_id')!r}: last message is neither a submit call "
+                        "nor a fenced answer")
 
 
 def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: bool,
@@ -196,7 +200,8 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
                 if len(rows) == count:
                     return rows, skipped
     if len(rows) < count:
-        raise ValueError(f"only {len(rows)} certified gold rows available, {count} asked (skipped: {skipped})")
+        raise TrainingError(f"gold: only {len(rows)} certified gold rows available, {count} asked "
+                            f"(skipped: {skipped})")
     return rows, skipped
 
 
@@ -213,14 +218,14 @@ class GenerationDevice:
 def generation_device(requested: str = "auto", cuda_available: bool | None = None) -> GenerationDevice:
     """The accelerator (bf16, spread over the GPUs) when CUDA is there, else the CPU (float32).
 
-    Raises ValueError when ``replay_settings.device`` asks for cuda on a machine without it.
+    Raises TrainingError (a ValueError) when ``replay_settings.device`` asks for cuda on a machine without it.
     """
     if cuda_available is None:
         import torch
 
         cuda_available = torch.cuda.is_available()
     if requested == "cuda" and not cuda_available:
-        raise ValueError("replay_settings.device: 'cuda' asked, but CUDA is not available here "
+        raise TrainingError("replay_settings.device: 'cuda' asked, but CUDA is not available here "
                          "(expected 'auto' or 'cpu', or replay_settings.endpoint to answer through a server)")
     if requested == "cpu" or not cuda_available:
         return GenerationDevice("cpu", "float32", None)
@@ -234,7 +239,7 @@ def load_generator(source: loading.ModelSource, where: GenerationDevice):
 
     # Same source rules as loading.load_model: a Hub id must be pinned, a folder is never
     # looked up on the Hub.
-    loading._check_source(source)
+    loading._check_source(source, "replay_settings.parent")
     hub = {"local_files_only": True} if loading.is_local(source.path) else {"revision": source.revision}
     dtype = getattr(torch, where.dtype) if source.dtype == "auto" else getattr(torch, source.dtype)
     model = AutoModelForCausalLM.from_pretrained(source.path, dtype=dtype, device_map=where.device_map,
@@ -267,7 +272,7 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
     from py4.episodes.parsing import parse_with_tokenizer
 
     where = generation_device(settings.device)
-    tokenizer = loading.load_tokenizer(settings.parent)
+    tokenizer = loading.load_tokenizer(settings.parent, "replay_settings.parent")
     tokenizer.padding_side = "left"
     model = load_generator(settings.parent, where)
     stops = stop_token_ids(model, tokenizer)
@@ -333,7 +338,8 @@ def replay_prompts(settings: ReplaySettings, count: int, rng: random.Random) -> 
             break
     if len(prompts) < count:
         where = settings.instructions.hub_id or settings.instructions.path
-        raise ValueError(f"{where}: {len(prompts)} tool-free prompts, {count} replay rows asked")
+        raise TrainingError(f"replay_settings.instructions {where}: {len(prompts)} tool-free prompts "
+                            f"(among the first prompt_pool = {settings.prompt_pool}), {count} replay rows asked")
     return rng.sample(prompts, count)
 
 
@@ -360,16 +366,17 @@ def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random
     """Draw ``gold`` + ``replay`` rows from an existing dose (the 256 from the 1,024).
 
     The gold rows drawn depend only on the seed and the problem ids (not on the source's
-    row order); raises ValueError when the source holds too few rows.
+    row order); raises TrainingError (a ValueError) when the source holds too few rows.
     """
     from py4.train.sft import read_chat_rows
 
     rows = read_chat_rows(source_dir)
     by_source = {s: [r for r in rows if r.get("source") == s] for s in ("gold", "replay")}
     if len(by_source["gold"]) < gold or len(by_source["replay"]) < replay:
-        raise ValueError(f"{source_dir}: has {len(by_source['gold'])} gold + {len(by_source['replay'])} replay rows; "
-                         f"{gold} + {replay} asked")
-    source_manifest = json.loads((Path(source_dir) / "manifest.json").read_text(encoding="utf-8"))
+        raise TrainingError(f"draw_from {source_dir}: has {len(by_source['gold'])} gold + "
+                            f"{len(by_source['replay'])} replay rows; {gold} + {replay} asked")
+    source_manifest = read_json_object(Path(source_dir) / "manifest.json",
+                                       missing="no dose manifest (draw_from expects a py4 train eft_dose folder)")
     # Gold rows are ranked by a seeded hash of their problem id, not sampled by position: the
     # same problems are drawn from every arm's bigger dose even when those doses differ by a
     # few problems (their replay rows always differ), so the arms' small doses line up.
@@ -394,7 +401,7 @@ def held_out_rules_in(rows: list[dict], held_out: set[str]) -> int:
 def build_dose(config: EFTDoseConfig) -> Path:
     """Build and write a dose; returns its folder.
 
-    Raises ValueError when too few rows qualify, or when ``draw_from`` holds gold rows of
+    Raises TrainingError (a ValueError) when too few rows qualify, or when ``draw_from`` holds gold rows of
     another ``gold_format``.
     """
     from py4.lang.rules import DEFAULT_HELD_OUT
@@ -409,8 +416,8 @@ def build_dose(config: EFTDoseConfig) -> Path:
         # Doses written before gold_format existed hold fenced answers.
         source_format = source_manifest.get("config", {}).get("gold_format", "fenced")
         if config.gold and source_format != config.gold_format:
-            raise ValueError(f"{config.draw_from}: its gold rows are {source_format!r}, "
-                             f"this dose asks for gold_format {config.gold_format!r}")
+            raise TrainingError(f"draw_from {config.draw_from}: its gold rows are {source_format!r}, "
+                                f"this dose asks for gold_format {config.gold_format!r}")
         manifest["drawn_from"] = {"path": config.draw_from, "sha256": source_manifest.get("sha256")}
     else:
         problems = [p for p in load_bank(config.bank_version) if p.split == config.split]

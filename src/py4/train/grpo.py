@@ -413,7 +413,8 @@ def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> lis
     if problems.limit is not None:
         chosen = chosen[:problems.limit]
     if not chosen:
-        raise ValueError(f"no problems in split {problems.split!r} of bank {problems.bank_version}")
+        raise common.TrainingError(f"problems.split: no problems in split {problems.split!r} "
+                                   f"of bank {problems.bank_version}")
     rows = []
     for epoch in range(problems.epochs):
         order = list(chosen)

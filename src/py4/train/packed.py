@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from py4.config import StrictModel
+from py4.data.errors import DataError
+from py4.fileio import read_json_object
 from py4.runs import RunRecorder
 from py4.train import common, loading
 
@@ -57,18 +59,21 @@ class StageResult:
 
 
 def load_packed(path: str | Path):
-    """Load a packed dataset; raises FileNotFoundError / ValueError naming the folder and columns."""
+    """Load a packed dataset; raises DataError naming the folder and what it lacks."""
     from datasets import load_from_disk
 
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"packed dataset not found: {path}")
-    dataset = load_from_disk(str(path))
+        raise DataError(f"data.path: packed dataset not found: {path}")
+    try:
+        dataset = load_from_disk(str(path))
+    except FileNotFoundError as exc:  # a folder that datasets.save_to_disk did not write
+        raise DataError(f"{path}: not a saved dataset (expected a py4 data mix / pack folder): {exc}") from None
     if hasattr(dataset, "keys") and "train" in dataset:
         dataset = dataset["train"]
     missing = {"input_ids", "labels"} - set(dataset.column_names)
     if missing:
-        raise ValueError(f"{path}: packed dataset lacks column(s) {sorted(missing)} (has {dataset.column_names})")
+        raise DataError(f"{path}: packed dataset lacks column(s) {sorted(missing)} (has {dataset.column_names})")
     return dataset
 
 
@@ -98,13 +103,11 @@ class PackedBlockCollator:
 
 def record_inputs(recorder, model_source: loading.ModelSource, data_path: str, schedule: dict | None) -> None:
     """Model revision, data manifest (hashed) and schedule into the run manifest."""
-    import json
-
     recorder.add_input("model", hash_content=False, **loading.model_provenance(model_source))
     manifest = Path(data_path) / "manifest.json"
     extra: dict[str, Any] = {}
     if manifest.exists():
-        extra["manifest"] = json.loads(manifest.read_text(encoding="utf-8"))
+        extra["manifest"] = read_json_object(manifest)
         recorder.add_input("data", path=manifest, **extra)
     else:
         recorder.add_input("data", path=data_path)
@@ -221,12 +224,10 @@ def stop_at_max_steps(trainer, last_step: int | None = None) -> None:
 
 def checkpoint_step(checkpoint: str | None) -> int:
     """The global step a Trainer checkpoint was written at (0 for no checkpoint)."""
-    import json
-
     if checkpoint is None:
         return 0
     state = Path(checkpoint) / "trainer_state.json"
-    return int(json.loads(state.read_text(encoding="utf-8"))["global_step"]) if state.exists() else 0
+    return int(read_json_object(state)["global_step"]) if state.exists() else 0
 
 
 def optimizer_facts(trainer) -> dict[str, Any]:

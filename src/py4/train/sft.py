@@ -27,7 +27,8 @@ from typing import Any
 
 import pydantic
 
-from py4.chat.templates import restore_tool_arguments, use_training_template
+from py4.chat.templates import (ChatTemplateError, resolve_training_template, restore_tool_arguments,
+                                 use_training_template)
 from py4.config import StrictModel
 from py4.train import common, loading
 from py4.train.packed import PackedData, StageResult, common_recorder, finish, run_packed
@@ -145,6 +146,15 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     return trainer
 
 
+def check_training_template(tokenizer, source: loading.ModelSource) -> None:
+    """Raises ChatTemplateError naming the tokenizer's folder when its chat template cannot give
+    assistant-only labels: found before the weights load, not when the trainer is built."""
+    try:
+        resolve_training_template(tokenizer)
+    except ChatTemplateError as exc:
+        raise ChatTemplateError(f"model {source.tokenizer_path or source.path}: {exc}") from None
+
+
 def _plain_loss(model, inputs, return_outputs=False, num_items_in_batch=None):
     outputs = model(**inputs, use_cache=False, num_items_in_batch=num_items_in_batch)
     return (outputs.loss, outputs) if return_outputs else outputs.loss
@@ -161,6 +171,7 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         recorder.add_input("chat_data", path=chat.path)
         tokenizer = loading.load_tokenizer(config.model)
+        check_training_template(tokenizer, config.model)
         model = loading.load_model(config.model, device)
         rows = read_chat_rows(chat.path, chat.limit)
         recorder.set(data_rows=len(rows))
