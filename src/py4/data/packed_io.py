@@ -170,13 +170,13 @@ def load_packed(path: str | Path) -> Any:
 
 
 def read_data_manifest(path: str | Path) -> dict[str, Any]:
-    """A packed dataset's (or a mix's) ``manifest.json``; raises DataError if unreadable."""
+    """A packed dataset's (or a mix's) ``manifest.json``; raises DataError naming the file (and
+    the line of malformed JSON)."""
     from py4.data.tokens import DataError
+    from py4.fileio import read_json_object
 
     file = Path(path)
     if file.is_dir():
         file = file / DATA_MANIFEST
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"{file}: cannot read the data manifest: {exc}") from None
+    return read_json_object(file, missing="no data manifest (py4 data mix / py4 data pack writes it)",
+                            error=DataError)

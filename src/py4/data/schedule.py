@@ -17,13 +17,13 @@ is a step count; a float in [0, 1) is a ratio and gives ``ceil(ratio x max_steps
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
 
 from py4.data.errors import DataError
+from py4.fileio import read_json_object
 from py4.runs import atomic_write_json
 
 __all__ = ["StepSchedule", "compute_schedule", "write_step_schedule", "read_step_schedule",
@@ -134,15 +134,19 @@ def write_step_schedule(out_dir: str | Path, schedule: StepSchedule) -> Path:
 
 
 def read_step_schedule(path: str | Path) -> StepSchedule:
-    """Read a ``step_schedule.json`` (or the one in a folder); raises ValueError if malformed."""
+    """Read a ``step_schedule.json`` (or the one in a folder); raises DataError (a ValueError)
+    naming the file and the line, or the fields missing or unknown."""
     path = Path(path)
     if path.is_dir():
         path = path / SCHEDULE_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return StepSchedule(**data)
-    except (OSError, json.JSONDecodeError, TypeError) as exc:
-        raise DataError(f"{path}: not a step schedule: {exc}") from None
+    data = read_json_object(path, missing="no step schedule (py4 data schedule writes it)", error=DataError)
+    names = [f.name for f in fields(StepSchedule)]
+    missing = [name for name in names if name not in data]
+    unknown = sorted(set(data) - set(names))
+    if missing or unknown:
+        raise DataError(f"{path}: not a step schedule: missing field(s) {missing}, unknown field(s) {unknown} "
+                        f"(expected the fields py4 data schedule writes: {', '.join(names)})")
+    return StepSchedule(**data)
 
 
 _SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}

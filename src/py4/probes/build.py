@@ -12,6 +12,8 @@ import io
 import json
 from pathlib import Path
 
+from py4.errors import FileFormatError, where
+from py4.fileio import read_json_object
 from py4.lang.rules import RULES
 from py4.probes.templates import VARIANTS, _expressions, _syntax
 
@@ -26,7 +28,8 @@ SYNTAX = "syntax"
 
 
 class ProbeBuildError(RuntimeError):
-    """A template failed its confirmation (names the rule and variant)."""
+    """A template failed its confirmation (names the rule and variant): a bug in the templates
+    or the language, so it keeps its traceback (not a user error)."""
 
 
 def _repl(code: str) -> str:
@@ -154,11 +157,28 @@ def write_probes(records: list[dict], data_dir: str | Path | None = None) -> tup
 
 
 def load_probes(data_dir: str | Path | None = None, verify: bool = True) -> list[dict]:
-    """The shipped pairs; raises ValueError naming the file when its hash is not the manifest's."""
+    """The shipped pairs; raises FileFormatError (a ValueError) naming the file (and line) when a
+    file is missing or malformed, or its hash is not the manifest's."""
     path, manifest_path = probe_paths(data_dir)
-    raw = gzip.decompress(path.read_bytes())
-    manifest = json.loads(manifest_path.read_text())
-    if verify and hashlib.sha256(raw).hexdigest() != manifest["jsonl_sha256"]:
-        raise ValueError(f"{path}: content hash does not match {manifest_path.name} jsonl_sha256; "
-                         "rebuild with `py4 probes build`")
-    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+    rebuild = "rebuild with `py4 probes build`"
+    manifest = read_json_object(manifest_path, missing=f"no probe manifest ({rebuild})")
+    try:
+        raw = gzip.decompress(path.read_bytes())
+    except FileNotFoundError:
+        raise FileFormatError(f"{path}: no probe set ({rebuild})") from None
+    except (OSError, EOFError) as exc:  # not gzip, or truncated
+        raise FileFormatError(f"{path}: cannot read the probe set: {exc} ({rebuild})") from None
+    if verify and hashlib.sha256(raw).hexdigest() != manifest.get("jsonl_sha256"):
+        raise FileFormatError(f"{path}: content hash does not match {manifest_path.name} jsonl_sha256; {rebuild}")
+    return [_probe(line, where(path, lineno)) for lineno, line in enumerate(raw.decode().splitlines(), 1)
+            if line.strip()]
+
+
+def _probe(line: str, at: str) -> dict:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise FileFormatError(f"{at}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(record, dict):
+        raise FileFormatError(f"{at}: expected a JSON object, got {type(record).__name__}")
+    return record

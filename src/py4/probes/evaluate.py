@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.errors import Py4Error
+from py4.fileio import read_json_object
 from py4.probes.score import BATCH_SIZE
 
 SCHEMA = 1
@@ -78,7 +79,7 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
         raise Py4Error("--adapter is for a local model; with --endpoint serve the adapter as a LoRA module and "
                        "give its served name as --model")
     probes = select_probes(load_probes(probes_dir), limit)
-    manifest = json.loads(probe_paths(probes_dir)[1].read_text())
+    manifest = read_json_object(probe_paths(probes_dir)[1])  # load_probes has read (and checked) it
     # Files given for the base or the comparison are checked before any scoring.
     other = _read_results(compare, "--compare") if compare else None
     probe_set = manifest["jsonl_sha256"]
