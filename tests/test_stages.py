@@ -135,3 +135,48 @@ def test_result_summary_names_steps_loss_resumption_and_weights():
     assert result_summary(Trained(3, "out/m")) == "3 steps -> out/m"
     assert result_summary("out/dose_8") == "-> out/dose_8"
     assert result_summary({"k": "v" * 500}).endswith("...") and len(result_summary({"k": "v" * 500})) == 200
+
+
+def test_every_stage_summarises_its_result_in_one_readable_line():
+    """A campaign run's stage log says what each stage made (it used to show the result's repr:
+    a corpus manifest's dict, a GraftResult(...), an eval's results cut at 200 characters)."""
+    from pathlib import Path
+
+    from py4.graft.engine import GraftResult
+    from py4.stages import STAGES, result_summary
+
+    assert [name for name, stage in STAGES.items() if stage.summary is None] == []
+    corpus = {"name": "py4-corpus-smoke", "docs": 400, "tokens": 346279, "tokenizer": {"name_or_path": "t"}}
+    assert result_summary(corpus, "corpus") == result_summary(corpus, "heldout_corpus") == "400 docs, 346279 tokens"
+    assert result_summary({**corpus, "docs": 91, "tokens": 80077}, "subset") == "91 docs, 80077 tokens"
+    pack = {"kind": "sft_pack", "rows": 200, "total_tokens": 204800, "counts": {"conversations": 460},
+            "step_schedule": {"max_steps": 30, "warmup_steps": 1}}
+    assert result_summary(pack, "pack") == "sft_pack: 200 rows, 204800 tokens, max_steps 30"
+    mix = {"kind": "midtrain_mix", "arm": "control", "total_mix_tokens": 320308, "counts": {"sequences": 626},
+           "step_schedule": {"max_steps": 79}}
+    assert result_summary(mix, "mix") == "midtrain_mix (control): 320308 tokens, 626 sequences, max_steps 79"
+    split = {"certified_rate": 0.5, "pass_at_k": {"1": 0.5}, "outcomes": {"certified": 1, "truncated": 1},
+             "mean_reward": 0.25, "per_rule": {}}
+    assert result_summary({"policy": {"name": "gold"}, "splits": {"test_heldin": split, "test_heldout": split}},
+                          "eval") == ('test_heldin: certified 0.500, pass@k {"1": 0.5}, outcomes {"certified": 1, '
+                                      '"truncated": 1}, mean reward +0.250; test_heldout: certified 0.500, pass@k '
+                                      '{"1": 0.5}, outcomes {"certified": 1, "truncated": 1}, mean reward +0.250')
+    scored = {"all": {"accuracy": 0.349, "ci_low": 0.27, "ci_high": 0.4286}, "heldin": {"accuracy": 0.4},
+              "heldout": {"accuracy": 0.3}}
+    assert result_summary({"pairs": 126, "summary": scored, "base": {"summary": scored}}, "probes") == (
+        "model accuracy 0.349 [0.270, 0.429], held-in 0.400, held-out 0.300; "
+        "base accuracy 0.349 [0.270, 0.429], held-in 0.400, held-out 0.300 on 126 pairs")
+    assert result_summary({"pairs": 126, "summary": scored, "base": None}, "probes").startswith("model accuracy")
+    assert result_summary(7, "sanity_bank") == "train_sanity: 7 problems"
+    loss = {"all": {"loss": 8.0437, "scored_tokens": 39921}, "documents": 39, "dropped_as_trained_on": 0}
+    assert result_summary(loss, "heldout_loss") == (
+        "held-out loss 8.0437 over 39921 tokens (39 documents, 0 dropped as trained on)")
+    assert result_summary(Path("out/assets"), "assets") == "-> out/assets"
+    assert result_summary(Path("out/dose_8"), "eft_dose") == "-> out/dose_8"
+    graft = GraftResult(out=Path("out/graft"), shards=["model-00001-of-00001.safetensors"], total_size=542592,
+                        grafted=["a", "b"], copied={"c": "take_it: only in it"}, skipped={}, on_base={},
+                        mid_rounded={}, resumed_shards=0, written_shards=1, stream_seconds=0.1,
+                        stream_cpu_seconds=0.1, peak_rss_bytes=1, largest_tensor_bytes=1)
+    assert result_summary(graft, "graft") == (
+        "grafted 2 tensors, copied 1, skipped 0 -> out/graft (1 shard(s), 0.5 MB; 0 resumed)")
+

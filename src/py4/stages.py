@@ -104,6 +104,8 @@ class Stage:
     load: Callable[[Stage, StageCall], Any] | None = None
     """The typed config of a call, when it is more than the file and the overrides (flags that
     set config fields: eval, graft). Never touches the run's inputs: it is what plan checks."""
+    summary: Callable[[Any], str] | None = None
+    """One line of a result for a person (`result_summary`); None: a training run's or the repr."""
     launch_module: str | None = None
     """On several GPUs the stage starts under ``python -m accelerate.commands.launch`` with
     ``-m`` this module (the command's words after the first, then the flags)."""
@@ -296,7 +298,8 @@ def _run_eval(config: Any, call: StageCall) -> dict:
     from py4.evaluate.config import load_eval_config
     from py4.evaluate.harness import run
 
-    config = load_eval_config(call.config, _eval_overrides(call))  # the command's checks: a policy named, local folders exist
+    # the command's checks: a policy named, local folders exist
+    config = load_eval_config(call.config, _eval_overrides(call))
     options = _options(call)
     return run(config, options.out, progress=options.progress)
 
@@ -325,6 +328,65 @@ def _options(call: StageCall) -> Any:
     return validate_config(get_stage(call.stage).options, dict(call.options), f"options of {call.stage}")
 
 
+# ---- one line of each stage's result (result_summary) --------------------------------------
+
+def _training_summary(result: Any) -> str:
+    """A training run's steps, loss, resumption and weights."""
+    loss = "" if getattr(result, "train_loss", None) is None else f", train loss {result.train_loss:.4f}"
+    resumed = f", resumed from {result.resumed_from}" if getattr(result, "resumed_from", None) else ""
+    return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
+
+
+def _path_summary(result: Any) -> str:
+    return f"-> {result}"
+
+
+def _corpus_summary(manifest: dict) -> str:
+    return f"{manifest['docs']} docs, {manifest['tokens']} tokens"
+
+
+def _packed_summary(manifest: dict) -> str:
+    """A packed dataset (pack, mix): what it holds and the steps it schedules."""
+    size = (f"{manifest['total_mix_tokens']} tokens" if "total_mix_tokens" in manifest
+            else f"{manifest['rows']} rows, {manifest['total_tokens']} tokens")
+    arm = f" ({manifest['arm']})" if manifest.get("arm") else ""
+    sequences = manifest.get("counts", {}).get("sequences")
+    packed = f", {sequences} sequences" if sequences is not None else ""
+    schedule = manifest.get("step_schedule")
+    steps = f", max_steps {schedule['max_steps']}" if schedule else ""
+    return f"{manifest['kind']}{arm}: {size}{packed}{steps}"
+
+
+def _graft_summary(result: Any) -> str:
+    return result.summary()
+
+
+def _eval_summary(results: dict) -> str:
+    from py4.evaluate.metrics import split_summaries
+
+    return "; ".join(split_summaries(results))
+
+
+def _probes_summary(results: dict) -> str:
+    """The model's probe accuracy (and the base's, when scored beside it)."""
+    parts = []
+    for label, summary in (("model", results["summary"]), ("base", (results.get("base") or {}).get("summary"))):
+        if summary:
+            a = summary["all"]
+            parts.append(f"{label} accuracy {a['accuracy']:.3f} [{a['ci_low']:.3f}, {a['ci_high']:.3f}], held-in "
+                         f"{summary['heldin']['accuracy']:.3f}, held-out {summary['heldout']['accuracy']:.3f}")
+    return "; ".join(parts) + f" on {results['pairs']} pairs"
+
+
+def _sanity_bank_summary(count: int) -> str:
+    return f"train_sanity: {count} problems"
+
+
+def _heldout_loss_summary(result: dict) -> str:
+    return (f"held-out loss {result['all']['loss']:.4f} over {result['all']['scored_tokens']} tokens "
+            f"({result['documents']} documents, {result['dropped_as_trained_on']} dropped as trained on)")
+
+
 # ---- the registry -------------------------------------------------------------------------
 
 _CONFIG = (Flag(field=CONFIG, flag="--config"),)
@@ -332,55 +394,62 @@ _CORPUS_FLAGS = (Flag(field=CONFIG, flag="--config"), Flag(field="out", flag="--
                  Flag(field="progress", flag="--no-progress"))
 
 
-def _training_stage(name: str, config_type: str, result_type: str = "py4.train.packed:StageResult") -> Stage:
+def _training_stage(name: str, config_type: str, result_type: str = "py4.train.packed:StageResult",
+                    summary: Callable[[Any], str] = _training_summary) -> Stage:
     """``py4 train NAME --config FILE [key=value ...]``: the config type's module has ``run(config)``;
     on several GPUs it starts as ``accelerate launch … -m py4.train NAME …``."""
     return Stage(name=name, command=("train", name), flags=_CONFIG, options=NoOptions, config_type=config_type,
-                 run=_run_train, result_type=result_type, launch_module="py4.train")
+                 run=_run_train, result_type=result_type, summary=summary, launch_module="py4.train")
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in [
     Stage(name="assets", command=("smoke", "assets"), options=AssetsOptions,
           flags=(Flag(field="out", flag="--out"), Flag(field=CONFIG, flag="--config")),
-          config_type="py4.train.assets:SmokeAssetsConfig", run=_run_assets, result_type="pathlib:Path"),
+          config_type="py4.train.assets:SmokeAssetsConfig", run=_run_assets, result_type="pathlib:Path",
+          summary=_path_summary),
     Stage(name="corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
-          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict"),
+          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",
+          summary=_corpus_summary),
     Stage(name="subset", command=("corpus", "subset"), options=SubsetConfig, config_type=None,
-          flags=tuple(Flag(field=f, flag=f"--{f.replace('_', '-')}") for f in ("corpus", "target_tokens", "seed", "out")),
-          run=_run_subset, result_type="builtins:dict"),
+          flags=tuple(Flag(field=f, flag=f"--{f.replace('_', '-')}")
+                      for f in ("corpus", "target_tokens", "seed", "out")),
+          run=_run_subset, result_type="builtins:dict", summary=_corpus_summary),
     Stage(name="pack", command=("data", "pack"), flags=_CONFIG, options=NoOptions,
-          config_type="py4.data.configs:PackConfig", run=_run_pack, result_type="builtins:dict"),
+          config_type="py4.data.configs:PackConfig", run=_run_pack, result_type="builtins:dict",
+          summary=_packed_summary),
     Stage(name="mix", command=("data", "mix"), flags=_CONFIG, options=NoOptions,
-          config_type="py4.data.configs:MixConfig", run=_run_mix, result_type="builtins:dict"),
+          config_type="py4.data.configs:MixConfig", run=_run_mix, result_type="builtins:dict",
+          summary=_packed_summary),
     _training_stage("midtrain", "py4.train.midtrain:MidtrainConfig"),
     _training_stage("sft", "py4.train.sft:SFTStageConfig"),
     Stage(name="graft", command=("graft",), options=GraftOptions, config_type="py4.graft.config:GraftConfig",
           flags=(*(Flag(field=f, flag=f"--{f}") for f in ("mid", "it", "base", "out")),
                  Flag(field="progress", flag="--no-progress"), Flag(field=CONFIG, flag="--config"),
                  Flag(field="it_revision", flag="--it-revision"), Flag(field="base_revision", flag="--base-revision")),
-          load=_load_graft, run=_run_graft, result_type="py4.graft.engine:GraftResult"),
-    _training_stage("eft_dose", "py4.train.eft_data:EFTDoseConfig", result_type="pathlib:Path"),
+          load=_load_graft, run=_run_graft, result_type="py4.graft.engine:GraftResult", summary=_graft_summary),
+    _training_stage("eft_dose", "py4.train.eft_data:EFTDoseConfig", result_type="pathlib:Path", summary=_path_summary),
     _training_stage("eft", "py4.train.eft:EFTConfig"),
     _training_stage("grpo", "py4.train.grpo:GRPOStageConfig"),
     Stage(name="eval", command=("eval",), options=EvalOptions, config_type="py4.evaluate.harness:EvalConfig",
           flags=(*(Flag(field=f, flag=f"--{f}") for f in ("out", "policy", "endpoint", "model")),
                  Flag(field="split", flag="--split", joined=True), Flag(field="progress", flag="--no-progress"),
                  Flag(field=CONFIG, flag="--config")),
-          load=_load_eval, run=_run_eval, result_type="builtins:dict"),
+          load=_load_eval, run=_run_eval, result_type="builtins:dict", summary=_eval_summary),
     Stage(name="sanity_bank", command=("campaign", "sanity-bank"), options=SanityBankConfig, config_type=None,
           flags=(Flag(field="dose", flag="--dose"), Flag(field="out", flag="--out")),
-          run=_run_sanity_bank, result_type="builtins:int"),
+          run=_run_sanity_bank, result_type="builtins:int", summary=_sanity_bank_summary),
     Stage(name="probes", command=("eval", "probes"), options=ProbesConfig, config_type=None,
           flags=(Flag(field="model", flag="--model"), Flag(field="out", flag="--out"),
                  Flag(field="progress", flag="--no-progress"),
                  *(Flag(field=f, flag=f"--{f}") for f in ("adapter", "base", "limit", "compare"))),
-          run=_run_probes, result_type="builtins:dict"),
+          run=_run_probes, result_type="builtins:dict", summary=_probes_summary),
     Stage(name="heldout_corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
-          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict"),
+          config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",
+          summary=_corpus_summary),
     Stage(name="heldout_loss", command=("smoke", "heldout-loss"), options=HeldoutLossConfig, config_type=None,
           flags=(*(Flag(field=f, flag=f"--{f}") for f in ("model", "docs", "exclude")),
                  Flag(field="max_tokens", flag="--max-tokens"), Flag(field="out", flag="--out")),
-          run=_run_heldout_loss, result_type="builtins:dict"),
+          run=_run_heldout_loss, result_type="builtins:dict", summary=_heldout_loss_summary),
 ]}
 """name -> stage, in the order a campaign's runs go (`py4.campaign.dag.Node.stage`)."""
 
@@ -469,12 +538,15 @@ def command_names() -> dict[tuple[str, ...], list[str]]:
     return out
 
 
-def result_summary(result: object) -> str:
+def result_summary(result: object, stage: str | None = None) -> str:
     """One line a person reads of a stage's result (``py4 train``'s last line, a campaign run's
-    stage log): a training run's steps, loss, resumption and weights; else what it returned."""
+    stage log): the stage's own summary of what it made (a training run's steps, loss, resumption
+    and weights; a corpus's documents and tokens; an evaluation's rates per split ...), else what
+    it returned, cut at 200 characters."""
+    summarise = STAGES[stage].summary if stage in STAGES else None
+    if summarise is not None:
+        return summarise(result)
     if hasattr(result, "global_step") and hasattr(result, "model_dir"):
-        loss = "" if getattr(result, "train_loss", None) is None else f", train loss {result.train_loss:.4f}"
-        resumed = f", resumed from {result.resumed_from}" if getattr(result, "resumed_from", None) else ""
-        return f"{result.global_step} steps{loss}{resumed} -> {result.model_dir}"
+        return _training_summary(result)
     text = f"-> {result}" if isinstance(result, (str, Path)) else repr(result)
     return text if len(text) <= 200 else text[:197] + "..."

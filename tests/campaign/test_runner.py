@@ -155,6 +155,16 @@ def test_inprocess_executor_runs_the_stage_through_the_registry_and_reports_fail
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_the_stage_log_says_what_a_non_training_stage_made_not_its_repr(tmp_path, capsys):
+    from py4.campaign.runner import run_inprocess
+
+    run_inprocess(_gold_eval(tmp_path / "eval"))
+    done = [line for line in capsys.readouterr().out.splitlines() if line.startswith("done eval:")]
+    assert done == ['done eval: test_heldin: certified 1.000, pass@k {"1": 1.0}, '
+                    'outcomes {"certified": 1, "uncertified": 0, "no_submission": 0, "truncated": 0}, '
+                    'mean reward +1.000'], done
+
+
 def test_a_done_run_whose_command_changed_runs_again(tmp_path):
     spec = _spec(tmp_path)
     nodes = build_dag(spec)

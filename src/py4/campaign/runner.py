@@ -60,7 +60,7 @@ def run_inprocess(node: Node) -> None:
     except Exception as exc:
         traceback.print_exc()  # not known to be the user's: the traceback goes to the stage log
         raise RunFailed(f"{node.command}: {type(exc).__name__}: {exc}") from exc
-    print(f"done {node.stage}: {result_summary(result)}")
+    print(f"done {node.stage}: {result_summary(result, node.stage)}")
 
 
 def run_subprocess(node: Node) -> None:

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from typing import Optional
 
 import typer
@@ -41,6 +40,7 @@ def app(
     from py4.episodes.endpoint import EndpointError
     from py4.evaluate.config import flag_overrides, load_eval_config
     from py4.evaluate.harness import run
+    from py4.evaluate.metrics import split_summaries
 
     cfg = load_eval_config(config, [*flag_overrides(split, policy, model, endpoint, samples, temperature, limit),
                                     *(overrides or [])])
@@ -52,9 +52,8 @@ def app(
         raise Py4Error(str(exc)) from None
     except OSError as exc:  # a model folder transformers cannot read, an output folder we cannot write
         raise Py4Error(str(exc)) from None
-    for name, s in results["splits"].items():
-        typer.echo(f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
-                   f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}")
+    for line in split_summaries(results):
+        typer.echo(line)
     typer.echo(f"-> {out}")
 
 

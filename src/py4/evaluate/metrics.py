@@ -6,6 +6,7 @@ c certified, pass@k = 1 - C(n-c, k) / C(n, k), averaged over problems.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from typing import Any, Iterable
 
@@ -109,3 +110,10 @@ def markdown_table(results: dict[str, Any]) -> str:
             lines.append(f"| {name} | {rule} | {r['problems']} | {r['episodes']} | {r['certified_rate']:.3f} | "
                          f"{r['pass_at_k']['1']:.3f} |")
     return "\n".join(lines) + "\n"
+
+
+def split_summaries(results: dict[str, Any]) -> list[str]:
+    """One line per split of an evaluation's results (``py4 eval``'s output; a campaign's stage log)."""
+    return [f"{name}: certified {s['certified_rate']:.3f}, pass@k {json.dumps(s['pass_at_k'])}, "
+            f"outcomes {json.dumps(s['outcomes'])}, mean reward {s['mean_reward']:+.3f}"
+            for name, s in results["splits"].items()]

@@ -78,11 +78,7 @@ def graft(
              "max_shard_size": max_shard_size, "overwrite": True if overwrite else None}
     cfg = resolve_graft_config(config, flags, overrides)
     result = run(cfg, show_progress=progress)
-    on_base = f", {len(result.on_base)} on base (mid lacks them)" if result.on_base else ""
-    rounded = f" ({len(result.mid_rounded)} with mid rounded to the -it dtype)" if result.mid_rounded else ""
-    typer.echo(f"grafted {len(result.grafted)} tensors{rounded}{on_base}, copied {len(result.copied)}, skipped "
-               f"{len(result.skipped)} -> {result.out} ({len(result.shards)} shard(s), "
-               f"{result.total_size / 1e6:.1f} MB; {result.resumed_shards} resumed)")
+    typer.echo(result.summary())
     rate = result.total_size / 1e6 / result.stream_seconds if result.stream_seconds else float("nan")
     typer.echo(f"stream {result.stream_seconds:.1f} s ({rate:.0f} MB/s); peak RSS "
                f"{result.peak_rss_bytes / 2**20:.0f} MiB; verified {len(result.verified)} tensor(s) bit-exactly")

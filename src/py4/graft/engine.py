@@ -52,6 +52,15 @@ class GraftResult:
     largest_tensor_bytes: int
     verified: list[str] = field(default_factory=list)
 
+    def summary(self) -> str:
+        """One line: what was grafted, copied and skipped, where, in how many shards
+        (``py4 graft``'s first line; a campaign run's stage log)."""
+        on_base = f", {len(self.on_base)} on base (mid lacks them)" if self.on_base else ""
+        rounded = f" ({len(self.mid_rounded)} with mid rounded to the -it dtype)" if self.mid_rounded else ""
+        return (f"grafted {len(self.grafted)} tensors{rounded}{on_base}, copied {len(self.copied)}, skipped "
+                f"{len(self.skipped)} -> {self.out} ({len(self.shards)} shard(s), "
+                f"{self.total_size / 1e6:.1f} MB; {self.resumed_shards} resumed)")
+
 
 def peak_rss_bytes() -> int:
     """High-water resident memory of this process (Linux reports KiB)."""
