@@ -70,6 +70,7 @@ __all__ = [
     "TrainingError",
     "TrainingGuardError",
     "TrainingInputMissing",
+    "TrainingSplit",
     "trainer_kwargs",
     "guarded_collator",
     "check_schedule",
@@ -81,6 +82,11 @@ __all__ = [
     "resume_checkpoint",
     "trainable_summary",
 ]
+
+
+TrainingSplit = Literal["eft_pool", "grpo", "eft_large", "train_sanity"]
+"""The bank's training splits (py4.problems.splits.TRAINING_SPLITS): a stage never trains on a test
+split, and a misspelt split is a config error naming the allowed ones, not an empty problem list."""
 
 
 class Optimisation(StrictModel):

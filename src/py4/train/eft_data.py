@@ -49,6 +49,7 @@ from py4.config import StrictModel
 from py4.data.instructions import InstructionSourceSpec
 from py4.fileio import read_json_object
 from py4.train import loading
+from py4.train.common import TrainingSplit
 from py4.train.errors import TrainingError
 
 # Named doses of the table: rows -> (gold, replay).
@@ -100,7 +101,7 @@ class EFTDoseConfig(StrictModel):
     out: str
     gold: int
     replay: int
-    split: str = "eft_pool"
+    split: TrainingSplit = "eft_pool"
     bank_version: str = "v1"
     held_out_rules: list[str] | None = None
     """Default: py4.lang.rules.DEFAULT_HELD_OUT."""
@@ -155,7 +156,12 @@ def gold_code(row: dict[str, Any]) -> str:
     last = row["messages"][-1]
     for call in last.get("tool_calls") or []:
         fn = call.get("function", call)
-        args = json.loads(fn["arguments"]) if isinstance(fn.get("arguments"), str) else fn.get("arguments")
+        args = fn.get("arguments")
+        if isinstance(args, str):  # JSON text (OpenAI-style rows): not JSON is no submit call
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                args = None
         if fn.get("name") == "submit" and isinstance(args, dict) and isinstance(args.get("code"), str):
             return args["code"]
     content = last.get("content") or ""

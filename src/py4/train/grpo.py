@@ -48,7 +48,7 @@ from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_s
 
 
 class ProblemSet(StrictModel):
-    split: str = "grpo"
+    split: common.TrainingSplit = "grpo"
     bank_version: str = "v1"
     limit: int | None = None
     """Use only the first N problems of the split (smoke runs)."""
@@ -59,8 +59,10 @@ class ProblemSet(StrictModel):
 class GRPOSettings(StrictModel):
     num_generations: int = 8
     problems_per_step: int = 16
-    loss_type: str = "dr_grpo"
-    scale_rewards: str = "none"
+    loss_type: Literal["grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo"] = "dr_grpo"
+    """TRL 1.16's GRPOConfig.loss_type values (tests/train/test_closed_sets.py reads them back)."""
+    scale_rewards: Literal["group", "batch", "none"] = "none"
+    """TRL's reward scaling: per group (its default), per batch, or none (Dr. GRPO)."""
     beta: float = 0.0
     epsilon: float = 0.2
     epsilon_high: float = 0.28
