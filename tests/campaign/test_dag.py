@@ -169,3 +169,13 @@ def test_a_dag_error_is_a_user_error_for_every_command():
     from py4.errors import Py4Error
 
     assert issubclass(DagError, Py4Error) and issubclass(DagError, ValueError)
+
+
+def test_a_stage_override_of_gpus_sets_the_runs_gpus():
+    # stage_overrides reach every run of the stage's command line, so they must reach its GPU count
+    # (the plan, the Slurm request, accelerate's config) too: they used to be left out of it.
+    spec = load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.midtrain=[optimisation.gpus=4]"])
+    midtrain = [n for n in build_dag(spec) if n.stage == "midtrain"]
+    assert len(midtrain) == 9 and {n.gpus for n in midtrain} == {4}  # gemma4_31b's config says 8
+    assert all("optimisation.gpus=4" in n.argv for n in midtrain)
+    assert all("configs/accelerate/fsdp2_4gpu.yaml" in n.command for n in midtrain)

@@ -122,12 +122,15 @@ class _Builder:
 
     def training_gpus(self, stage: str, config: str, given: list[Override]) -> int:
         """A training run's processes: its config's ``optimisation.gpus`` as the stage's config type
-        reads it (its default when the file does not say), with the node's own overrides; none at
-        smoke scale (CPU)."""
+        reads it (its default when the file does not say), with the node's own overrides and then the
+        spec's ``stage_overrides`` of the stage (build_dag appends them in that order); none at smoke
+        scale (CPU)."""
         if self.smoke():
             return 0
         try:
-            return load_stage_config(StageCall(stage=stage, config=config, overrides=tuple(given))).optimisation.gpus
+            every_run = overrides(self.spec.stage_overrides.get(stage, []))
+            call = StageCall(stage=stage, config=config, overrides=(*given, *every_run))
+            return load_stage_config(call).optimisation.gpus
         except ConfigError as exc:
             raise DagError(f"{stage} config {config}: {exc}") from None
 
