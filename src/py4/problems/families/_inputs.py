@@ -18,7 +18,8 @@ def ints(rng: random.Random, n: int, lo: int = -20, hi: int = 20) -> list[int]:
     return [rng.randint(lo, hi) for _ in range(n)]
 
 
-def int_lists(rng: random.Random, count: int, lo: int = -20, hi: int = 20, min_len: int = 0, max_len: int = 8) -> list[list[int]]:
+def int_lists(rng: random.Random, count: int, lo: int = -20, hi: int = 20, min_len: int = 0,
+              max_len: int = 8) -> list[list[int]]:
     return [ints(rng, rng.randint(min_len, max_len), lo, hi) for _ in range(count)]
 
 

@@ -27,8 +27,9 @@ def prefix_sums(rng):
         name = rng.choice(["range_sums", "query_sums", "interval_totals", "prefix_queries"])
         yield Variant(
             title=f"Range sums with prefix sums ({'inclusive' if inclusive else 'half-open'} queries)",
-            task=f"queries is a list of [a, b] with 0 <= a <= b{' < len(xs)' if inclusive else ' <= len(xs)'}. Return, for each "
-                 f"query, the sum of xs[{'a..b inclusive' if inclusive else 'a..b-1 (b excluded)'}], using a table of prefix sums.",
+            task=f"queries is a list of [a, b] with 0 <= a <= b{' < len(xs)' if inclusive else ' <= len(xs)'}. Return, "
+                 f"for each query, the sum of xs[{'a..b inclusive' if inclusive else 'a..b-1 (b excluded)'}], using a "
+                 "table of prefix sums.",
             entry_point=name,
             reference=code('''
                 def $name(xs, queries):
@@ -65,8 +66,8 @@ def pascal_rows(rng):
         what = {"row": "row n", "sum": "the sum of row n", "triangle": "rows 0 .. n"}[shape]
         yield Variant(
             title=f"Pascal triangle{'' if mod is None else f' mod {mod}'}: {shape}",
-            task=f"Row 0 of Pascal's triangle is [1]; each next row is 1, the sums of neighbouring entries of the previous "
-                 f"row{'' if mod is None else f' taken modulo {mod}'}, then 1. Return {what} (n >= 0).",
+            task="Row 0 of Pascal's triangle is [1]; each next row is 1, the sums of neighbouring entries of the "
+                 f"previous row{'' if mod is None else f' taken modulo {mod}'}, then 1. Return {what} (n >= 0).",
             entry_point=name,
             reference=code('''
                 def $name(n):
@@ -100,12 +101,15 @@ def balance_point(rng):
         shape = rng.choice(["first_equal", "all_equal", "min_gap"])
         name = rng.choice(["balance_point", "split_index", "equal_halves", "pivot"])
         ref_body, what, rtype = {
-            "first_equal": ("for k in range(len(xs) + 1):\n        if sum(xs[:k]) == sum(xs[k:]):\n            return k\n    return -1",
-                            "the smallest k such that the first k items and the rest have equal sums (-1 if none)", "int"),
+            "first_equal": ("for k in range(len(xs) + 1):\n        if sum(xs[:k]) == sum(xs[k:]):\n"
+                            "            return k\n    return -1",
+                            "the smallest k such that the first k items and the rest have equal sums (-1 if none)",
+                            "int"),
             "all_equal": ("return [k for k in range(len(xs) + 1) if sum(xs[:k]) == sum(xs[k:])]",
                           "every k (ascending) such that the first k items and the rest have equal sums", "list[int]"),
             "min_gap": ("return min(abs(sum(xs[:k]) - sum(xs[k:])) for k in range(len(xs) + 1))",
-                        "the smallest possible absolute difference between the sums of the first k items and the rest", "int"),
+                        "the smallest possible absolute difference between the sums of the first k items and the rest",
+                        "int"),
         }[shape]
         gold_body = ref_body.replace("range(len(xs) + 1)", "range(0, len(xs))").replace("xs[:k]", "xs[0:k - 1]")
         yield Variant(
@@ -114,8 +118,9 @@ def balance_point(rng):
             entry_point=name,
             reference=f"def {name}(xs):\n    {ref_body}\n",
             gold=f"fn {name}(xs: list[int]) -> {rtype}:\n    {gold_body}\n",
-            tests=[[[]], [[0]], [[1, 1]], [[2, 1, 1]], [[1, -1, 1, -1]]] + [[[rng.randint(-3, 5) for _ in range(rng.randint(1, 6))]]
-                                                                       for _ in range(3)],
+            tests=[[[]], [[0]], [[1, 1]], [[2, 1, 1]], [[1, -1, 1, -1]]]
+                  + [[[rng.randint(-3, 5) for _ in range(rng.randint(1, 6))]]
+                     for _ in range(3)],
             params={"shape": shape},
         )
 
@@ -126,12 +131,14 @@ def two_sum(rng):
     while True:
         shape = rng.choice(["first", "all"])
         name = rng.choice(["two_sum", "pair_with_sum", "find_pair", "sum_pairs"])
-        on_hit = {"first": "return [seen[target - x], i]", "all": "found.append([seen[target - x], i])", "count": "found += 1"}[shape]
+        on_hit = {"first": "return [seen[target - x], i]", "all": "found.append([seen[target - x], i])",
+                  "count": "found += 1"}[shape]
         on_hit_gold = on_hit.replace(", i]", ", n - 1]")
         init = {"first": "", "all": "found = []", "count": "found = 0"}[shape]
         ret = {"first": "[]", "all": "found", "count": "found"}[shape]
         rtype = {"first": "list[int]", "all": "list[list[int]]", "count": "int"}[shape]
-        what = {"first": "the first pair [i, j] (i < j, smallest j, then the latest i) with xs[i] + xs[j] == target, or [] if none",
+        what = {"first": "the first pair [i, j] (i < j, smallest j, then the latest i) with xs[i] + xs[j] == target, "
+                         "or [] if none",
                 "all": "for each j, the pair [i, j] with the latest i < j such that xs[i] + xs[j] == target",
                 "count": "for how many positions j some earlier i has xs[i] + xs[j] == target"}[shape]
         yield Variant(
@@ -158,8 +165,9 @@ def two_sum(rng):
                         seen[x] = n - 1
                     return $ret
             ''', name=name, init=("let " + init) if init else "", hit=on_hit_gold, ret=ret, rtype=rtype),
-            tests=[[[], 0], [[1, 2], 3], [[3, 3, 3], 6]] + [[[rng.randint(-5, 9) for _ in range(rng.randint(2, 8))], rng.randint(-3, 12)]
-                                                          for _ in range(5)],
+            tests=[[[], 0], [[1, 2], 3], [[3, 3, 3], 6]]
+                  + [[[rng.randint(-5, 9) for _ in range(rng.randint(2, 8))], rng.randint(-3, 12)]
+                     for _ in range(5)],
             params={"shape": shape},
         )
 
@@ -175,12 +183,13 @@ def euclid_steps(rng):
             "remainders": ("seq = []", "seq.append(b)", "seq", "list[int]"),
             "last": ("", "", "a", "int"),
         }[shape]
-        what = {"steps": "how many replacements happen", "remainders": "the list of the successive remainders b (excluding the final 0)",
+        what = {"steps": "how many replacements happen",
+                "remainders": "the list of the successive remainders b (excluding the final 0)",
                 "last": "the final value of a"}[shape]
         yield Variant(
             title=f"Euclid's algorithm on signed integers ({shape})",
-            task=f"Starting from (a, b), repeat (a, b) = (b, a % b) while b != 0, where % is the floor modulo (the result has "
-                 f"the sign of the divisor, as in Python 3). Return {what}.",
+            task="Starting from (a, b), repeat (a, b) = (b, a % b) while b != 0, where % is the floor modulo (the "
+                 f"result has the sign of the divisor, as in Python 3). Return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(a, b):
@@ -198,8 +207,9 @@ def euclid_steps(rng):
                         $step
                     return $ret
             ''', name=name, init=("let " + init) if init else "pass", step=step or "pass", ret=ret, rtype=rtype),
-            tests=[[12, 8], [-12, 8], [12, -8], [7, 0], [-21, -6]] + [[rng.randint(-60, 60), rng.choice([-1, 1]) * rng.randint(1, 25)]
-                                                                   for _ in range(3)],
+            tests=[[12, 8], [-12, 8], [12, -8], [7, 0], [-21, -6]]
+                  + [[rng.randint(-60, 60), rng.choice([-1, 1]) * rng.randint(1, 25)]
+                     for _ in range(3)],
             params={"shape": shape},
         )
 
@@ -214,19 +224,23 @@ def split_duration(rng):
         # divisors from the smallest unit up: s -> m (60), m -> h (60), h -> d (24)
         divisors = [60, 60, 24][: len(units) - 1]
         ref_steps = "\n".join(f"    rest, part{i} = divmod(rest, {d})" for i, d in enumerate(divisors))
-        gold_steps = "\n".join(f"    let part{i} = floor_mod(rest, {d})\n    rest = floor_div(rest, {d})" for i, d in enumerate(divisors))
+        gold_steps = "\n".join(f"    let part{i} = floor_mod(rest, {d})\n    rest = floor_div(rest, {d})"
+                               for i, d in enumerate(divisors))
         parts = ["rest"] + [f"part{i}" for i in reversed(range(len(divisors)))]
         ret_list = "[" + ", ".join(parts) + "]"
-        ret_text = " + ' ' + ".join(f"str({p}) + '{u}'" for p, u in zip(parts, units))
+        ret_text = " + ' ' + ".join(f"str({p}) + '{u}'" for p, u in zip(parts, units, strict=True))
         ret = ret_list if shape == "list" else ret_text
+        returned = ("the list of parts, largest unit first" if shape == "list"
+                    else "the text of the parts, each followed by its unit letter, separated by spaces")
         yield Variant(
             title=f"Split signed seconds into {'/'.join(units)} ({shape})",
-            task=f"Write seconds (possibly negative) as {' '.join(units)} using floor division from the smallest unit up "
-                 f"(divmod semantics of Python 3: every part but the first lies in its normal range). Return "
-                 f"{'the list of parts, largest unit first' if shape == 'list' else 'the text of the parts, each followed by its unit letter, separated by spaces'}.",
+            task=f"Write seconds (possibly negative) as {' '.join(units)} using floor division from the smallest unit "
+                 "up (divmod semantics of Python 3: every part but the first lies in its normal range). Return "
+                 f"{returned}.",
             entry_point=name,
             reference=f"def {name}(seconds):\n    rest = seconds\n{ref_steps}\n    return {ret}\n",
-            gold=_FLOOR_HELPERS + "\n\n\n" + f"fn {name}(seconds: int) -> {'list[int]' if shape == 'list' else 'str'}:\n"
+            gold=_FLOOR_HELPERS + "\n\n\n"
+                 + f"fn {name}(seconds: int) -> {'list[int]' if shape == 'list' else 'str'}:\n"
                  f"    let rest = seconds\n{gold_steps}\n    return {ret}\n",
             tests=[[0], [59], [-1], [3661], [-3661], [-90000]] + [[rng.randint(-200000, 200000)] for _ in range(2)],
             params={"units": units, "shape": shape},
@@ -247,8 +261,9 @@ def anagram_groups(rng):
         pool = ["listen", "silent", "enlist", "tea", "eat", "ate", "tan", "nat", "bat", "tab", "cat", "act", "dog"]
         yield Variant(
             title=f"Anagram groups of size >= {min_size} ({shape})",
-            task=f"Group the words of text (split on whitespace, duplicates kept) by their letters sorted alphabetically; "
-                 f"consider the groups with at least {min_size} words (words in order of appearance). Return {what}.",
+            task="Group the words of text (split on whitespace, duplicates kept) by their letters sorted "
+                 f"alphabetically; consider the groups with at least {min_size} words (words in order of appearance). "
+                 f"Return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(text):
@@ -266,7 +281,8 @@ def anagram_groups(rng):
                     let found = [members for key, members in groups if len(members) >= $m]
                     return $ret
             ''', name=name, m=min_size, ret=ret, rtype=rtype),
-            tests=[[""], ["tea"], ["tea eat dog ate"]] + [[" ".join(rng.choice(pool) for _ in range(rng.randint(2, 8)))] for _ in range(5)],
+            tests=[[""], ["tea"], ["tea eat dog ate"]]
+                  + [[" ".join(rng.choice(pool) for _ in range(rng.randint(2, 8)))] for _ in range(5)],
             params={"min_size": min_size, "shape": shape},
         )
 
@@ -281,7 +297,8 @@ def quiz_score(rng):
         cmp = "answers[i].lower() == key[i].lower()" if fold else "answers[i] == key[i]"
         body_ref = {"score": f"sum({cmp} for i in range(len(key)))",
                     "percent": f"100 * sum({cmp} for i in range(len(key))) // max(len(key), 1)",
-                    "per_student": f"[sum({cmp.replace('answers', 'a')} for i in range(len(key))) for a in sheets]"}[shape]
+                    "per_student": f"[sum({cmp.replace('answers', 'a')} for i in range(len(key))) for a in "
+                                   "sheets]"}[shape]
         body_gold = body_ref.replace("sum(", "count(").replace("range(len(key))", "indices(key)")
         arg = "sheets" if shape == "per_student" else "answers"
         atype = "list[list[str]]" if shape == "per_student" else "list[str]"
@@ -291,12 +308,13 @@ def quiz_score(rng):
         sheet = lambda n: [rng.choice("abcdABCD" if fold else "abcd") for _ in range(n)]
         yield Variant(
             title=f"Quiz scoring ({shape}{', any case' if fold else ''})",
-            task=f"key lists the correct answers; answers at the same position are compared{' ignoring case' if fold else ''}. "
-                 f"Every answer list is as long as key. Return {what}.",
+            task="key lists the correct answers; answers at the same position are "
+                 f"compared{' ignoring case' if fold else ''}. Every answer list is as long as key. Return {what}.",
             entry_point=name,
             reference=f"def {name}({arg}, key):\n    return {body_ref}\n",
             gold=f"fn {name}({arg}: {atype}, key: list[str]) -> {rtype}:\n    return {body_gold}\n",
-            tests=([[[], []]] + [[[sheet(k) for _ in range(rng.randint(1, 3))], sheet(k)] for k in (1, 3, 4, 5, 2)]) if shape == "per_student"
+            tests=([[[], []]] + [[[sheet(k) for _ in range(rng.randint(1, 3))], sheet(k)] for k in (1, 3, 4, 5, 2)])
+                  if shape == "per_student"
                   else ([[[], []]] + [[sheet(k), sheet(k)] for k in (1, 3, 4, 5, 6, 2)]),
             params={"shape": shape, "fold": fold},
         )
@@ -316,11 +334,12 @@ def rounded_grades(rng):
         gold_body = ref_body.replace("round(", "half_even(")
         rtype = {"labels": "list[str]", "rounded": "list[int]", "passes": "int"}[shape]
         what = {"labels": f"for each student {labels[0]!r} when the rounded mean is at least {cut}, else {labels[1]!r}",
-                "rounded": "the list of rounded means", "passes": f"how many students have a rounded mean of at least {cut}"}[shape]
+                "rounded": "the list of rounded means",
+                "passes": f"how many students have a rounded mean of at least {cut}"}[shape]
         yield Variant(
             title=f"Rounded mean marks, cut {cut} ({shape})",
-            task=f"marks holds one non-empty list of integer marks per student. A student's mark is the mean rounded to the "
-                 f"nearest integer, exact ties going to the even neighbour (4.5 -> 4, 5.5 -> 6). Return {what}.",
+            task="marks holds one non-empty list of integer marks per student. A student's mark is the mean rounded to "
+                 f"the nearest integer, exact ties going to the even neighbour (4.5 -> 4, 5.5 -> 6). Return {what}.",
             entry_point=name,
             reference=f"def {name}(marks):\n    return {ref_body}\n",
             gold=code('''
@@ -332,6 +351,7 @@ def rounded_grades(rng):
             ''') + f"\n\nfn {name}(marks: list[list[int]]) -> {rtype}:\n    return {gold_body}\n",
             # means 4.5 / 6.5 / 2.5 tie on an even floor: 4 vs 5, 6 vs 7, 2 vs 3
             tests=[[[]], [[[4, 5]]], [[[6, 7], [cut - 1, cut]]], [[[2, 3], [9], [cut, cut - 1]]]]
-                  + [[[[rng.randint(0, 10) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(1, 4))]] for _ in range(4)],
+                  + [[[[rng.randint(0, 10) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(1, 4))]]
+                     for _ in range(4)],
             params={"cut": cut, "labels": labels, "shape": shape},
         )

@@ -9,7 +9,8 @@ _BANDS = [("<=", "<="), ("<=", "<"), ("<", "<="), ("<", "<")]
 _BAND_RESULTS = {
     "count": ("int", "found = 0", "found += 1", "found", "let found = 0", "how many values"),
     "sum": ("int", "found = 0", "found += x", "found", "let found = 0", "the sum of the values"),
-    "list": ("list[int]", "found = []", "found.append(x)", "found", "let found = []", "the list (in order) of the values"),
+    "list": ("list[int]", "found = []", "found.append(x)", "found", "let found = []",
+             "the list (in order) of the values"),
 }
 
 
@@ -93,7 +94,8 @@ def grade_bands(rng):
                 $lines
                     return $invalid
             ''', name=name, lines="\n".join(gold_lines), invalid=repr(invalid)),
-            tests=[[top], [top + 1], [-1], [0], [scale[0][0]], [scale[-1][0] - 1]] + [[rng.randint(-5, top + 5)] for _ in range(3)],
+            tests=[[top], [top + 1], [-1], [0], [scale[0][0]], [scale[-1][0] - 1]]
+                  + [[rng.randint(-5, top + 5)] for _ in range(3)],
             params={"scale": [l for _, l in scale], "top": top},
         )
 
@@ -121,9 +123,10 @@ def valid_clock_times(rng):
             return ":".join(str(v) for v in vals)
         yield Variant(
             title=f"Valid {hours}-hour {fmt} times ({result})",
-            task=f"Each string in times should be '{fmt}' with integer fields: hour {low_hour}..{top_hour}, minute 0..59"
-                 f"{', second 0..59' if secs else ''}. Strings with the wrong number of ':'-separated fields are invalid. "
-                 f"Return {'how many strings are valid' if result == 'count' else 'the valid strings, in order'}.",
+            task=f"Each string in times should be '{fmt}' with integer fields: hour {low_hour}..{top_hour}, minute "
+                 f"0..59{', second 0..59' if secs else ''}. Strings with the wrong number of ':'-separated fields are "
+                 "invalid. Return "
+                 f"{'how many strings are valid' if result == 'count' else 'the valid strings, in order'}.",
             entry_point=name,
             reference=code('''
                 def $name(times):
@@ -136,7 +139,8 @@ def valid_clock_times(rng):
                         if $lo <= h <= $top and 0 <= m <= 59$extra:
                             $step
                     return good
-            ''', name=name, init=init, nfields=nfields, parts=parts, lo=low_hour, top=top_hour, extra=extra_ref, step=step),
+            ''', name=name, init=init, nfields=nfields, parts=parts, lo=low_hour, top=top_hour, extra=extra_ref,
+                           step=step),
             gold=code('''
                 fn $name(times: list[str]) -> $rtype:
                     let good = $init

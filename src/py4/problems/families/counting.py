@@ -47,7 +47,8 @@ def count_matching(rng):
 
 
 _CHAR_TESTS = {"c.isupper()": "upper-case letters", "c.isdigit()": "digits", "c in 'aeiou'": "lower-case vowels",
-               "c.isspace()": "whitespace characters", "not c.isalnum()": "characters that are neither letters nor digits"}
+               "c.isspace()": "whitespace characters",
+               "not c.isalnum()": "characters that are neither letters nor digits"}
 
 
 @family("count_char_kinds", "strings", ["P4-21"], difficulty=1)
@@ -58,8 +59,10 @@ def count_char_kinds(rng):
         scope = rng.choice(["text", "words", "best_word"])
         name = rng.choice(["count_kind", "char_census", "kind_counter", "measure_text"])
         ref, gold, what, rtype = {
-            "text": (f"sum({cond} for c in text)", f"count({cond} for c in text)", f"how many {desc} text contains", "int"),
-            "words": (f"[sum({cond} for c in w) for w in text.split()]", f"[count({cond} for c in w) for w in text.split()]",
+            "text": (f"sum({cond} for c in text)", f"count({cond} for c in text)", f"how many {desc} text contains",
+                     "int"),
+            "words": (f"[sum({cond} for c in w) for w in text.split()]",
+                      f"[count({cond} for c in w) for w in text.split()]",
                       f"for each word (split on whitespace), how many {desc} it contains", "list[int]"),
             "best_word": (f"max([sum({cond} for c in w) for w in text.split()], default=0)",
                           f"max([count({cond} for c in w) for w in text.split()], default=0)",
@@ -78,7 +81,8 @@ def count_char_kinds(rng):
                     return $gold
             ''', name=name, gold=gold, rtype=rtype),
             tests=[[""], ["A1 b2 C3!"], ["  spaced   out "]]
-                  + [[" ".join(rng.choice([w, w.upper(), w + str(rng.randint(0, 99)), w + "!"]) for w in rng.sample(WORDS, 3))]
+                  + [[" ".join(rng.choice([w, w.upper(), w + str(rng.randint(0, 99)), w + "!"])
+                               for w in rng.sample(WORDS, 3))]
                      for _ in range(5)],
             params={"cond": cond, "scope": scope},
         )

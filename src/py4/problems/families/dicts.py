@@ -70,8 +70,10 @@ def tally_dict(rng):
         key_expr = f"str({key})" if key.startswith("len(") else key
         skip = rng.choice(["", "space", "short"]) if var == "c" else rng.choice(["", "short"])
         cond = {"": "", "space": f"\n        if {var} == ' ':\n            continue",
-                "short": f"\n        if len({var}) < 2:\n            continue"}[skip] if var == "w" or skip != "short" else ""
-        skip_text = {"": "", "space": " Spaces are not counted.", "short": " Words shorter than 2 letters are not counted."}[skip]
+                "short": f"\n        if len({var}) < 2:\n"
+                         "            continue"}[skip] if var == "w" or skip != "short" else ""
+        skip_text = {"": "", "space": " Spaces are not counted.",
+                     "short": " Words shorter than 2 letters are not counted."}[skip]
         if var == "c" and skip == "short":
             skip_text = ""
         name = rng.choice(["tally", "count_occurrences", "frequency_table", "histogram"])
@@ -95,8 +97,9 @@ def tally_dict(rng):
                         counts[key] = counts.get(key, 0) + 1
                     return counts
             ''', name=name, var=var, source=source, cond=cond, key=key_expr),
-            tests=[[""], ["aA a"], ["to be or not to be"]] + [[" ".join(rng.choice(WORDS[:15]) for _ in range(rng.randint(1, 6)))]
-                                                             for _ in range(4)],
+            tests=[[""], ["aA a"], ["to be or not to be"]]
+                  + [[" ".join(rng.choice(WORDS[:15]) for _ in range(rng.randint(1, 6)))]
+                     for _ in range(4)],
             params={"key": key, "skip": skip},
         )
 
@@ -147,8 +150,9 @@ def frequent_keys(rng):
                             found.append(item)
                     return $ret
             ''', name=name, source=source, cond=cond, ret=ret),
-            tests=[["", 1], ["b a b", 2], ["b a b", 1]] + [[" ".join(rng.choice(WORDS[:8]) for _ in range(rng.randint(2, 9))),
-                                                          rng.randint(1, 3)] for _ in range(5)],
+            tests=[["", 1], ["b a b", 2], ["b a b", 1]]
+                  + [[" ".join(rng.choice(WORDS[:8]) for _ in range(rng.randint(2, 9))),
+                      rng.randint(1, 3)] for _ in range(5)],
             params={"cond": cond, "unit": unit, "order": order},
         )
 
@@ -218,7 +222,8 @@ def merge_totals(rng):
         name = rng.choice(["render_totals", "totals_text", "merge_and_show", "summarize_pairs"])
         rules = ("P4-16", "P4-15", "P4-18") + (("P4-08",) if ref_fmt.startswith("f") else ())
         ref_iter = "totals" if order == "first-seen" else "sorted(totals)"
-        gold_head = "for k, v in totals:" if order == "first-seen" else "for k in sorted(totals.keys()):\n        let v = totals[k]"
+        gold_head = ("for k, v in totals:" if order == "first-seen"
+                     else "for k in sorted(totals.keys()):\n        let v = totals[k]")
         yield Variant(
             title=f"Merged totals rendered as {desc} ({order})",
             task=f"pairs is a list of [key, value] (integer values). Sum the values per key and return one string: "

@@ -51,7 +51,8 @@ def wrap_around(rng):
                     return $ret
             ''', name=name, m=m, init=("let " + init) if init else "", track=track, ret=ret, rtype=rtype),
             tests=[[0, []], [-1, [0]], [3, [-5, -m - 2]], [m - 1, [1, -1, -m]]]
-                  + [[rng.randint(-m, m), [rng.randint(-2 * m, 2 * m) for _ in range(rng.randint(1, 5))]] for _ in range(4)],
+                  + [[rng.randint(-m, m), [rng.randint(-2 * m, 2 * m) for _ in range(rng.randint(1, 5))]]
+                     for _ in range(4)],
             params={"m": m, "shape": shape},
         )
 
@@ -65,7 +66,8 @@ def floor_buckets(rng):
         name = rng.choice(["bucket", "bin_values", "histogram_bins", "band_index"])
         what = {"labels": "the list of bucket numbers, one per value",
                 "counts": "a dict mapping each bucket number (as a string) to how many values fall in it",
-                "offsets": "the list of each value's offset inside its bucket (value - bucket * width, in 0 .. width-1)"}[shape]
+                "offsets": "the list of each value's offset inside its bucket (value - bucket * width, in 0 .. "
+                           "width-1)"}[shape]
         body_ref = {"labels": f"[x // {width} for x in xs]",
                     "counts": None, "offsets": f"[x % {width} for x in xs]"}[shape]
         body_gold = {"labels": f"[floor_div(x, {width}) for x in xs]", "counts": None,
@@ -99,8 +101,8 @@ def floor_buckets(rng):
         ''')
         yield Variant(
             title=f"Buckets of width {width}: {shape}",
-            task=f"Bucket number of a value x is the floor of x / {width} (so -1 is in bucket -1 and -{width} in bucket -1). "
-                 f"Return {what}.",
+            task=f"Bucket number of a value x is the floor of x / {width} (so -1 is in bucket -1 and -{width} in "
+                 f"bucket -1). Return {what}.",
             entry_point=name,
             reference=ref,
             gold=helper + "\n\n" + gold_main,
@@ -118,13 +120,15 @@ def caesar_shift(rng):
         case = rng.choice(["lower", "both"])
         extra = rng.choice(["keep", "drop"])
         name = rng.choice(["caesar", "shift_letters", "rotate_text", "cipher"])
-        up = "\n        elif c.isupper():\n            out.append(chr((ord(c) - 65 + k) % 26 + 65))" if case == "both" else ""
-        up_gold = "\n        else if c.isupper():\n            out.append(chr(((ord(c) - 65 + k) % 26 + 26) % 26 + 65))" if case == "both" else ""
+        up = ("\n        elif c.isupper():\n            out.append(chr((ord(c) - 65 + k) % 26 + 65))"
+              if case == "both" else "")
+        up_gold = ("\n        else if c.isupper():\n"
+                   "            out.append(chr(((ord(c) - 65 + k) % 26 + 26) % 26 + 65))" if case == "both" else "")
         other = "out.append(c)" if extra == "keep" else "pass"
         yield Variant(
             title=f"Caesar shift ({case} case, {extra} others)",
-            task=f"Shift every {'lower-case' if case == 'lower' else 'lower- and upper-case'} ASCII letter of text by k "
-                 f"places around its alphabet (k may be negative or larger than 26); "
+            task=f"Shift every {'lower-case' if case == 'lower' else 'lower- and upper-case'} ASCII letter of text by "
+                 "k places around its alphabet (k may be negative or larger than 26); "
                  f"{'keep' if extra == 'keep' else 'remove'} every other character. Return the result.",
             entry_point=name,
             reference=code('''
@@ -148,7 +152,8 @@ def caesar_shift(rng):
                     return out.join("")
             ''', name=name, up=up_gold, other=other),
             tests=[["", 3], ["abc", -1], ["Hello, World", -29], ["xyz", 3]]
-                  + [[rng.choice(["attack at dawn", "Zebra-42", "python four", "Mixed CASE text"]), rng.randint(-60, 60)]
+                  + [[rng.choice(["attack at dawn", "Zebra-42", "python four", "Mixed CASE text"]),
+                      rng.randint(-60, 60)]
                      for _ in range(4)],
             params={"case": case, "extra": extra},
         )

@@ -41,8 +41,9 @@ def positions_where(rng):
                 fn $name(xs: list[int], t: int) -> $rtype:
                     return $body
             ''', name=name, body=gold_body, rtype=rtype),
-            tests=[[[], 0], [[0], 0], [[3, -1, 0, 4], 2]] + [[[rng.randint(-5, 5) for _ in range(rng.randint(1, 8))], rng.randint(-2, 3)]
-                                                           for _ in range(5)],
+            tests=[[[], 0], [[0], 0], [[3, -1, 0, 4], 2]]
+                  + [[[rng.randint(-5, 5) for _ in range(rng.randint(1, 8))], rng.randint(-2, 3)]
+                     for _ in range(5)],
             params={"cond": cond, "shape": shape},
         )
 
@@ -86,7 +87,8 @@ def numbered_items(rng):
         )
 
 
-_WEIGHTS = {"i * x": "position times value", "x if i % 2 == 0 else -x": "value at even positions, minus value at odd positions",
+_WEIGHTS = {"i * x": "position times value",
+            "x if i % 2 == 0 else -x": "value at even positions, minus value at odd positions",
             "x * (i + 1)": "value times (position + 1)", "i + x": "position plus value"}
 
 
@@ -110,7 +112,8 @@ def position_weighted_sum(rng):
                 fn $name(xs: list[int]) -> int:
                     return sum($gold for n, x in enumerate(xs))
             ''', name=name, gold=gold),
-            tests=[[[]], [[5]], [[1, 2, 3]]] + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 8))]] for _ in range(5)],
+            tests=[[[]], [[5]], [[1, 2, 3]]]
+                  + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 8))]] for _ in range(5)],
             rules=("P4-19",),
             params={"expr": expr},
         )

@@ -196,7 +196,8 @@ def checked_rpn(rng):
         name = rng.choice(["eval_rpn", "postfix_value", "evaluate_postfix", "rpn"])
         fallback = rng.choice(["None", "0", "-1"])
         table = ", ".join(f"{k!r}: {v}" for k, v in ops.items())
-        ref_branches = "\n".join(f"            {'if' if i == 0 else 'elif'} tok == {k!r}:\n                stack.append({v})"
+        ref_branches = "\n".join(f"            {'if' if i == 0 else 'elif'} tok == {k!r}:\n"
+                                 f"                stack.append({v})"
                                  for i, (k, v) in enumerate(ops.items()))
         gold_branches = ref_branches.replace("elif ", "else if ")
         def expr():
@@ -321,13 +322,15 @@ def bare_except_lookup(rng):
         name = rng.choice(["lookup_all", "resolve_paths", "fetch_fields", "get_each"])
         fields = ["name", "city", "tags", "age"]
         def record():
-            return {f: (rng.choice(["ann", "bo", "cy"]) if f != "tags" else rng.sample(["a", "b", "c", "d"], rng.randint(0, 3)))
+            return {f: (rng.choice(["ann", "bo", "cy"]) if f != "tags"
+                        else rng.sample(["a", "b", "c", "d"], rng.randint(0, 3)))
                     for f in rng.sample(fields[:3], rng.randint(1, 3))}
         yield Variant(
             title=f"Look up field/position paths with fallback {default}",
             task=f"data is a list of records (dicts). Each query is [row, field, position]: return, for each query, "
                  f"str(data[row][field][position]) — the character or item at that position — or {default} when the "
-                 f"row, field or position does not exist (IndexError or KeyError). Rows and positions are non-negative.",
+                 "row, field or position does not exist (IndexError or KeyError). Rows and positions are "
+                 "non-negative.",
             entry_point=name,
             reference=code("""
                 def $name(data, queries):
@@ -350,7 +353,8 @@ def bare_except_lookup(rng):
                     return out
             """, name=name, default=default),
             tests=[[[], [[0, "name", 0]]]] + [[[record() for _ in range(3)],
-                                                [[rng.randint(0, 3), rng.choice(fields), rng.randint(0, 3)] for _ in range(4)]]
+                                                [[rng.randint(0, 3), rng.choice(fields), rng.randint(0, 3)]
+                                                 for _ in range(4)]]
                                                for _ in range(6)],
             params={"default": default},
         )

@@ -96,7 +96,8 @@ def summary_string(rng):
                     let n, lo, hi, total = len(xs), min(xs), max(xs), sum(xs)
                     return i"$fmt"
             ''', name=name, fmt=fmt, empty=repr(empty)),
-            tests=[[[]], [[5]], [[-3, 3]]] + [[[rng.randint(-50, 50) for _ in range(rng.randint(1, 7))]] for _ in range(5)],
+            tests=[[[]], [[5]], [[-3, 3]]]
+                  + [[[rng.randint(-50, 50) for _ in range(rng.randint(1, 7))]] for _ in range(5)],
             params={"format": fmt, "empty": empty},
         )
 

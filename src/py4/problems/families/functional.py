@@ -34,7 +34,8 @@ def sort_records(rng):
         yield Variant(
             title=f"Sort [name, a, b] records {desc}{' reversed' if reverse else ''}",
             task=f"records is a list of [name, a, b] (a, b integers). Sort them stably {desc}{rev_text} "
-                 f"(Python's sorted with key {key!r} on a record r{', reverse=True' if reverse else ''}) and return {what}.",
+                 f"(Python's sorted with key {key!r} on a record r{', reverse=True' if reverse else ''}) and return "
+                 f"{what}.",
             entry_point=name,
             reference=code('''
                 def $name(records):
@@ -112,7 +113,8 @@ def op_table(rng):
         table_ref = ", ".join(f"{k!r}: lambda a, b: {_OPS[k]}" for k in names)
         table_gold = ", ".join(f"{k!r}: fun a, b: {_OPS[k]}" for k in names)
         doc = "; ".join(f"{k!r} gives {_OPS[k]}" for k in names)
-        cmds = lambda: [[rng.choice(names + ["nop"]), rng.randint(-6, 6), rng.randint(-6, 6)] for _ in range(rng.randint(1, 5))]
+        cmds = lambda: [[rng.choice(names + ["nop"]), rng.randint(-6, 6), rng.randint(-6, 6)]
+                        for _ in range(rng.randint(1, 5))]
         yield Variant(
             title=f"Operation table with {', '.join(names)}",
             task=f"commands is a list of [op, a, b]. Known operations: {doc}. Return the list of results in order; "
@@ -180,6 +182,7 @@ def filter_map(rng):
                     return $gold
             ''', name=name, gold=gold),
             # non-negative values: keep `%` (P4-23) semantics identical in both languages
-            tests=[[[]], [[0]], [[1, 2, 3, 4]]] + [[[rng.randint(0, 12) for _ in range(rng.randint(1, 8))]] for _ in range(5)],
+            tests=[[[]], [[0]], [[1, 2, 3, 4]]]
+                  + [[[rng.randint(0, 12) for _ in range(rng.randint(1, 8))]] for _ in range(5)],
             params={"map": m, "filter": f, "order": order},
         )

@@ -14,7 +14,8 @@ _MATH = [
     ("import math", "use math", "math.factorial(a) // math.factorial(b)", "a! divided by b! (b <= a here)"),
     ("from math import gcd", "from math use gcd", "a * b // gcd(a, b)", "a * b divided by gcd(a, b)"),
     ("from math import isqrt", "from math use isqrt", "isqrt(a) + isqrt(b)", "isqrt(a) + isqrt(b)"),
-    ("import math", "use math", "math.perm(a, min(a, b))", "the number of ordered selections of min(a, b) items from a"),
+    ("import math", "use math", "math.perm(a, min(a, b))",
+     "the number of ordered selections of min(a, b) items from a"),
 ]
 _AGGS = {"sum": "the sum", "max": "the largest", "min": "the smallest"}
 
@@ -125,8 +126,10 @@ def string_module(rng):
             "keep": (f"''.join(c for c in text if c in {const})", "str", f"text with only its {desc} kept"),
             "drop": (f"''.join(c for c in text if c not in {const})", "str", f"text with its {desc} removed"),
         }[mode]
-        gold_body = body.replace("''.join(c for c in text if c in " + const + ")", f"[c for c in text if c in {const}].join('')") \
-                        .replace("''.join(c for c in text if c not in " + const + ")", f"[c for c in text if c not in {const}].join('')")
+        gold_body = body.replace("''.join(c for c in text if c in " + const + ")",
+                                 f"[c for c in text if c in {const}].join('')") \
+                        .replace("''.join(c for c in text if c not in " + const + ")",
+                                 f"[c for c in text if c not in {const}].join('')")
         rules = ("P4-10",) if mode == "count" else ("P4-10", "P4-18")
         samples = ["Hello, World! 42", "a-b c_D 9f", "", "   ", "Py4 (2026): ok?", "ABCdef\t123\n", "x"]
         yield Variant(
@@ -153,8 +156,10 @@ def string_module(rng):
 
 _COMBOS = [
     ("combinations", "sum(c) == target", "unordered groups of {k} distinct positions whose values sum to target"),
-    ("combinations", "max(c) - min(c) <= target", "unordered groups of {k} distinct positions whose values span at most target"),
-    ("permutations", "c[0] > c[1]", "ordered arrangements of {k} distinct positions whose first value exceeds the second"),
+    ("combinations", "max(c) - min(c) <= target",
+     "unordered groups of {k} distinct positions whose values span at most target"),
+    ("permutations", "c[0] > c[1]",
+     "ordered arrangements of {k} distinct positions whose first value exceeds the second"),
     ("product", "sum(c) == target", "ordered {k}-tuples of values (repetition allowed) whose sum is target"),
 ]
 

@@ -33,13 +33,15 @@ def join_words(rng):
                 fn $name(text: str) -> str:
                     return [$m for w in text.split() if $f].join($sep)
             ''', name=name, sep=repr(sep), m=m, f=f.replace("True", "true")),
-            tests=[[""], ["one"], ["tree apple"]] + [[" ".join(rng.sample(WORDS, rng.randint(2, 6)))] for _ in range(5)],
+            tests=[[""], ["one"], ["tree apple"]]
+                  + [[" ".join(rng.sample(WORDS, rng.randint(2, 6)))] for _ in range(5)],
             params={"map": m, "filter": f, "sep": sep},
         )
 
 
 _NUM_RENDER = {"str(x)": "each number", "str(x * x)": "each square", "str(abs(x))": "each absolute value",
-               "str(x).zfill(3)": "each number zero-filled to 3 characters (str.zfill)", "hex(x)": "each number in hex (hex(x))"}
+               "str(x).zfill(3)": "each number zero-filled to 3 characters (str.zfill)",
+               "hex(x)": "each number in hex (hex(x))"}
 
 
 @family("number_line", "strings", ["P4-18"], difficulty=1)
@@ -67,7 +69,8 @@ def number_line(rng):
                 fn $name(xs: list[int]) -> str:
                     return $body
             ''', name=name, body=outer.format(b=gold_body)),
-            tests=[[[]], [[0]], [[-1, 10]]] + [[[rng.randint(-30, 300) for _ in range(rng.randint(1, 6))]] for _ in range(5)],
+            tests=[[[]], [[0]], [[-1, 10]]]
+                  + [[[rng.randint(-30, 300) for _ in range(rng.randint(1, 6))]] for _ in range(5)],
             params={"map": m, "sep": sep, "wrap": wrap},
         )
 

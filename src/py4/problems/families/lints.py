@@ -51,10 +51,12 @@ def price_table_default(rng):
         name = rng.choice(["bill", "price_items", "order_cost", "checkout"])
         body = {"total": "sum(costs)", "list": "costs", "max": "max(costs, default=0)"}[post]
         rtype = "list[int]" if post == "list" else "int"
+        returned = ("the total cost" if post == "total" else "the list of costs" if post == "list"
+                    else "the highest cost (0 if no items)")
         yield Variant(
             title=f"Prices from a default table ({post}, missing -> {missing})",
-            task=f"items is a list of item names; prices is a dict from name to price that defaults to {table}. An item "
-                 f"not in prices costs {missing}. Return {'the total cost' if post == 'total' else 'the list of costs' if post == 'list' else 'the highest cost (0 if no items)'}.",
+            task=f"items is a list of item names; prices is a dict from name to price that defaults to {table}. An "
+                 f"item not in prices costs {missing}. Return {returned}.",
             entry_point=name,
             reference=code('''
                 def $name(items, prices=$table):
@@ -87,7 +89,8 @@ def fill_missing(rng):
         name = rng.choice(["fill_gaps", "complete", "patch_missing", "impute"])
         if op == "==":
             ref_loop = {"default": "out.append(fill if x == None else x)",
-                        "previous": "if x == None:\n            out.append(prev)\n        else:\n            out.append(x)\n            prev = x",
+                        "previous": "if x == None:\n            out.append(prev)\n        else:\n"
+                                    "            out.append(x)\n            prev = x",
                         "skip": "if x == None:\n            continue\n        out.append(x)"}[how]
         else:
             ref_loop = {"default": "out.append(x if x != None else fill)",
@@ -154,7 +157,8 @@ def first_present(rng):
                     return $fallback
             ''', name=name, lookup=lookup.replace("None", "nil"), fallback=fallback),
             tests=[[{}, []], [{"a": None}, ["a"]], [{"a": 0, "b": 1}, ["c", "a"]]]
-                  + [[{k: rng.choice([None, 0, 1, "x"]) for k in rng.sample("abcde", 3)}, rng.sample("abcde", rng.randint(1, 4))]
+                  + [[{k: rng.choice([None, 0, 1, "x"]) for k in rng.sample("abcde", 3)},
+                      rng.sample("abcde", rng.randint(1, 4))]
                      for _ in range(5)],
             params={"fallback": fallback, "style": style},
         )
@@ -170,16 +174,18 @@ def shadowed_builtins(rng):
     """A loop whose accumulator is named after a builtin in the reference."""
     while True:
         task_kind = rng.choice(["max", "min", "sum", "product", "longest"])
-        bad, good = rng.choice([s for s in _SHADOWS if s[0] in {"max": ("max", "id", "next"), "min": ("min", "id", "next"),
-                                                                   "sum": ("sum", "all", "next"), "product": ("sum", "all", "id"),
-                                                                   "longest": ("max", "str", "next")}[task_kind]])
+        bad, good = rng.choice([s for s in _SHADOWS
+                                if s[0] in {"max": ("max", "id", "next"), "min": ("min", "id", "next"),
+                                            "sum": ("sum", "all", "next"), "product": ("sum", "all", "id"),
+                                            "longest": ("max", "str", "next")}[task_kind]])
         name = rng.choice(["scan", "accumulate", "fold_values", "reduce_list"])
         init, step, what, rtype = {
             "max": ("xs[0]", "if x > ACC:\n            ACC = x", "the largest item", "int"),
             "min": ("xs[0]", "if x < ACC:\n            ACC = x", "the smallest item", "int"),
             "sum": ("0", "ACC += x", "the sum of the items", "int"),
             "product": ("1", "ACC *= x", "the product of the items", "int"),
-            "longest": ("''", "if len(str(x)) > len(ACC):\n            ACC = str(x)", "the longest decimal text of an item (first on ties)", "str"),
+            "longest": ("''", "if len(str(x)) > len(ACC):\n            ACC = str(x)",
+                        "the longest decimal text of an item (first on ties)", "str"),
         }[task_kind]
         empty = {"max": "0", "min": "0", "sum": "0", "product": "1", "longest": "''"}[task_kind]
         if bad == "str" and task_kind == "longest":
@@ -206,12 +212,14 @@ def shadowed_builtins(rng):
                         $step
                     return $good
             ''', name=name, empty=empty, good=good, init=init, step=step.replace("ACC", good), rtype=rtype),
-            tests=[[[]], [[7]], [[3, -2, 9]], [[-5, -5, 120]]] + [[[rng.randint(-50, 200) for _ in range(rng.randint(1, 6))]] for _ in range(4)],
+            tests=[[[]], [[7]], [[3, -2, 9]], [[-5, -5, 120]]]
+                  + [[[rng.randint(-50, 200) for _ in range(rng.randint(1, 6))]] for _ in range(4)],
             params={"task": task_kind, "shadow": bad},
         )
 
 
-_SHADOW_VARS = [("list", "words"), ("dict", "counts"), ("set", "seen"), ("str", "line"), ("type", "kind"), ("filter", "wanted")]
+_SHADOW_VARS = [("list", "words"), ("dict", "counts"), ("set", "seen"), ("str", "line"), ("type", "kind"),
+                ("filter", "wanted")]
 
 
 @family("shadowed_collections", "strings", ["P4-29"], difficulty=1)
@@ -221,7 +229,8 @@ def shadowed_collections(rng):
         bad, good = rng.choice(_SHADOW_VARS)
         shape = rng.choice(["unique", "long", "caps"])
         name = rng.choice(["gather", "collect_words", "unique_words", "word_pick"])
-        step, what = {"unique": ("if w not in ACC:\n            ACC.append(w)", "the distinct words in first-seen order"),
+        step, what = {"unique": ("if w not in ACC:\n            ACC.append(w)",
+                                 "the distinct words in first-seen order"),
                       "long": ("if len(w) > 4:\n            ACC.append(w)", "the words longer than 4 letters"),
                       "caps": ("ACC.append(w.capitalize())", "the capitalized words")}[shape]
         yield Variant(
@@ -242,7 +251,8 @@ def shadowed_collections(rng):
                         $step
                     return $good
             ''', name=name, good=good, step=step.replace("ACC", good)),
-            tests=[[""], ["a a b"], ["Apple apple APPLE"]] + [[" ".join(rng.choice(WORDS[:10]) for _ in range(rng.randint(2, 7)))]
-                                                            for _ in range(4)],
+            tests=[[""], ["a a b"], ["Apple apple APPLE"]]
+                  + [[" ".join(rng.choice(WORDS[:10]) for _ in range(rng.randint(2, 7)))]
+                     for _ in range(4)],
             params={"shadow": bad, "shape": shape},
         )

@@ -28,8 +28,8 @@ def follow_links(rng):
         samples = [links() for _ in range(5)]
         yield Variant(
             title=f"Follow links until None, at most {limit} steps ({shape})",
-            task=f"nxt maps each name to the next name or to None. Starting at start, follow the links while the current "
-                 f"name's link is not None, taking at most {limit} steps. Return {what}.",
+            task="nxt maps each name to the next name or to None. Starting at start, follow the links while the "
+                 f"current name's link is not None, taking at most {limit} steps. Return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(nxt, start):
@@ -52,8 +52,10 @@ def follow_links(rng):
                         node = nxt[node]
                         $step
                     return $ret
-            ''', name=name, init=("let " + init) if init else "pass", limit=limit, step=step or "pass", ret=ret, rtype=rtype),
-            tests=[[{"a": None}, "a"], [{"a": "b", "b": None}, "a"], [{"a": "b", "b": "a"}, "b"]] + [list(s) for s in samples],
+            ''', name=name, init=("let " + init) if init else "pass", limit=limit, step=step or "pass", ret=ret,
+                      rtype=rtype),
+            tests=[[{"a": None}, "a"], [{"a": "b", "b": None}, "a"], [{"a": "b", "b": "a"}, "b"]]
+                  + [list(s) for s in samples],
             rules=("P4-27", "P4-12"),
             params={"limit": limit, "shape": shape},
         )
@@ -74,10 +76,10 @@ def date_to_day_of_year(rng):
             if rng.random() < 0.3:
                 return rng.choice(["2024-13-01", "2023-02-x", "garbage", "2023-1", "", "2021-00-05"])
             return f"{rng.randint(1999, 2025)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+        counting = "counting February 29 in leap years (Gregorian rule)" if leap else "treating every year as 365 days"
         yield Variant(
             title=f"Day of year from ISO dates ({'with' if leap else 'ignoring'} leap years), fallback {fallback}",
-            task=f"Each string is 'YYYY-MM-DD'. Return the list of day-of-year numbers (January 1 is 1), "
-                 f"{'counting February 29 in leap years (Gregorian rule)' if leap else 'treating every year as 365 days'}. "
+            task=f"Each string is 'YYYY-MM-DD'. Return the list of day-of-year numbers (January 1 is 1), {counting}. "
                  f"A string that does not split into three integers, or whose month is not 1..12, gives {fallback}.",
             entry_point=name,
             reference=code('''
@@ -111,7 +113,8 @@ def date_to_day_of_year(rng):
                         catch ValueError:
                             out.append($fallback)
                     return out
-            ''', months=_MONTHS, name=name, leap=leap_expr.replace("False", "false"), fallback=fallback.replace("None", "nil")),
+            ''', months=_MONTHS, name=name, leap=leap_expr.replace("False", "false"),
+                      fallback=fallback.replace("None", "nil")),
             tests=[[[]], [["2024-03-01", "2023-03-01"]], [["2000-12-31", "1900-03-01"]], [["x", "2023-13-01"]]]
                   + [[[date() for _ in range(rng.randint(1, 4))]] for _ in range(4)],
             rules=("P4-28", "P4-06"),
@@ -126,13 +129,15 @@ def matrix_shape_check(rng):
         result = rng.choice(["shape", "total", "transpose_rows"])
         fallback = rng.choice(["None", "[]", "-1"]) if result != "shape" else rng.choice(["None", "[]"])
         name = rng.choice(["matrix_info", "checked_matrix", "safe_shape", "grid_summary"])
-        ret, rtype = {"shape": ("[len(m), len(m[0])]", "list[int] | nil"), "total": ("sum(sum(row) for row in m)", "int | nil"),
+        ret, rtype = {"shape": ("[len(m), len(m[0])]", "list[int] | nil"),
+                      "total": ("sum(sum(row) for row in m)", "int | nil"),
                       "transpose_rows": ("len(m[0])", "int | nil")}[result]
-        what = {"shape": "[rows, columns]", "total": "the sum of all entries", "transpose_rows": "the number of columns"}[result]
+        what = {"shape": "[rows, columns]", "total": "the sum of all entries",
+                "transpose_rows": "the number of columns"}[result]
         yield Variant(
             title=f"Checked matrix {result}, fallback {fallback}",
-            task=f"m should be a non-empty list of non-empty rows, all of the same length. Return {what}; return {fallback} "
-                 f"when m is not such a matrix.",
+            task=f"m should be a non-empty list of non-empty rows, all of the same length. Return {what}; return "
+                 f"{fallback} when m is not such a matrix.",
             entry_point=name,
             reference=code('''
                 def check(m):
@@ -165,7 +170,8 @@ def matrix_shape_check(rng):
                     return $ret
             ''', name=name, fallback=fallback.replace("None", "nil"), ret=ret, rtype=rtype),
             tests=[[[]], [[[]]], [[[1, 2], [3]]], [[[1, 2], [3, 4]]]]
-                  + [[[[rng.randint(-5, 9) for _ in range(rng.choice([2, 2, 3]))] for _ in range(rng.randint(1, 3))]] for _ in range(4)],
+                  + [[[[rng.randint(-5, 9) for _ in range(rng.choice([2, 2, 3]))] for _ in range(rng.randint(1, 3))]]
+                     for _ in range(4)],
             params={"result": result, "fallback": fallback},
         )
 
@@ -183,8 +189,8 @@ def aligned_numbers(rng):
         spec = f"{fill}{align}" if fill else align
         yield Variant(
             title=f"Align numbers with {spec!r} to the widest, joined by {sep!r}",
-            task=f"Render every integer of xs with the Python format spec '{spec}<w>', where w is the length of the longest "
-                 f"decimal text among them, and join the pieces with {sep!r}.",
+            task=f"Render every integer of xs with the Python format spec '{spec}<w>', where w is the length of the "
+                 f"longest decimal text among them, and join the pieces with {sep!r}.",
             entry_point=name,
             reference=code('''
                 def $name(xs):
@@ -196,7 +202,8 @@ def aligned_numbers(rng):
                     let w = max((len(str(x)) for x in xs), default=0)
                     return [i"{x:$spec{w}}" for x in xs].join($sep)
             ''', name=name, sep=repr(sep), spec=spec),
-            tests=[[[]], [[5]], [[1, 22, 333]], [[-7, 100]]] + [[[rng.randint(-999, 9999) for _ in range(rng.randint(1, 5))]] for _ in range(4)],
+            tests=[[[]], [[5]], [[1, 22, 333]], [[-7, 100]]]
+                  + [[[rng.randint(-999, 9999) for _ in range(rng.randint(1, 5))]] for _ in range(4)],
             params={"align": align, "fill": fill, "sep": sep},
         )
 
@@ -210,11 +217,13 @@ def bisect_module(rng):
         style = rng.choice(["module", "from"])
         name = rng.choice(["ranks", "count_below", "locate", "position_of"])
         call = (lambda a: f"bisect.{fn}(xs, {a})") if style == "module" else (lambda a: f"{fn}(xs, {a})")
-        imp, use = ("import bisect", "use bisect") if style == "module" else (f"from bisect import {fn}", f"from bisect use {fn}")
+        imp, use = (("import bisect", "use bisect") if style == "module"
+                    else (f"from bisect import {fn}", f"from bisect use {fn}"))
         body, what = {
             "ranks": (f"[{call('q')} for q in queries]", f"for each query q, bisect.{fn}(xs, q)"),
             "above": (f"[len(xs) - {call('q')} for q in queries]", f"for each query q, len(xs) - bisect.{fn}(xs, q)"),
-            "between": (f"[{call('b')} - {call('a')} for a, b in queries]", f"for each query [a, b], bisect.{fn}(xs, b) - bisect.{fn}(xs, a)"),
+            "between": (f"[{call('b')} - {call('a')} for a, b in queries]",
+                        f"for each query [a, b], bisect.{fn}(xs, b) - bisect.{fn}(xs, a)"),
         }[shape]
         pairs = shape == "between"
         mkq = (lambda: sorted([rng.randint(-2, 12), rng.randint(-2, 12)])) if pairs else (lambda: rng.randint(-2, 12))
@@ -224,8 +233,9 @@ def bisect_module(rng):
             entry_point=name,
             reference=f"{imp}\n\ndef {name}(xs, queries):\n    return {body}\n",
             gold=f"{use}\n\nfn {name}(xs: list[int], queries: list) -> list[int]:\n    return {body}\n",
-            tests=[[[], [mkq()]], [[1, 2, 2, 3], [mkq(), mkq()]]] + [[sorted(rng.randint(0, 10) for _ in range(rng.randint(1, 7))), [mkq() for _ in range(3)]]
-                                                                   for _ in range(5)],
+            tests=[[[], [mkq()]], [[1, 2, 2, 3], [mkq(), mkq()]]]
+                  + [[sorted(rng.randint(0, 10) for _ in range(rng.randint(1, 7))), [mkq() for _ in range(3)]]
+                     for _ in range(5)],
             params={"fn": fn, "shape": shape, "style": style},
         )
 
@@ -240,19 +250,23 @@ def heapq_module(rng):
         style = rng.choice(["module", "from"])
         name = rng.choice(["top_k", "extremes", "best_few", "select_k"])
         call = f"heapq.{fn}({k}, xs)" if style == "module" else f"{fn}({k}, xs)"
-        imp, use = ("import heapq", "use heapq") if style == "module" else (f"from heapq import {fn}", f"from heapq use {fn}")
+        imp, use = (("import heapq", "use heapq") if style == "module"
+                    else (f"from heapq import {fn}", f"from heapq use {fn}"))
         ref = {"list": call, "sum": f"sum({call})", "last": f"{call}[-1] if xs else None"}[post]
         gold = {"list": call, "sum": f"sum({call})", "last": f"last({call}) if xs else nil"}[post]
         rules = ("P4-10", "P4-14") if post == "last" else ("P4-10",)
         rtype = {"list": "list[int]", "sum": "int", "last": "int | nil"}[post]
-        what = {"list": "them, in order", "sum": "their sum", "last": "the last of them in heapq's order (None for an empty list)"}[post]
+        what = {"list": "them, in order", "sum": "their sum",
+                "last": "the last of them in heapq's order (None for an empty list)"}[post]
         yield Variant(
             title=f"heapq.{fn}({k}) ({post}, {style} import)",
-            task=f"Take the {k} {'smallest' if fn == 'nsmallest' else 'largest'} items of xs (Python's heapq.{fn}) and return {what}.",
+            task=f"Take the {k} {'smallest' if fn == 'nsmallest' else 'largest'} items of xs (Python's heapq.{fn}) and "
+                 f"return {what}.",
             entry_point=name,
             reference=f"{imp}\n\ndef {name}(xs):\n    return {ref}\n",
             gold=f"{use}\n\nfn {name}(xs: list[int]) -> {rtype}:\n    return {gold}\n",
-            tests=[[[]], [[3]], [[5, 1, 4, 1]]] + [[[rng.randint(-20, 20) for _ in range(rng.randint(1, 8))]] for _ in range(5)],
+            tests=[[[]], [[3]], [[5, 1, 4, 1]]]
+                  + [[[rng.randint(-20, 20) for _ in range(rng.randint(1, 8))]] for _ in range(5)],
             rules=rules,
             params={"fn": fn, "k": k, "post": post, "style": style},
         )
@@ -284,19 +298,23 @@ def triangle_kind(rng):
         if shape == "valid_count":
             ref = (f"def kind(sides):\n    {body_ref}\n\ndef {name}(triangles):\n"
                    f"    return len([t for t in triangles if kind(t) != {labels[3]!r}])\n")
-            gold = (f"fn kind(sides: list[int]) -> str:\n    {body_gold}\n\nfn {name}(triangles: list[list[int]]) -> int:\n"
+            gold = (f"fn kind(sides: list[int]) -> str:\n    {body_gold}\n\n"
+                    f"fn {name}(triangles: list[list[int]]) -> int:\n"
                     f"    return len([t for t in triangles if kind(t) != {labels[3]!r}])\n")
-            tests = [[[]], [[[1, 1, 1], [1, 2, 3]]]] + [[[[rng.randint(0, 6) for _ in range(3)] for _ in range(rng.randint(1, 4))]] for _ in range(5)]
+            tests = [[[]], [[[1, 1, 1], [1, 2, 3]]]] + [[[[rng.randint(0, 6) for _ in range(3)]
+                                                          for _ in range(rng.randint(1, 4))]] for _ in range(5)]
             what = "how many of the triangles are valid"
         else:
             ref = f"def {name}(sides):\n    {body_ref}\n"
             gold = f"fn {name}(sides: list[int]) -> str:\n    {body_gold}\n"
-            tests = [[[2, 2, 2]], [[3, 4, 5]], [[2, 2, 3]], [[1, 2, 3]], [[0, 1, 1]], [[5, 3, 3]], [[rng.randint(0, 6) for _ in range(3)]]]
-            what = f"the kind of the triangle: {labels[0]!r}, {labels[1]!r} (exactly two equal sides), {labels[2]!r} or {labels[3]!r}"
+            tests = [[[2, 2, 2]], [[3, 4, 5]], [[2, 2, 3]], [[1, 2, 3]], [[0, 1, 1]], [[5, 3, 3]],
+                     [[rng.randint(0, 6) for _ in range(3)]]]
+            what = (f"the kind of the triangle: {labels[0]!r}, {labels[1]!r} (exactly two equal sides), {labels[2]!r} "
+                    f"or {labels[3]!r}")
         yield Variant(
             title=f"Triangle classification ({shape}, labels {labels[0]}...)",
-            task=f"Sides are three integers in any order; sorted as a <= b <= c, a triangle is valid when 0 < a and a + b > c. "
-                 f"Return {what}.",
+            task="Sides are three integers in any order; sorted as a <= b <= c, a triangle is valid when 0 < a and "
+                 f"a + b > c. Return {what}.",
             entry_point=name,
             reference=ref,
             gold=gold,
@@ -317,12 +335,13 @@ def interval_lookup(rng):
         miss = {"index": "-1", "label": "''", "count": "0"}[shape]
         post = "out" if shape != "count" else "sum(out)"
         rtype = {"index": "list[int]", "label": "list[str]", "count": "int"}[shape]
-        what = {"index": "the 0-based index of the first interval containing it (-1 if none)", "label": "the label of the first interval containing it ('' if none)",
+        what = {"index": "the 0-based index of the first interval containing it (-1 if none)",
+                "label": "the label of the first interval containing it ('' if none)",
                 "count": "1 if some interval contains it, else 0 — and return the total of these"}[shape]
         yield Variant(
             title=f"Interval lookup ({'closed' if closed else 'half-open'}, {shape})",
-            task=f"intervals is a list of [lo, hi, label]; a point p is inside when lo <= p {op2} hi. For each point, take "
-                 f"{what}{'' if shape == 'count' else '; return the list'}.",
+            task=f"intervals is a list of [lo, hi, label]; a point p is inside when lo <= p {op2} hi. For each point, "
+                 f"take {what}{'' if shape == 'count' else '; return the list'}.",
             entry_point=name,
             reference=code('''
                 def $name(intervals, points):
@@ -351,7 +370,8 @@ def interval_lookup(rng):
                     return $post
             ''', name=name, miss=miss, op2=op2, found=found, post=post, rtype=rtype),
             tests=[[[], [1]], [[[0, 5, "a"], [5, 9, "b"]], [0, 5, 9, -1]]]
-                  + [[[[lo, lo + rng.randint(0, 4), rng.choice("xyz")] for lo in sorted(rng.sample(range(-5, 10), rng.randint(1, 3)))],
+                  + [[[[lo, lo + rng.randint(0, 4), rng.choice("xyz")]
+                       for lo in sorted(rng.sample(range(-5, 10), rng.randint(1, 3)))],
                       [rng.randint(-6, 12) for _ in range(4)]] for _ in range(5)],
             rules=("P4-11", "P4-12"),
             params={"shape": shape, "closed": closed},
@@ -368,8 +388,9 @@ def clean_titles(rng):
         conv = {"title": ".title()", "lower": ".lower()", "upper": ".upper()", "keep": ""}[case]
         yield Variant(
             title=f"Clean titles (strip spaces then {punct!r}, {case})",
-            task=f"For each title, remove surrounding whitespace, then any trailing characters from {punct!r}, then surrounding "
-                 f"whitespace again, and apply {'str.' + conv.strip('.()') + '()' if conv else 'no case change'}. Return the list.",
+            task=f"For each title, remove surrounding whitespace, then any trailing characters from {punct!r}, then "
+                 "surrounding whitespace again, and apply "
+                 f"{'str.' + conv.strip('.()') + '()' if conv else 'no case change'}. Return the list.",
             entry_point=name,
             reference=code('''
                 def $name(titles):
@@ -380,7 +401,8 @@ def clean_titles(rng):
                     return [t.trim().trim_end($punct).trim()$conv for t in titles]
             ''', name=name, punct=repr(punct), conv=conv),
             tests=[[[]], [["  hello world?! "]], [["a . ", "...", ""]]]
-                  + [[[rng.choice(["", " "]) + " ".join(rng.sample(WORDS, 2)) + rng.choice(["", "?", "!!", ".", " :"]) + rng.choice(["", " "])
+                  + [[[rng.choice(["", " "]) + " ".join(rng.sample(WORDS, 2)) + rng.choice(["", "?", "!!", ".", " :"])
+                       + rng.choice(["", " "])
                        for _ in range(rng.randint(1, 4))]] for _ in range(5)],
             params={"punct": punct, "case": case},
         )
@@ -390,25 +412,30 @@ def clean_titles(rng):
 def type_names(rng):
     """Name each value's type through a chain of exact type tests."""
     while True:
-        labels = rng.choice([("int", "float", "str", "list", "other"), ("I", "F", "S", "L", "?"), ("number", "number", "text", "seq", "none")])
+        labels = rng.choice([("int", "float", "str", "list", "other"), ("I", "F", "S", "L", "?"),
+                             ("number", "number", "text", "seq", "none")])
         shape = rng.choice(["names", "counts"])
         name = rng.choice(["type_names", "describe_types", "kinds", "classify_values"])
-        ladder_ref = (f"    if type(x) == int:\n        return {labels[0]!r}\n    if type(x) == float:\n        return {labels[1]!r}\n"
-                      f"    if type(x) == str:\n        return {labels[2]!r}\n    if type(x) == list:\n        return {labels[3]!r}\n"
-                      f"    return {labels[4]!r}")
-        ladder_gold = ladder_ref.replace("type(x) == int", "isinstance(x, int)").replace("type(x) == float", "isinstance(x, float)") \
+        ladder_ref = (f"    if type(x) == int:\n        return {labels[0]!r}\n    if type(x) == float:\n"
+                      f"        return {labels[1]!r}\n    if type(x) == str:\n        return {labels[2]!r}\n"
+                      f"    if type(x) == list:\n        return {labels[3]!r}\n    return {labels[4]!r}")
+        ladder_gold = ladder_ref.replace("type(x) == int", "isinstance(x, int)") \
+            .replace("type(x) == float", "isinstance(x, float)") \
             .replace("type(x) == str", "isinstance(x, str)").replace("type(x) == list", "isinstance(x, list)")
         main_body = "[kind(x) for x in xs]" if shape == "names" else "len(set(kind(x) for x in xs))"
         yield Variant(
             title=f"Type names {labels[:4]} ({shape})",
-            task=f"xs mixes integers, floats, strings, lists and None (never booleans). Name each value: {labels[0]!r} for an "
-                 f"int, {labels[1]!r} for a float, {labels[2]!r} for a str, {labels[3]!r} for a list, {labels[4]!r} otherwise. "
-                 f"Return {'the list of names' if shape == 'names' else 'how many distinct names occur'}.",
+            task=f"xs mixes integers, floats, strings, lists and None (never booleans). Name each value: {labels[0]!r} "
+                 f"for an int, {labels[1]!r} for a float, {labels[2]!r} for a str, {labels[3]!r} for a list, "
+                 f"{labels[4]!r} otherwise. Return "
+                 f"{'the list of names' if shape == 'names' else 'how many distinct names occur'}.",
             entry_point=name,
             reference=f"def kind(x):\n{ladder_ref}\n\ndef {name}(xs):\n    return {main_body}\n",
-            gold=f"fn kind(x: object) -> str:\n{ladder_gold}\n\nfn {name}(xs: list) -> {'list[str]' if shape == 'names' else 'int'}:\n    return {main_body}\n",
-            tests=[[[]], [[1, 1.5, "a", [1], None]]] + [[[rng.choice([3, -2, 0.25, "x", "", [], [1, 2], None]) for _ in range(rng.randint(1, 6))]]
-                                                      for _ in range(5)],
+            gold=f"fn kind(x: object) -> str:\n{ladder_gold}\n\n"
+                 f"fn {name}(xs: list) -> {'list[str]' if shape == 'names' else 'int'}:\n    return {main_body}\n",
+            tests=[[[]], [[1, 1.5, "a", [1], None]]]
+                  + [[[rng.choice([3, -2, 0.25, "x", "", [], [1, 2], None]) for _ in range(rng.randint(1, 6))]]
+                     for _ in range(5)],
             params={"labels": labels, "shape": shape},
         )
 
@@ -422,8 +449,8 @@ def nested_tally(rng):
         step = "inner[item] = inner.get(item, 0) + 1" if value == "count" else "inner[item] = inner.get(item, 0) + qty"
         yield Variant(
             title=f"Two-level tally by category and item ({value})",
-            task=f"records is a list of [category, item, qty]. Return a dict mapping each category to a dict mapping each of "
-                 f"its items to {'how many records name it' if value == 'count' else 'the sum of its qty'}.",
+            task="records is a list of [category, item, qty]. Return a dict mapping each category to a dict mapping "
+                 f"each of its items to {'how many records name it' if value == 'count' else 'the sum of its qty'}.",
             entry_point=name,
             reference=code('''
                 def $name(records):
@@ -446,7 +473,8 @@ def nested_tally(rng):
                     return table
             ''', name=name, step=step),
             tests=[[[]], [[["fruit", "apple", 2]]], [[["a", "x", 1], ["a", "x", 2], ["b", "y", 3]]]]
-                  + [[[[rng.choice(["tools", "food"]), rng.choice(WORDS[:5]), rng.randint(1, 5)] for _ in range(rng.randint(1, 6))]]
+                  + [[[[rng.choice(["tools", "food"]), rng.choice(WORDS[:5]), rng.randint(1, 5)]
+                       for _ in range(rng.randint(1, 6))]]
                      for _ in range(5)],
             params={"value": value},
         )
@@ -461,22 +489,26 @@ def last_words(rng):
             ("len(s.split()[-1])", "len(last(s.split()))", "the length of the last word", "int"),
             ("s.split()[-1][-1]", "last(last(s.split()))", "the last character of the last word", "str"),
             ("s.split()[-1].upper()", "last(s.split()).upper()", "the last word in upper case", "str"),
-            ("s.split()[-2] if len(s.split()) > 1 else ''", "s.split()[len(s.split()) - 2] if len(s.split()) > 1 else ''",
+            ("s.split()[-2] if len(s.split()) > 1 else ''",
+             "s.split()[len(s.split()) - 2] if len(s.split()) > 1 else ''",
              "the second-to-last word ('' when there is only one)", "str"),
         ])
         skip_empty = rng.choice([True, False])
         name = rng.choice(["last_words", "sentence_ends", "final_words", "tail_words"])
         filt = " if s.split()" if skip_empty else ""
         default = "" if skip_empty else (" if s.split() else " + ("0" if rtype == "int" else "''"))
+        empties = ("sentences without words are left out" if skip_empty
+                   else "a sentence without words gives " + ("0" if rtype == "int" else repr("")))
         yield Variant(
             title=f"{desc.capitalize()} of each sentence",
-            task=f"For each sentence (split on whitespace) compute {desc}; "
-                 f"{'sentences without words are left out' if skip_empty else 'a sentence without words gives ' + ('0' if rtype == 'int' else repr(''))}. "
+            task=f"For each sentence (split on whitespace) compute {desc}; {empties}. "
                  f"Return the list.",
             entry_point=name,
             reference=f"def {name}(sentences):\n    return [{ref}{default} for s in sentences{filt}]\n",
-            gold=f"fn {name}(sentences: list[str]) -> list[{rtype}]:\n    return [{gold}{default} for s in sentences{filt}]\n",
-            tests=[[[]], [["hello world", ""]], [["one", "a b c"]]] + [[[" ".join(rng.sample(WORDS, rng.randint(0, 4))) for _ in range(rng.randint(1, 4))]]
-                                                                       for _ in range(5)],
+            gold=f"fn {name}(sentences: list[str]) -> list[{rtype}]:\n"
+                 f"    return [{gold}{default} for s in sentences{filt}]\n",
+            tests=[[[]], [["hello world", ""]], [["one", "a b c"]]]
+                  + [[[" ".join(rng.sample(WORDS, rng.randint(0, 4))) for _ in range(rng.randint(1, 4))]]
+                     for _ in range(5)],
             params={"expr": ref, "skip_empty": skip_empty},
         )

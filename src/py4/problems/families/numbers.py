@@ -16,14 +16,16 @@ def wall_clock(rng):
         start = rng.choice([0, 60, 8 * 60, 12 * 60 + 30])
         shape = rng.choice(["each", "latest"])
         name = rng.choice(["clock_times", "wall_time", "to_clock", "format_offsets"])
-        fmt = {"HH:MM": "{h:02d}:{m:02d}", "H:MM": "{h}:{m:02d}", "HHhMM": "{h:02d}h{m:02d}", "HH.MM": "{h:02d}.{m:02d}"}[style]
+        fmt = {"HH:MM": "{h:02d}:{m:02d}", "H:MM": "{h}:{m:02d}", "HHhMM": "{h:02d}h{m:02d}",
+               "HH.MM": "{h:02d}.{m:02d}"}[style]
         ret_ref = "out" if shape == "each" else "max(out) if out else ''"
+        returned = ("the list of times" if shape == "each"
+                    else "the lexicographically largest text (empty text for no offsets)")
         yield Variant(
             title=f"Wall-clock {style} after minute offsets from {start // 60:02d}:{start % 60:02d} ({shape})",
             task=f"A clock shows {start // 60:02d}:{start % 60:02d} at offset 0. For each offset (in minutes, possibly "
                  f"negative or beyond a day) compute the time the clock shows, formatted as {style!r} (Python format "
-                 f"{fmt!r} with h the hour 0..23 and m the minute). Return "
-                 f"{'the list of times' if shape == 'each' else 'the lexicographically largest text (empty text for no offsets)'}.",
+                 f"{fmt!r} with h the hour 0..23 and m the minute). Return {returned}.",
             entry_point=name,
             reference=code('''
                 def $name(offsets):
@@ -42,9 +44,11 @@ def wall_clock(rng):
                         let h, m = t // 60, t % 60
                         out.append(i"$fmt")
                     return $ret
-            ''', name=name, start=start, day=_DAY, fmt=fmt, ret=ret_ref, rtype="list[str]" if shape == "each" else "str"),
-            tests=[[[]], [[0, -1]], [[-_DAY - 61, _DAY + 5]], [[-start - 1]]] + [[[rng.randint(-3 * _DAY, 3 * _DAY) for _ in range(rng.randint(1, 4))]]
-                                                               for _ in range(4)],
+            ''', name=name, start=start, day=_DAY, fmt=fmt, ret=ret_ref,
+                      rtype="list[str]" if shape == "each" else "str"),
+            tests=[[[]], [[0, -1]], [[-_DAY - 61, _DAY + 5]], [[-start - 1]]]
+                  + [[[rng.randint(-3 * _DAY, 3 * _DAY) for _ in range(rng.randint(1, 4))]]
+                     for _ in range(4)],
             params={"style": style, "start": start, "shape": shape},
         )
 
@@ -68,12 +72,13 @@ def rounded_percentages(rng):
         body_gold = body_ref.replace("round(", "half_even(")
         rtype = {"list": "list[int]", "labels": "list[str]", "max": "int"}[shape]
         empty = {"list": "[]", "labels": "[]", "max": "0"}[shape]
+        returned = ("the list" if shape == "list" else "the list of texts <share>/" + str(scale) if shape == "labels"
+                    else "the largest share")
         yield Variant(
             title=f"Shares in {unit} ({shape})",
             task=f"counts are non-negative integers. Express each as a share of their total in {unit} "
                  f"({scale} * c / total), rounded to the nearest integer with exact ties going to the even neighbour. "
-                 f"Return {'the list' if shape == 'list' else 'the list of texts <share>/' + str(scale) if shape == 'labels' else 'the largest share'}; "
-                 f"return {empty} when the total is 0.",
+                 f"Return {returned}; return {empty} when the total is 0.",
             entry_point=name,
             reference=code('''
                 def $name(counts):
@@ -112,13 +117,15 @@ def optional_bounds(rng):
         # (no `low <= x and x <= high` in the gold: that pair exercises P4-11, a held-out rule)
         body_ref = body_gold = {"clamp": "[min(max(x, low), high) for x in xs]",
                                 "sum": "sum(min(max(x, low), high) for x in xs)",
-                                "spread": "max(min(max(x, low), high) for x in xs) - min(min(max(x, low), high) for x in xs)"}[shape]
-        what = {"clamp": "xs with every value clamped into [lo, hi]", "sum": "the sum of the values of xs clamped into [lo, hi]",
+                                "spread": "max(min(max(x, low), high) for x in xs) - min(min(max(x, low), high) for x "
+                                          "in xs)"}[shape]
+        what = {"clamp": "xs with every value clamped into [lo, hi]",
+                "sum": "the sum of the values of xs clamped into [lo, hi]",
                 "spread": "the largest minus the smallest of the values of xs clamped into [lo, hi]"}[shape]
         yield Variant(
             title=f"Optional bounds: {shape}",
-            task=f"lo and hi are optional (None when absent): a missing lo means the smallest value of xs, a missing hi "
-                 f"the largest. Return {what}. xs is non-empty.",
+            task="lo and hi are optional (None when absent): a missing lo means the smallest value of xs, a missing "
+                 f"hi the largest. Return {what}. xs is non-empty.",
             entry_point=name,
             reference=code('''
                 def $name(xs, lo=None, hi=None):
@@ -147,13 +154,16 @@ def countdown(rng):
         shape = rng.choice(["list", "text", "sum"])
         name = rng.choice(["countdown", "count_down", "descending", "launch_sequence"])
         # "sum" adds i * i + 1 per value: an extra value (even 0) always changes it
-        body = {"list": "[i for i in RANGE]", "text": "' '.join(str(i) for i in RANGE)", "sum": "sum(i * i + 1 for i in RANGE)"}[shape]
-        gold_body = {"list": "[i for i in RANGE]", "text": "[str(i) for i in RANGE].join(' ')", "sum": "sum(i * i + 1 for i in RANGE)"}[shape]
+        body = {"list": "[i for i in RANGE]", "text": "' '.join(str(i) for i in RANGE)",
+                "sum": "sum(i * i + 1 for i in RANGE)"}[shape]
+        gold_body = {"list": "[i for i in RANGE]", "text": "[str(i) for i in RANGE].join(' ')",
+                     "sum": "sum(i * i + 1 for i in RANGE)"}[shape]
         rules = ("P4-12", "P4-18") if shape == "text" else ("P4-12",)
+        returned = ("the list of" if shape == "list" else "the space-separated text of" if shape == "text"
+                    else "the sum of i * i + 1 over")
         yield Variant(
             title=f"Count down from n while above {stop}, step {step} ({shape})",
-            task=f"Return {'the list of' if shape == 'list' else 'the space-separated text of' if shape == 'text' else 'the sum of i * i + 1 over'} "
-                 f"n, n - {step}, n - {2 * step}, ... while the value is greater than {stop}.",
+            task=f"Return {returned} n, n - {step}, n - {2 * step}, ... while the value is greater than {stop}.",
             entry_point=name,
             reference=code('''
                 def $name(n):
@@ -173,7 +183,8 @@ def countdown(rng):
 _STATS = [("statistics.median(xs)", "the median", "float"), ("statistics.mean(xs)", "the mean", "float"),
           ("statistics.mode(xs)", "the most common value (the first one seen on ties)", "int"),
           ("statistics.pstdev(xs)", "the population standard deviation", "float"),
-          ("statistics.median_low(xs)", "the low median", "int"), ("statistics.median_high(xs)", "the high median", "int")]
+          ("statistics.median_low(xs)", "the low median", "int"),
+          ("statistics.median_high(xs)", "the high median", "int")]
 
 
 @family("statistics_module", "statistics", ["P4-10"], difficulty=1)
@@ -205,10 +216,13 @@ def statistics_module(rng):
                 fn $name($arg: $atype) -> $rtype:
                     return $body
             ''', use=use, name=name, arg="rows" if per_row else "xs", body=body,
-                      atype="list[list[int]]" if per_row else "list[int]", rtype=f"list[{rtype}]" if per_row else rtype),
-            tests=([[[[1], [1, 2], [3, 1, 2, 2]]]] + [[[[rng.randint(0, 9) for _ in range(rng.randint(1, 5))] for _ in range(3)]]
-                                                      for _ in range(5)]) if per_row else
-                  ([[[4]], [[1, 2]], [[3, 1, 3, 2]]] + [[[rng.randint(-5, 9) for _ in range(rng.randint(1, 7))]] for _ in range(5)]),
+                      atype="list[list[int]]" if per_row else "list[int]",
+                      rtype=f"list[{rtype}]" if per_row else rtype),
+            tests=([[[[1], [1, 2], [3, 1, 2, 2]]]]
+                   + [[[[rng.randint(0, 9) for _ in range(rng.randint(1, 5))] for _ in range(3)]]
+                      for _ in range(5)]) if per_row else
+                  ([[[4]], [[1, 2]], [[3, 1, 3, 2]]]
+                   + [[[rng.randint(-5, 9) for _ in range(rng.randint(1, 7))]] for _ in range(5)]),
             tolerance=1e-9,
             params={"stat": fn, "per_row": per_row, "style": style},
         )
@@ -227,13 +241,14 @@ def account_ledger(rng):
         rtype = {"balance": "int", "rejected": "int", "both": "list[int]"}[report]
         what = {"balance": "the final balance", "rejected": "how many transactions were rejected",
                 "both": "[final balance, number of rejected transactions]"}[report]
-        txs = lambda: [[rng.choice(["deposit", "withdraw", "withdraw", "bogus"]), rng.randint(-5, 60)] for _ in range(rng.randint(1, 6))]
+        txs = lambda: [[rng.choice(["deposit", "withdraw", "withdraw", "bogus"]), rng.randint(-5, 60)]
+                       for _ in range(rng.randint(1, 6))]
         yield Variant(
             title=f"Ledger with overdraft {overdraft}, fee {fee}: {report}",
-            task=f"The balance starts at 0. Each transaction is [kind, amount]. 'deposit' adds amount; 'withdraw' subtracts "
-                 f"{'amount' if fee == 0 else f'amount + {fee} (a fee)'} unless that would take the balance below {-overdraft}; any other kind, or a "
-                 f"negative amount, is invalid. Invalid or refused transactions are rejected and change nothing. "
-                 f"Return {what}.",
+            task="The balance starts at 0. Each transaction is [kind, amount]. 'deposit' adds amount; 'withdraw' "
+                 f"subtracts {'amount' if fee == 0 else f'amount + {fee} (a fee)'} unless that would take the balance "
+                 f"below {-overdraft}; any other kind, or a negative amount, is invalid. Invalid or refused "
+                 f"transactions are rejected and change nothing. Return {what}.",
             entry_point=name,
             reference=code('''
                 def apply(balance, kind, amount):
@@ -277,6 +292,7 @@ def account_ledger(rng):
                             rejected += 1
                     return $ret
             ''', cost=cost, overdraft=overdraft, name=name, ret=ret, rtype=rtype),
-            tests=[[[]], [[["deposit", 5], ["withdraw", 100]]], [[["bogus", 1], ["deposit", -3]]]] + [[txs()] for _ in range(5)],
+            tests=[[[]], [[["deposit", 5], ["withdraw", 100]]], [[["bogus", 1], ["deposit", -3]]]]
+                  + [[txs()] for _ in range(5)],
             params={"overdraft": overdraft, "fee": fee, "report": report},
         )

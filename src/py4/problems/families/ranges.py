@@ -54,7 +54,8 @@ _PAIR_TESTS = {
     "xs[i] > xs[j] + target": "xs[i] is greater than xs[j] + target",
     "xs[i] * xs[j] == target": "xs[i] * xs[j] equals target",
     "xs[i] - xs[j] == target": "xs[i] - xs[j] equals target",
-    "(xs[i] + xs[j]) % 2 == target % 2 and xs[i] != target": "xs[i] + xs[j] has the parity of target and xs[i] differs from target",
+    "(xs[i] + xs[j]) % 2 == target % 2 and xs[i] != target":
+        "xs[i] + xs[j] has the parity of target and xs[i] differs from target",
 }
 
 

@@ -46,7 +46,8 @@ def deal_cards(rng):
                         turn = (turn + 1) % $k$stop
                     return $ret
             ''', name=name, k=k, stop=stop, ret=ret, rtype=rtype),
-            tests=[[[]], [[7]], [list(range(1, k + 2))]] + [[[rng.randint(1, 13) for _ in range(rng.randint(2, 10))]] for _ in range(5)],
+            tests=[[[]], [[7]], [list(range(1, k + 2))]]
+                  + [[[rng.randint(1, 13) for _ in range(rng.randint(2, 10))]] for _ in range(5)],
             rules=("P4-17", "P4-12"),
             params={"k": k, "limit": limit, "shape": shape},
         )
@@ -61,13 +62,14 @@ def group_averages(rng):
         name = rng.choice(["group_means", "per_group", "average_groups", "group_ratio"])
         expr, desc, catches = {
             "mean": ("sum(g) / len(g)", "the mean of the group", "ZeroDivisionError"),
-            "max_over_min": ("max(g) / min(g)", "its largest value divided by its smallest", "(ValueError, ZeroDivisionError)"),
+            "max_over_min": ("max(g) / min(g)", "its largest value divided by its smallest",
+                             "(ValueError, ZeroDivisionError)"),
             "first_share": ("g[0] / sum(g)", "its first value divided by its sum", "(IndexError, ZeroDivisionError)"),
         }[stat]
         yield Variant(
             title=f"Per-group {stat} with fallback {default}",
-            task=f"groups is a list of integer lists. For each group compute {desc}; when that fails (empty group, division "
-                 f"by zero) use {default}. Return the list.",
+            task=f"groups is a list of integer lists. For each group compute {desc}; when that fails (empty group, "
+                 f"division by zero) use {default}. Return the list.",
             entry_point=name,
             reference=code('''
                 def $name(groups):
@@ -90,7 +92,8 @@ def group_averages(rng):
                     return out
             ''', name=name, expr=expr, default=default.replace("None", "nil"), catches=catches),
             tests=[[[]], [[[]]], [[[0, 0], [2, 4]]], [[[1], [-1, 1], [3, 0]]]]
-                  + [[[[rng.randint(-3, 9) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 4))]] for _ in range(4)],
+                  + [[[[rng.randint(-3, 9) for _ in range(rng.randint(0, 4))] for _ in range(rng.randint(1, 4))]]
+                     for _ in range(4)],
             tolerance=1e-9,
             params={"stat": stat, "default": default},
         )
@@ -102,13 +105,15 @@ def invert_pairs(rng):
     while True:
         key_of = rng.choice(["v", "str(v)", "str(v % 3)", "'big' if v > 5 else 'small'"])
         name = rng.choice(["invert", "by_value", "reverse_index", "owners_of"])
-        desc = {"v": "its value (as text)", "str(v)": "its value (as text)", "str(v % 3)": "its value modulo 3 (as text)",
+        desc = {"v": "its value (as text)", "str(v)": "its value (as text)",
+                "str(v % 3)": "its value modulo 3 (as text)",
                 "'big' if v > 5 else 'small'": "'big' when the value exceeds 5, else 'small'"}[key_of]
         key_expr = "str(v)" if key_of == "v" else key_of
         yield Variant(
             title=f"Invert a name -> value dict by {desc}",
-            task=f"pairs is a list of [name, value] (non-negative integer values; a later pair for the same name replaces "
-                 f"the earlier value). Return a dict mapping, for each name, {desc} to the sorted list of names with it.",
+            task="pairs is a list of [name, value] (non-negative integer values; a later pair for the same name "
+                 f"replaces the earlier value). Return a dict mapping, for each name, {desc} to the sorted list of "
+                 "names with it.",
             entry_point=name,
             reference=code('''
                 def $name(pairs):
@@ -149,7 +154,8 @@ def compare_inventories(rng):
         name = rng.choice(["compare_stock", "inventory_diff", "reconcile", "audit_counts"])
         cond, what = {"missing": ("b.get(k, 0) == 0", "the items of old that never occur in new"),
                       "surplus": ("a[k] > b.get(k, 0)", "the items that occur more often in old than in new"),
-                      "changed": ("a[k] != b.get(k, 0)", "the items of old whose counts differ between old and new")}[shape]
+                      "changed": ("a[k] != b.get(k, 0)",
+                                  "the items of old whose counts differ between old and new")}[shape]
         order = rng.choice(["first-seen", "sorted"])
         yield Variant(
             title=f"Inventory comparison: {shape} ({order})",
@@ -181,7 +187,8 @@ def compare_inventories(rng):
                     return $ret
             ''', name=name, cond=cond, ret="found" if order == "first-seen" else "sorted(found)"),
             tests=[[[], []], [["x"], []], [["b", "a", "b"], ["b"]]]
-                  + [[[rng.choice("pqrst") for _ in range(rng.randint(0, 6))], [rng.choice("pqrst") for _ in range(rng.randint(0, 6))]]
+                  + [[[rng.choice("pqrst") for _ in range(rng.randint(0, 6))],
+                      [rng.choice("pqrst") for _ in range(rng.randint(0, 6))]]
                      for _ in range(5)],
             params={"shape": shape, "order": order},
         )
@@ -198,7 +205,8 @@ def every_kth(rng):
         op_ref, op_gold = ("==", "==") if keep == "keep" else ("!=", "!=")
         yield Variant(
             title=f"{keep} positions i with i % {k} == {offset}",
-            task=f"Return the items of xs whose 0-based position i has i % {k} {'==' if keep == 'keep' else '!='} {offset}, in order.",
+            task=f"Return the items of xs whose 0-based position i has i % {k} {'==' if keep == 'keep' else '!='} "
+                 f"{offset}, in order.",
             entry_point=name,
             reference=code('''
                 def $name(xs):
@@ -208,7 +216,8 @@ def every_kth(rng):
                 fn $name(xs: list) -> list:
                     return [x for n, x in enumerate(xs) if (n - 1) % $k $op $offset]
             ''', name=name, k=k, op=op_gold, offset=offset),
-            tests=[[[]], [["a"]], [list(range(10))]] + [[[rng.choice(WORDS[:6]) for _ in range(rng.randint(1, 9))]] for _ in range(4)],
+            tests=[[[]], [["a"]], [list(range(10))]]
+                  + [[[rng.choice(WORDS[:6]) for _ in range(rng.randint(1, 9))]] for _ in range(4)],
             params={"k": k, "offset": offset, "keep": keep},
         )
 
@@ -248,7 +257,8 @@ def string_mismatches(rng):
                 $pre    return $gold
             ''', name=name, pre=pre, gold=gold, rtype=rtype),
             tests=[["", "abc"], ["abc", "abd"], ["Abc", "aBcdef"], ["xyz", "x"]]
-                  + [["".join(rng.choice("abAB") for _ in range(rng.randint(1, 7))), "".join(rng.choice("abAB") for _ in range(rng.randint(1, 7)))]
+                  + [["".join(rng.choice("abAB") for _ in range(rng.randint(1, 7))),
+                      "".join(rng.choice("abAB") for _ in range(rng.randint(1, 7)))]
                      for _ in range(4)],
             tolerance=1e-9 if shape == "ratio" else None,
             rules=rules,
@@ -265,19 +275,21 @@ def padded_matches(rng):
         name = rng.choice(["matches", "find_entries", "match_padded", "lookup_answers"])
         body, what, rtype = {
             "count": ("len([e for e in entries if norm(e) == norm(target)])", "how many entries match", "int"),
-            "positions": ("[i for i in range(len(entries)) if norm(entries[i]) == norm(target)]", "the 0-based positions of the matching entries", "list[int]"),
+            "positions": ("[i for i in range(len(entries)) if norm(entries[i]) == norm(target)]",
+                          "the 0-based positions of the matching entries", "list[int]"),
             "any": ("any(norm(e) == norm(target) for e in entries)", "whether any entry matches", "bool"),
         }[shape]
         gold_body = body.replace("range(len(entries))", "indices(entries)")
         new = {"strip": "trim", "lstrip": "trim_start", "rstrip": "trim_end"}[meth]
         side = {"strip": "both ends", "lstrip": "the start", "rstrip": "the end"}[meth]
-        pad = lambda w: rng.choice(["", " ", "  ", "\t"]) + rng.choice([w, w.upper(), w.capitalize()]) + rng.choice(["", " ", "\n"])
+        pad = lambda w: (rng.choice(["", " ", "  ", "\t"]) + rng.choice([w, w.upper(), w.capitalize()])
+                         + rng.choice(["", " ", "\n"]))
         target = rng.choice(WORDS)
         rules = ("P4-24", "P4-12") if shape == "positions" else ("P4-24",)
         yield Variant(
             title=f"Padded entries matching a target ({meth}, {shape})",
-            task=f"Two texts match when they are equal after removing whitespace from {side} (str.{meth}()) and lower-casing. "
-                 f"Return {what} among entries for target.",
+            task=f"Two texts match when they are equal after removing whitespace from {side} (str.{meth}()) and "
+                 f"lower-casing. Return {what} among entries for target.",
             entry_point=name,
             reference=code('''
                 def norm(text):
@@ -294,7 +306,8 @@ def padded_matches(rng):
                     return $body
             ''', new=new, name=name, body=gold_body, rtype=rtype),
             tests=[[[], "x"], [[" apple ", "Apple", "apple\n"], "apple"], [["a"], " a "]]
-                  + [[[pad(rng.choice([target, rng.choice(WORDS)])) for _ in range(rng.randint(1, 5))], pad(target)] for _ in range(4)],
+                  + [[[pad(rng.choice([target, rng.choice(WORDS)])) for _ in range(rng.randint(1, 5))], pad(target)]
+                     for _ in range(4)],
             rules=rules,
             params={"method": meth, "shape": shape},
         )
@@ -326,7 +339,8 @@ def typed_record_values(rng):
                     return $body
             ''', name=name, body=body_gold, rtype="list[str]" if shape == "keys" else "int"),
             tests=[[{}], [{"a": 1, "b": "x", "c": [1], "d": None, "e": 2.5}]]
-                  + [[{k: rng.choice([1, -4, "s", "", [2], [], None, 0.5]) for k in rng.sample("pqrstuv", rng.randint(1, 5))}]
+                  + [[{k: rng.choice([1, -4, "s", "", [2], [], None, 0.5])
+                       for k in rng.sample("pqrstuv", rng.randint(1, 5))}]
                      for _ in range(5)],
             params={"type": t, "shape": shape},
         )

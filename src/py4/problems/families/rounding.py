@@ -45,8 +45,10 @@ def round_each(rng):
         agg = rng.choice(["list", "sum", "distinct"])
         name = rng.choice(["round_all", "to_integers", "bankers_round", "nearest_ints"])
         ref, gold, what, rtype = {
-            "list": (f"[round({expr}) for x in xs]", f"[half_even({expr}) for x in xs]", "the list of the results", "list[int]"),
-            "sum": (f"sum(round({expr}) for x in xs)", f"sum(half_even({expr}) for x in xs)", "the sum of the results", "int"),
+            "list": (f"[round({expr}) for x in xs]", f"[half_even({expr}) for x in xs]", "the list of the results",
+                     "list[int]"),
+            "sum": (f"sum(round({expr}) for x in xs)", f"sum(half_even({expr}) for x in xs)", "the sum of the results",
+                    "int"),
             "distinct": (f"sorted(set(round({expr}) for x in xs))", f"sorted(set(half_even({expr}) for x in xs))",
                          "the sorted distinct results", "list[int]"),
         }[agg]
@@ -89,7 +91,8 @@ def rounded_mean(rng):
             title=f"Rounded {kind} (ties to even), {empty} when empty",
             task=f"Return {what}, rounded to the nearest integer with exact ties going to the even neighbour "
                  f"(Python 3's round). For an empty xs return {empty}"
-                 f"{' (an empty list)' if kind == 'mean_of_pairs' else ''}.".replace(f"return {empty} (an empty list)", "return an empty list"),
+                 f"{' (an empty list)' if kind == 'mean_of_pairs' else ''}."
+                 .replace(f"return {empty} (an empty list)", "return an empty list"),
             entry_point=name,
             reference=code('''
                 def $name(xs):

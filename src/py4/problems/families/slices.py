@@ -5,7 +5,8 @@ from __future__ import annotations
 from py4.problems.family import Variant, code, family
 from py4.problems.families._inputs import WORDS, choose
 
-_WINDOW_AGGS = {"sum": "sums", "max": "maxima", "min": "minima", "sorted": "sorted copies", "len(set": "numbers of distinct values"}
+_WINDOW_AGGS = {"sum": "sums", "max": "maxima", "min": "minima", "sorted": "sorted copies",
+                "len(set": "numbers of distinct values"}
 
 
 @family("window_stats", "lists", ["P4-13", "P4-12"], difficulty=2)

@@ -8,7 +8,8 @@ from py4.problems.families._inputs import choose
 _DRAIN_STEPS = {
     "running": ("total += x\n        out.append(total)", "the running total after each item", "list[int]"),
     "doubles": ("out.append(x * 2)", "each item doubled", "list[int]"),
-    "gaps": ("out.append(x - prev)\n        prev = x", "each item minus the previously processed one (the first minus 0)", "list[int]"),
+    "gaps": ("out.append(x - prev)\n        prev = x",
+             "each item minus the previously processed one (the first minus 0)", "list[int]"),
     "positives": ("if x > 0:\n            out.append(x)", "the positive items", "list[int]"),
     "clamped": ("out.append(min(x, cap))", "each item capped at cap", "list[int]"),
 }
@@ -50,13 +51,15 @@ def drain_in_order(rng):
                         $body$stop
                     return out
             ''', name=name, body=body, stop=stop_ref, rtype=rtype),
-            tests=[[[], 3], [[5], 3], [[1, 2, 3], 2]] + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 7))], rng.randint(0, 5)]
-                                                       for _ in range(5)],
+            tests=[[[], 3], [[5], 3], [[1, 2, 3], 2]]
+                  + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 7))], rng.randint(0, 5)]
+                     for _ in range(5)],
             params={"step": step, "limit": limit},
         )
 
 
-_BRACKETS = [("()", "round"), ("()[]", "round and square"), ("()[]{}", "round, square and curly"), ("<>()", "angle and round")]
+_BRACKETS = [("()", "round"), ("()[]", "round and square"), ("()[]{}", "round, square and curly"),
+             ("<>()", "angle and round")]
 
 
 @family("bracket_depth", "parsing", ["P4-14", "P4-12"], difficulty=2)
@@ -67,7 +70,7 @@ def bracket_depth(rng):
         result = rng.choice(["balanced", "max_depth", "first_error"])
         name = rng.choice(["check_brackets", "bracket_report", "scan_brackets", "nesting"])
         opens, closes = pairs[0::2], pairs[1::2]
-        match = {c: o for o, c in zip(opens, closes)}
+        match = {c: o for o, c in zip(opens, closes, strict=True)}
         what = {"balanced": "True when every bracket is closed by the matching kind in the right order, else False",
                 "max_depth": "the deepest nesting reached, or -1 when the brackets do not balance",
                 "first_error": "the position of the first closing bracket that does not match (or has nothing to "
@@ -114,7 +117,8 @@ def bracket_depth(rng):
                     return $ok
             ''', name=name, match=repr(match), opens=repr(opens), bad=ret_bad.replace("False", "false"),
                       ok=ret_ok, rtype=rtype),
-            tests=[[""], [pairs[0] + pairs[1]], [pairs[1]], [pairs[0] * 2 + pairs[1]], [pairs[0] + pairs[0] + pairs[1] + pairs[1]]]
+            tests=[[""], [pairs[0] + pairs[1]], [pairs[1]], [pairs[0] * 2 + pairs[1]],
+                   [pairs[0] + pairs[0] + pairs[1] + pairs[1]]]
                   + [["".join(rng.choice(alphabet) for _ in range(rng.randint(2, 9)))] for _ in range(4)],
             params={"pairs": pairs, "result": result},
         )
@@ -183,7 +187,8 @@ def undo_history(rng):
                             value = $expr
                         $track
                     return $ret
-            ''', name=name, start=start, init=("let " + init) if init else "", expr=expr, track=track, ret=ret, rtype=rtype),
+            ''', name=name, start=start, init=("let " + init) if init else "", expr=expr, track=track, ret=ret,
+                      rtype=rtype),
             tests=[[[]], [[["undo"]]], [[["add", 2], ["add", 3], ["undo"], ["undo"]]]] + [[cmds()] for _ in range(5)],
             params={"start": start, "op": double_op, "report": report},
         )
@@ -206,8 +211,8 @@ def alternate_merge(rng):
         yield Variant(
             title=f"Interleave starting with {first} ({leftover} leftovers), items as {transform}",
             task=f"Merge lists a and b in rounds: each round takes the front item of {first}, then the front item of "
-                 f"{other}, recording each taken item{'' if transform == 'x' else f' x as {transform}'}; rounds continue while both lists still have "
-                 f"items. {what[0].upper() + what[1:]}. Return the recorded list.",
+                 f"{other}, recording each taken item{'' if transform == 'x' else f' x as {transform}'}; rounds "
+                 f"continue while both lists still have items. {what[0].upper() + what[1:]}. Return the recorded list.",
             entry_point=name,
             reference=code('''
                 def $name(a, b):
@@ -233,7 +238,8 @@ def alternate_merge(rng):
                 $rest$extend    return out
             ''', name=name, first=first, other=other, t=transform, rest=rest_gold, extend=extend),
             tests=[[[], []], [[1], []], [[1, 2], [3]], [[1], [2, 3, 4]]]
-                  + [[[rng.randint(0, 9) for _ in range(rng.randint(0, 5))], [rng.randint(0, 9) for _ in range(rng.randint(0, 5))]]
+                  + [[[rng.randint(0, 9) for _ in range(rng.randint(0, 5))],
+                      [rng.randint(0, 9) for _ in range(rng.randint(0, 5))]]
                      for _ in range(4)],
             params={"first": first, "leftover": leftover, "transform": transform},
         )

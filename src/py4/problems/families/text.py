@@ -18,11 +18,12 @@ def word_wrap(rng):
         ret = {"lines": "lines", "text": "'\\n'.join(lines)", "count": "len(lines)"}[out]
         gret = {"lines": "lines", "text": "lines.join('\\n')", "count": "len(lines)"}[out]
         rtype = {"lines": "list[str]", "text": "str", "count": "int"}[out]
+        returned = ("the list of lines" if out == "lines" else "the lines joined by newlines" if out == "text"
+                    else "the number of lines")
         yield Variant(
             title=f"Greedy wrap at width {width} ({out})",
-            task=f"Wrap the words of text (split on whitespace) greedily into lines of at most {width} characters, words "
-                 f"separated by one space (a longer word gets a line of its own). Return "
-                 f"{'the list of lines' if out == 'lines' else 'the lines joined by newlines' if out == 'text' else 'the number of lines'}.",
+            task=f"Wrap the words of text (split on whitespace) greedily into lines of at most {width} characters, "
+                 f"words separated by one space (a longer word gets a line of its own). Return {returned}.",
             entry_point=name,
             reference=code('''
                 def $name(text):
@@ -49,8 +50,9 @@ def word_wrap(rng):
                         lines.append(current.join(" "))
                     return $ret
             ''', name=name, width=width, ret=gret, rtype=rtype),
-            tests=[[""], ["a"], ["x" * (width + 3) + " b"]] + [[" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))]
-                                                               for _ in range(5)],
+            tests=[[""], ["a"], ["x" * (width + 3) + " b"]]
+                  + [[" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))]
+                     for _ in range(5)],
             params={"width": width, "out": out},
         )
 
@@ -93,8 +95,9 @@ def run_length(rng):
                         i = j
                     return pieces.join($sep)
             ''', name=name, fmt=fmt, sep=repr(sep)),
-            tests=[[""], ["a"], ["aaab"], ["abba"]] + [["".join(rng.choice("aab") * rng.randint(1, 3) for _ in range(rng.randint(1, 6)))]
-                                                      for _ in range(4)],
+            tests=[[""], ["a"], ["aaab"], ["abba"]]
+                  + [["".join(rng.choice("aab") * rng.randint(1, 3) for _ in range(rng.randint(1, 6)))]
+                     for _ in range(4)],
             params={"format": fmt, "sep": sep},
         )
 
@@ -111,8 +114,9 @@ def histogram_bars(rng):
         var = "c" if unit == "letter" else "w"
         yield Variant(
             title=f"Histogram of {unit}s with {bar!r} bars",
-            task=f"Count the {unit + 's' if unit != 'length' else 'word lengths (as text keys)'} of text and return one line per "
-                 f"distinct key in sorted key order: '<key>: ' followed by the count repeated as {bar!r} characters.",
+            task=f"Count the {unit + 's' if unit != 'length' else 'word lengths (as text keys)'} of text and return "
+                 f"one line per distinct key in sorted key order: '<key>: ' followed by the count repeated as {bar!r} "
+                 "characters.",
             entry_point=name,
             reference=code('''
                 def $name(text):
@@ -130,7 +134,8 @@ def histogram_bars(rng):
                         counts[key] = counts.get(key, 0) + 1
                     return [i"{k}: {'$bar' * counts[k]}" for k in sorted(counts.keys())]
             ''', name=name, var=var, source=source, item=item, bar=bar),
-            tests=[[""], ["b a b"], ["aa bb aa c"]] + [[" ".join(rng.choice(WORDS[:9]) for _ in range(rng.randint(1, 8)))] for _ in range(5)],
+            tests=[[""], ["b a b"], ["aa bb aa c"]]
+                  + [[" ".join(rng.choice(WORDS[:9]) for _ in range(rng.randint(1, 8)))] for _ in range(5)],
             params={"bar": bar, "unit": unit},
         )
 
@@ -147,15 +152,17 @@ def separated_values(rng):
             "list": ("[]", "result.append(int(field))", "pass", "result", "list[int]"),
             "bad_count": ("0", "int(field)", "result += 1", "result", "int"),
         }[agg]
-        what = {"sum": "the sum of the valid integers", "list": "the valid integers in order", "bad_count": "how many fields are not valid integers"}[agg]
+        what = {"sum": "the sum of the valid integers", "list": "the valid integers in order",
+                "bad_count": "how many fields are not valid integers"}[agg]
         def row():
-            fields = [rng.choice([" ", "", "  "]) + rng.choice([str(rng.randint(-9, 99)), "x", "", "4.5", "7"]) + rng.choice(["", " "])
+            fields = [rng.choice([" ", "", "  "]) + rng.choice([str(rng.randint(-9, 99)), "x", "", "4.5", "7"])
+                      + rng.choice(["", " "])
                       for _ in range(rng.randint(1, 6))]
             return sep.join(fields)
         yield Variant(
             title=f"{sep!r}-separated integers: {agg}",
-            task=f"line holds fields separated by {sep!r}; each field may have spaces around it. A field is valid when, with "
-                 f"the surrounding spaces removed, int() accepts it. Return {what}.",
+            task=f"line holds fields separated by {sep!r}; each field may have spaces around it. A field is valid "
+                 f"when, with the surrounding spaces removed, int() accepts it. Return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(line):
@@ -203,8 +210,8 @@ def percent_table(rng):
         yield Variant(
             title=f"Fixed-width rows {pfmt!r} ({order}{', header' if header else ''})",
             task=f"rows is a list of [name, n]. Return one text with one line per row"
-                 f"{' (largest n first, stable)' if order == 'by_count' else ''}, formatted like Python's {pfmt!r} % (name, n), "
-                 f"lines joined by newlines{f', after a first line {header!r}' if header else ''}.",
+                 f"{' (largest n first, stable)' if order == 'by_count' else ''}, formatted like Python's {pfmt!r} % "
+                 f"(name, n), lines joined by newlines{f', after a first line {header!r}' if header else ''}.",
             entry_point=name,
             reference=helper_ref + code('''
                 def $name(rows):
@@ -220,13 +227,15 @@ def percent_table(rng):
                         lines.append(i"$ibody")
                     return lines.join("\\n")
             ''', name=name, head=head_ref, rows=rows_expr, ibody=ibody),
-            tests=[[[]], [[["tea", 3]]], [[["a", 1], ["bb", 22]]]] + [[[[rng.choice(WORDS), rng.randint(-9, 120)] for _ in range(rng.randint(1, 4))]]
-                                                                     for _ in range(5)],
+            tests=[[[]], [[["tea", 3]]], [[["a", 1], ["bb", 22]]]]
+                  + [[[[rng.choice(WORDS), rng.randint(-9, 120)] for _ in range(rng.randint(1, 4))]]
+                     for _ in range(5)],
             params={"format": pfmt, "header": header, "order": order},
         )
 
 
-_PARAM_SHADOWS = [("str", "text"), ("input", "text"), ("list", "items"), ("iter", "items"), ("format", "pattern"), ("hash", "digest")]
+_PARAM_SHADOWS = [("str", "text"), ("input", "text"), ("list", "items"), ("iter", "items"), ("format", "pattern"),
+                  ("hash", "digest")]
 
 
 @family("builtin_named_params", "strings", ["P4-29"], difficulty=1)
@@ -235,15 +244,18 @@ def builtin_named_params(rng):
     while True:
         bad, good = rng.choice(_PARAM_SHADOWS)
         is_text = good in ("text", "pattern", "digest")
-        shape = rng.choice(["vowels", "upper", "reverse_words"]) if is_text else rng.choice(["evens", "total", "maxabs"])
+        shape = (rng.choice(["vowels", "upper", "reverse_words"]) if is_text
+                 else rng.choice(["evens", "total", "maxabs"]))
         name = rng.choice(["analyse", "process", "inspect", "compute"])
         body, rtype, what = {
-            "vowels": ("len([c for c in ARG.lower() if c in 'aeiou'])", "int", "how many vowels (aeiou, any case) the text has"),
+            "vowels": ("len([c for c in ARG.lower() if c in 'aeiou'])", "int",
+                       "how many vowels (aeiou, any case) the text has"),
             "upper": ("ARG.upper().replace(' ', '_')", "str", "the text upper-cased with spaces replaced by '_'"),
             "reverse_words": ("ARG.split()[::-1]", "list[str]", "the words of the text in reverse order"),
             "evens": ("[x for x in ARG if x % 2 == 0]", "list[int]", "the even numbers of the list"),
             "total": ("sum(ARG) if ARG else 0", "int", "the sum of the list"),
-            "maxabs": ("max((abs(x) for x in ARG), default=0)", "int", "the largest absolute value in the list (0 if empty)"),
+            "maxabs": ("max((abs(x) for x in ARG), default=0)", "int",
+                       "the largest absolute value in the list (0 if empty)"),
         }[shape]
         ptype = "str" if is_text else "list[int]"
         yield Variant(
@@ -258,8 +270,10 @@ def builtin_named_params(rng):
                 fn $name($good: $ptype) -> $rtype:
                     return $body
             ''', name=name, good=good, ptype=ptype, body=body.replace("ARG", good), rtype=rtype),
-            tests=([[""], ["Hello World"], ["a e i"]] + [[" ".join(rng.sample(WORDS, rng.randint(1, 4)))] for _ in range(4)]) if is_text else
-                  ([[[]], [[1, -2, 3]], [[-8]]] + [[[rng.randint(-9, 9) for _ in range(rng.randint(1, 6))]] for _ in range(4)]),
+            tests=([[""], ["Hello World"], ["a e i"]]
+                   + [[" ".join(rng.sample(WORDS, rng.randint(1, 4)))] for _ in range(4)]) if is_text else
+                  ([[[]], [[1, -2, 3]], [[-8]]]
+                   + [[[rng.randint(-9, 9) for _ in range(rng.randint(1, 6))]] for _ in range(4)]),
             params={"shadow": bad, "shape": shape},
         )
 
@@ -277,8 +291,8 @@ def separator_default(rng):
                 "longest": "the longest non-empty piece (first on ties; '' if none)"}[post]
         yield Variant(
             title=f"Split on any of {seps} ({post})",
-            task=f"Split text on every occurrence of any separator in separators (a list of single characters that defaults "
-                 f"to {seps}) and return {what}.",
+            task="Split text on every occurrence of any separator in separators (a list of single characters that "
+                 f"defaults to {seps}) and return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(text, separators=$seps):
@@ -311,7 +325,8 @@ def separator_default(rng):
                     return $ret
             ''', name=name, seps=repr(seps), ret=ret, rtype=rtype),
             tests=[[""], ["".join(seps) + "ab"], ["a,b;c|d/e f-g+h"], ["x.y", ["."]]]
-                  + [["".join(rng.choice(["ab", "c", "dd"] + seps) for _ in range(rng.randint(2, 8)))] for _ in range(4)],
+                  + [["".join(rng.choice(["ab", "c", "dd"] + seps) for _ in range(rng.randint(2, 8)))]
+                     for _ in range(4)],
             params={"separators": seps, "post": post},
         )
 
@@ -325,10 +340,12 @@ def ragged_columns(rng):
         body = {"columns": "[list(c) for c in ZIP(*rows)]", "sums": "[sum(c) for c in ZIP(*rows)]",
                 "maxes": "[max(c) for c in ZIP(*rows)]"}[agg]
         rtype = "list[list[int]]" if agg == "columns" else "list[int]"
+        returned = ("them (as lists)" if agg == "columns" else "the sum of each column" if agg == "sums"
+                    else "the largest value of each column")
         yield Variant(
             title=f"Ragged rows to columns ({agg})",
             task=f"rows is a non-empty list of integer lists of possibly different lengths. Form the columns up to the "
-                 f"length of the shortest row and return {'them (as lists)' if agg == 'columns' else 'the sum of each column' if agg == 'sums' else 'the largest value of each column'}.",
+                 f"length of the shortest row and return {returned}.",
             entry_point=name,
             reference=code('''
                 def $name(rows):
@@ -339,7 +356,8 @@ def ragged_columns(rng):
                     return $body
             ''', name=name, body=body.replace("ZIP", "zip_shortest"), rtype=rtype),
             tests=[[[[1, 2]]], [[[1, 2, 3], [4, 5]]], [[[1], [2, 3], [4, 5, 6]]], [[[], [1]]]]
-                  + [[[[rng.randint(-5, 9) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(2, 4))]] for _ in range(4)],
+                  + [[[[rng.randint(-5, 9) for _ in range(rng.randint(1, 4))] for _ in range(rng.randint(2, 4))]]
+                     for _ in range(4)],
             params={"agg": agg},
         )
 
@@ -351,13 +369,14 @@ def argbest_index(rng):
         better = rng.choice([">", "<", ">=", "<="])
         key = rng.choice(["x", "abs(x)", "x * x - x", "-x % 5"])
         name = rng.choice(["argbest", "best_position", "index_of_best", "locate_extreme"])
-        desc = {">": "largest (first on ties)", "<": "smallest (first on ties)", ">=": "largest (last on ties)", "<=": "smallest (last on ties)"}[better]
+        desc = {">": "largest (first on ties)", "<": "smallest (first on ties)", ">=": "largest (last on ties)",
+                "<=": "smallest (last on ties)"}[better]
         key_gold = "(-x % 5 + 5) % 5" if key == "-x % 5" else key
         rules = ("P4-19", "P4-23") if key == "-x % 5" else ("P4-19",)
         yield Variant(
             title=f"Position of the {desc} by {key}",
-            task=f"Return the 0-based position of the item of xs whose value of {key} (Python 3 arithmetic) is the {desc}; "
-                 f"-1 for an empty list.",
+            task=f"Return the 0-based position of the item of xs whose value of {key} (Python 3 arithmetic) is the "
+                 f"{desc}; -1 for an empty list.",
             entry_point=name,
             reference=code('''
                 def $name(xs):
@@ -377,7 +396,8 @@ def argbest_index(rng):
                             best, best_i = v, n - 1
                     return best_i
             ''', name=name, key=key_gold, better=better),
-            tests=[[[]], [[4]], [[1, 3, 3, 2]], [[-7, 2, 7]]] + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 7))]] for _ in range(4)],
+            tests=[[[]], [[4]], [[1, 3, 3, 2]], [[-7, 2, 7]]]
+                  + [[[rng.randint(-9, 9) for _ in range(rng.randint(2, 7))]] for _ in range(4)],
             rules=rules,
             params={"better": better, "key": key},
         )

@@ -23,11 +23,12 @@ def clean_lines(rng):
         what = {"list": "the remaining lines in order", "count": "how many lines remain",
                 "longest": "the longest remaining line (the first one on ties; '' if none)"}[post]
         rtype = {"list": "list[str]", "count": "int", "longest": "str"}[post]
-        pad = lambda w: rng.choice(["", " ", "  ", "*", "-", "=", ".", "# "]) + w + rng.choice(["", " ", "\t", "*", "-=", "."])
+        pad = lambda w: rng.choice(["", " ", "  ", "*", "-", "=", ".", "# "]) + w + rng.choice(["", " ", "\t", "*",
+                                                                                                "-=", "."])
         yield Variant(
             title=f"{meth} {what_chars} from lines: {post}",
-            task=f"Remove {what_chars} from {_SIDES[meth]} of every line (Python's str.{meth}({arg})), drop the lines that "
-                 f"become empty, and return {what}.",
+            task=f"Remove {what_chars} from {_SIDES[meth]} of every line (Python's str.{meth}({arg})), drop the lines "
+                 f"that become empty, and return {what}.",
             entry_point=name,
             reference=code('''
                 def $name(lines):
@@ -63,13 +64,14 @@ def parse_settings(rng):
                 return rng.choice(["", "   "])
             if kind < 0.3:
                 return f"  {comment} note {v}"
-            return rng.choice(["", " ", "  "]) + k + rng.choice(["", " "]) + sep + rng.choice(["", " ", "  "]) + v + rng.choice(["", " "])
+            return (rng.choice(["", " ", "  "]) + k + rng.choice(["", " "]) + sep + rng.choice(["", " ", "  "]) + v
+                    + rng.choice(["", " "]))
+        returned = "value" if value_kind == "str" else "int(value)" if value_kind == "int" else "value in upper case"
         yield Variant(
             title=f"Parse 'key {sep} value' settings ({value_kind} values, {comment!r} comments)",
-            task=f"Each line of lines is 'key {sep} value' with optional spaces around key, separator and value; blank lines "
-                 f"and lines whose first non-space text starts with {comment!r} are skipped. Return a dict from key to "
-                 f"{'value' if value_kind == 'str' else 'int(value)' if value_kind == 'int' else 'value in upper case'} "
-                 f"(a later line wins). Values contain no {sep!r}.",
+            task=f"Each line of lines is 'key {sep} value' with optional spaces around key, separator and value; blank "
+                 f"lines and lines whose first non-space text starts with {comment!r} are skipped. Return a dict from "
+                 f"key to {returned} (a later line wins). Values contain no {sep!r}.",
             entry_point=name,
             reference=code('''
                 def $name(lines):
@@ -95,7 +97,8 @@ def parse_settings(rng):
                         settings[key] = $conv
                     return settings
             ''', name=name, comment=repr(comment), sep=repr(sep), conv=conv),
-            tests=[[[]], [["  "]], [[f"a{sep}1", f" a {sep} 2 "]]] + [[[line() for _ in range(rng.randint(1, 6))]] for _ in range(5)],
+            tests=[[[]], [["  "]], [[f"a{sep}1", f" a {sep} 2 "]]]
+                  + [[[line() for _ in range(rng.randint(1, 6))]] for _ in range(5)],
             params={"sep": sep, "comment": comment, "value_kind": value_kind},
         )
 
@@ -118,7 +121,8 @@ def strip_number_text(rng):
             title=f"Numbers padded with {noise!r} ({meth}): {agg}",
             task=f"Each string of items is a positive integer padded with characters from {noise!r} at "
                  f"{_SIDES[meth]} (remove them with str.{meth}({noise!r})). Return "
-                 f"{'the sum' if agg == 'sum' else 'the largest (0 if none)' if agg == 'max' else 'the list'} of the numbers.",
+                 f"{'the sum' if agg == 'sum' else 'the largest (0 if none)' if agg == 'max' else 'the list'} of the "
+                 "numbers.",
             entry_point=name,
             reference=code('''
                 def $name(items):

@@ -29,7 +29,8 @@ def typed_items(rng):
         body, what, rtype = {
             "count": ("len([x for x in xs if COND])", f"how many items are {what_items}", "int"),
             "keep": ("[x for x in xs if COND]", f"the {what_items} of xs, in order", "list"),
-            "first": ("next((x for x in xs if COND), None)", f"the first of the {what_items} (None if there is none)", "object"),
+            "first": ("next((x for x in xs if COND), None)", f"the first of the {what_items} (None if there is none)",
+                      "object"),
         }[shape]
         yield Variant(
             title=f"{shape} of {what_items}",
@@ -58,9 +59,9 @@ def type_dispatch(rng):
         name = rng.choice(["normalize", "to_numbers", "score_items", "convert_by_type"])
         yield Variant(
             title=f"Convert by type (int * {k}, str -> {str_rule})",
-            task=f"xs mixes integers, floats, strings, lists of integers and None (never booleans). Map each item: an int "
-                 f"or float x to x * {k}; a string x to {str_rule}; a list to the sum of its items; anything else to "
-                 f"{other}. Return the list of results.",
+            task="xs mixes integers, floats, strings, lists of integers and None (never booleans). Map each item: an "
+                 f"int or float x to x * {k}; a string x to {str_rule}; a list to the sum of its items; anything else "
+                 f"to {other}. Return the list of results.",
             entry_point=name,
             reference=code('''
                 def $name(xs):
@@ -103,21 +104,30 @@ def flatten_nested(rng):
         post = rng.choice(["flat", "sum", "depth", "count"])
         name = rng.choice(["flatten", "deep_items", "nested_total", "unnest"])
         body_ref, body_gold, what, rtype = {
-            "flat": ("out = []\n    for x in xs:\n        if type(x) == list:\n            out.extend(NAME(x))\n        else:\n            out.append(x)\n    return out",
-                     "let out = []\n    for x in xs:\n        if isinstance(x, list):\n            out.extend(NAME(x))\n        else:\n            out.append(x)\n    return out",
+            "flat": ("out = []\n    for x in xs:\n        if type(x) == list:\n            out.extend(NAME(x))\n"
+                     "        else:\n            out.append(x)\n    return out",
+                     "let out = []\n    for x in xs:\n        if isinstance(x, list):\n"
+                     "            out.extend(NAME(x))\n        else:\n            out.append(x)\n    return out",
                      "the flat list of all non-list items, in order", "list"),
-            "sum": ("total = 0\n    for x in xs:\n        if type(x) == list:\n            total += NAME(x)\n        else:\n            total += x\n    return total",
-                    "let total = 0\n    for x in xs:\n        if isinstance(x, list):\n            total += NAME(x)\n        else:\n            total += x\n    return total",
+            "sum": ("total = 0\n    for x in xs:\n        if type(x) == list:\n            total += NAME(x)\n"
+                    "        else:\n            total += x\n    return total",
+                    "let total = 0\n    for x in xs:\n        if isinstance(x, list):\n            total += NAME(x)\n"
+                    "        else:\n            total += x\n    return total",
                     "the sum of all the integers at any depth", "int"),
-            "depth": ("best = 1\n    for x in xs:\n        if type(x) == list:\n            best = max(best, 1 + NAME(x))\n    return best",
-                      "let best = 1\n    for x in xs:\n        if isinstance(x, list):\n            best = max(best, 1 + NAME(x))\n    return best",
+            "depth": ("best = 1\n    for x in xs:\n        if type(x) == list:\n"
+                      "            best = max(best, 1 + NAME(x))\n    return best",
+                      "let best = 1\n    for x in xs:\n        if isinstance(x, list):\n"
+                      "            best = max(best, 1 + NAME(x))\n    return best",
                       "the nesting depth (a flat list, even empty, has depth 1)", "int"),
-            "count": ("n = 0\n    for x in xs:\n        if type(x) != list:\n            n += 1\n        else:\n            n += NAME(x)\n    return n",
-                      "let n = 0\n    for x in xs:\n        if not isinstance(x, list):\n            n += 1\n        else:\n            n += NAME(x)\n    return n",
+            "count": ("n = 0\n    for x in xs:\n        if type(x) != list:\n            n += 1\n        else:\n"
+                      "            n += NAME(x)\n    return n",
+                      "let n = 0\n    for x in xs:\n        if not isinstance(x, list):\n            n += 1\n"
+                      "        else:\n            n += NAME(x)\n    return n",
                       "how many non-list items there are at any depth", "int"),
         }[post]
         def nested(d=0):
-            return [nested(d + 1) if d < 3 and rng.random() < 0.3 else rng.randint(-5, 9) for _ in range(rng.randint(0, 3))]
+            return [nested(d + 1) if d < 3 and rng.random() < 0.3 else rng.randint(-5, 9)
+                    for _ in range(rng.randint(0, 3))]
         yield Variant(
             title=f"Nested lists of integers: {post}",
             task=f"xs is a list whose items are integers or (recursively) such lists. Return {what}.",

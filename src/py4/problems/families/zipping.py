@@ -19,7 +19,8 @@ def pairwise_combine(rng):
         body, what, rtype = {
             "list": (f"[{op} for a, b in ZIP(xs, ys)]", f"the list of the {desc}", "list[int]"),
             "sum": (f"sum({op} for a, b in ZIP(xs, ys))", f"the total of the {desc}", "int"),
-            "count_pos": (f"len([1 for a, b in ZIP(xs, ys) if {op} > 0])", f"how many of the {desc} are positive", "int"),
+            "count_pos": (f"len([1 for a, b in ZIP(xs, ys) if {op} > 0])", f"how many of the {desc} are positive",
+                          "int"),
         }[agg]
         yield Variant(
             title=f"Pairwise {desc}: {agg}",
@@ -35,7 +36,8 @@ def pairwise_combine(rng):
                     return $body
             ''', name=name, body=body.replace("ZIP", "zip_shortest"), rtype=rtype),
             tests=[[[], [1]], [[1, 2], [3, 4]], [[1, 2, 3], [4]], [[5], [6, 7, 8]]]
-                  + [[[rng.randint(-5, 9) for _ in range(rng.randint(0, 6))], [rng.randint(-5, 9) for _ in range(rng.randint(0, 6))]]
+                  + [[[rng.randint(-5, 9) for _ in range(rng.randint(0, 6))],
+                      [rng.randint(-5, 9) for _ in range(rng.randint(0, 6))]]
                      for _ in range(4)],
             params={"op": op, "agg": agg},
         )
@@ -76,7 +78,8 @@ def neighbour_steps(rng):
                 fn $name(xs: list[int]) -> $rtype:
                     return $body
             ''', name=name, body=gold_body, rtype=rtype),
-            tests=[[[]], [[4]], [[1, 2]], [[3, 1, 2]]] + [[[rng.randint(-5, 9) for _ in range(rng.randint(2, 7))]] for _ in range(4)],
+            tests=[[[]], [[4]], [[1, 2]], [[3, 1, 2]]]
+                  + [[[rng.randint(-5, 9) for _ in range(rng.randint(2, 7))]] for _ in range(4)],
             rules=rules,
             params={"op": op, "post": post},
         )
@@ -92,10 +95,12 @@ def pair_up_names(rng):
         body, what, rtype = {
             "dict": ("dict(ZIP(names, scores))", "a dict mapping each name to its score (a later duplicate name wins)",
                      "dict[str, int]"),
-            "lines": (f"[n + {sep!r} + str(s) for n, s in ZIP(names, scores)]", f"the list of '<name>{sep}<score>' strings",
+            "lines": (f"[n + {sep!r} + str(s) for n, s in ZIP(names, scores)]",
+                      f"the list of '<name>{sep}<score>' strings",
                       "list[str]"),
             "best": ("max(ZIP(scores, names), default=[0, ''])[1]",
-                     "the name with the highest score (ties: the alphabetically last name; '' when there are no pairs)", "str"),
+                     "the name with the highest score (ties: the alphabetically last name; '' when there are no pairs)",
+                     "str"),
         }[shape]
         yield Variant(
             title=f"Pair names with scores: {shape}",
@@ -111,6 +116,7 @@ def pair_up_names(rng):
                     return $body
             ''', name=name, body=body.replace("ZIP", "zip_shortest"), rtype=rtype),
             tests=[[[], []], [["ada"], [3, 4]], [["ada", "tim"], [5]], [["bo", "al"], [2, 2]]]
-                  + [[rng.sample(NAMES, rng.randint(0, 4)), [rng.randint(0, 9) for _ in range(rng.randint(0, 4))]] for _ in range(4)],
+                  + [[rng.sample(NAMES, rng.randint(0, 4)), [rng.randint(0, 9) for _ in range(rng.randint(0, 4))]]
+                     for _ in range(4)],
             params={"shape": shape, "sep": sep},
         )
