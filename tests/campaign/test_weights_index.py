@@ -60,3 +60,18 @@ def test_midtrain_rows_name_the_pretrained_base(tmp_path):
     # The graft (not built) names its parents from its command.
     graft = _row(weights_index(list(nodes.values()), spec.out_dir, spec.name), "tiny/iso/graft")
     assert graft[2] == "not built" and f"it: {tmp_path}/c/assets/it" in graft[5]
+
+
+def test_a_midtrain_row_names_the_base_its_last_model_path_override_gives(tmp_path):
+    # Overrides resolve in order, the last one winning (py4.config.apply_overrides); the ledger
+    # used to name the first model.path of a run that had several.
+    from py4.campaign.ledgers import external_parents
+    from py4.stages import overrides
+
+    spec, nodes = _nodes(tmp_path)
+    mid = nodes["tiny/iso/midtrain"]
+    mid.overrides += overrides({"model.path": f"{tmp_path}/first", "model.revision": None})
+    mid.overrides += overrides({"model.path": f"{tmp_path}/last"})
+    assert external_parents(mid, {}) == [("base", f"{tmp_path}/last")]
+    mid.overrides += overrides({"model.revision": "abc123"})  # a pin the command gives is shown too
+    assert external_parents(mid, {}) == [("base", f"{tmp_path}/last@abc123")]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from py4.campaign.dag import Node
 from py4.campaign.runner import record_dir
+from py4.errors import Py4Error
 from py4.runs import atomic_write_text, read_manifest
 
 WEIGHT_STAGES = {"midtrain": "full model", "sft": "chat parent", "graft": "graft", "eft": "LoRA adapter",
@@ -96,11 +97,8 @@ def external_parents(node: Node, manifest: dict) -> list[tuple[str, str]]:
     if recorded:
         return recorded
     if node.stage == "midtrain":
-        path = next((o.text for o in node.overrides if o.key == "model.path"), None)
-        if path is None and node.config:
-            path, revision = _config_model(node.config)
-            return [("base", f"{path}@{revision}" if revision else path)] if path else []
-        return [("base", path)] if path else []
+        base = _planned_base(node)
+        return [("base", base)] if base else []
     found = []
     for option, shown in _EXTERNAL_OPTIONS.get(node.stage, {}).items():
         ref, pin = node.options.get(option), node.options.get(f"{option}_revision")
@@ -116,14 +114,17 @@ def _reference(entry: dict) -> str:
     return str(entry.get("path", "?"))
 
 
-def _config_model(path: str) -> tuple[str | None, str | None]:
-    from py4.config import ConfigError, read_yaml
+def _planned_base(node: Node) -> str | None:
+    """The pretrained model a midtrain run will load, as the stage resolves its call: the config
+    file, then the overrides in order (the last ``model.path`` wins), pinned to its revision."""
+    from py4.stages import load
 
     try:
-        model = (read_yaml(path) or {}).get("model") or {}
-    except ConfigError:
-        return None, None
-    return model.get("path"), model.get("revision")
+        model = load(node.call).model
+    except Py4Error:  # a config that does not load (plan names it): the last path the command gives
+        given = [o.text for o in node.overrides if o.key == "model.path"]
+        return given[-1] if given else None
+    return f"{model.path}@{model.revision}" if model.revision else model.path
 
 
 def write_ledgers(nodes: list[Node], out_dir: str | Path, name: str) -> list[Path]:
