@@ -33,29 +33,40 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _run(tmp_path, stream):
+def _run(tmp_path, stream, executor=_noisy):
     import py4.campaign.runner as runner
 
     original = runner.CampaignProgress
     runner.CampaignProgress = lambda total, out_dir, enabled=True, log=print: original(
         total, out_dir, enabled, log, stream=stream)
     try:
-        return run_campaign(_nodes(tmp_path), tmp_path, {s: _noisy for s in ("assets", "corpus", "mix")},
+        return run_campaign(_nodes(tmp_path), tmp_path, {s: executor for s in ("assets", "corpus", "mix")},
                             log=lambda s: stream.write("LOG " + s + "\n"))
     finally:
         runner.CampaignProgress = original
 
 
-def test_plain_console_gets_one_line_per_start_and_end_with_counter_and_eta(tmp_path, capfd):
+def test_plain_console_gets_one_line_per_start_and_end_with_counter_and_eta(tmp_path, capfd, monkeypatch):
+    import py4.campaign.progress as progress
+
+    now = [1000.0]  # a clock that moves only while a run runs: 7 s each
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+
+    def slow_noisy(node: Node) -> None:
+        now[0] += 7
+        _noisy(node)
+
     stream = io.StringIO()
-    summary = _run(tmp_path, stream)
+    summary = _run(tmp_path, stream, slow_noisy)
     assert summary.ran == ["a"] and summary.failed == ["b"] and summary.blocked == ["c"]
     console = stream.getvalue()
     lines = console.splitlines()
     assert lines[0].startswith("[1/3] run [assets] a (log: ") and lines[0].endswith("a/stage.log)")
-    assert lines[1].startswith("[1/3] done a in ") and "elapsed 0:00:0" in lines[1] and "ETA 0:00:0" in lines[1]
+    # a took 7 s; 2 runs left at 7 s each
+    assert lines[1] == "[1/3] done a in 7 s; elapsed 0:00:07, ETA 0:00:14"
     assert lines[2].startswith("[2/3] run [corpus] b")
-    assert lines[3].startswith("[2/3] FAILED b after ") and "RuntimeError: corpus generation broke" in lines[3]
+    assert lines[3].startswith("[2/3] FAILED b after 7 s") and "RuntimeError: corpus generation broke" in lines[3]
+    assert "elapsed 0:00:14" in lines[3]
     assert lines[4] == "[3/3] blocked c: needs b"
     assert len(lines) == 5
     for noise in ("loss", "tqdm", "fd-level", "deprecated"):
