@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from py4.boa import isolation, seccomp
+from py4.boa import cgroups, isolation, seccomp
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
 
@@ -168,3 +168,24 @@ def _pid_one_checks():
     seen.append(isolation.ChildrenOfInit.open() is None)  # another thread's children are not listed
     thread.join()
     return seen
+
+
+@pytest.mark.parametrize(("text", "held"), [
+    # cgroup v2: anon + shmem (anon_thp, file and the like are not counted)
+    (b"anon 4096\nfile 8192\nkernel 12\nshmem 100\nanon_thp 7\nfile_mapped 9\n", 4196),
+    # cgroup v1: rss + shmem, the hierarchy's total_* lines left out
+    (b"cache 10\nrss 2048\nrss_huge 5\nshmem 30\ntotal_rss 99\ntotal_shmem 77\n", 2078),
+    (b"cache 10\nshmem 30", 30),  # no final newline
+    (b"cache 10\n", 0),
+])
+def test_memory_stat_counts_anonymous_and_shared_memory_only(tmp_path, text, held):
+    path = tmp_path / "memory.stat"
+    path.write_bytes(text)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        stat = cgroups.MemoryStat(fd)
+        assert stat.held_bytes() == held
+        path.write_bytes(b"anon 1\n")  # a shorter file later: nothing of the first read counts
+        assert stat.held_bytes() == 1
+    finally:
+        os.close(fd)

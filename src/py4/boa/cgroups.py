@@ -114,14 +114,33 @@ def open_memory_stat(paths: list[str]) -> int | None:
     return None
 
 
-def held_bytes(stat_fd: int) -> int:
-    """Anonymous and shared memory charged to the group now (``open_memory_stat``)."""
-    total = 0
-    for line in os.pread(stat_fd, 1 << 16, 0).splitlines():
-        key, _, value = line.partition(b" ")
-        if key in _HELD_KEYS:
-            total += int(value)
-    return total
+class MemoryStat:
+    """Reads the anonymous and shared memory charged to a group (``held_bytes``) from its
+    memory.stat (a descriptor from ``open_memory_stat``), once per run in the worker's
+    clean-up. Read into a buffer made here and searched in place: splitting the file into
+    lines made ~150 objects per read, and every page they touch costs the worker a
+    copy-on-write fault (its heap is shared with the prepared child; ~20 faults, ~30 us
+    of CPU per run)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        # Byte 0 is a newline, so that every key (the first line's too) follows one.
+        self.buffer = bytearray(b"\n") + bytearray(1 << 16)
+        self.into = [memoryview(self.buffer)[1:]]
+        self.keys = tuple(b"\n" + key + b" " for key in sorted(_HELD_KEYS))
+
+    def held_bytes(self) -> int:
+        """Anonymous and shared memory charged to the group now, in bytes."""
+        buffer = self.buffer
+        size = os.preadv(self.fd, self.into, 0) + 1
+        total = 0
+        for key in self.keys:
+            at = buffer.find(key, 0, size)
+            if at >= 0:
+                at += len(key)
+                end = buffer.find(b"\n", at, size)
+                total += int(buffer[at:end if end >= 0 else size])
+        return total
 
 
 def join(paths: list[str]) -> None:

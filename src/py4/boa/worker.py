@@ -202,9 +202,10 @@ class Supervisor:
         self.kernel_state = isolation.KernelStateCheck()
         self.children = isolation.ChildrenOfInit.open() if caps.proc_hidepid else None
         caps.pid_counter_reset = self.pid_counter.active
-        self.memory_stat = config.get("memory_stat_fd")
+        stat_fd = config.get("memory_stat_fd")
+        self.memory_stat = None if stat_fd is None else cgroups.MemoryStat(stat_fd)
         caps.memory_check = self.memory_stat is not None
-        self.memory_baseline = 0
+        self.memory_ceiling = 0  # what the group may hold after a run (set before the first)
         self.scratch_dir = isolation.Scratch(caps, *self._owner(), self.limits, config.get("host_scratch"))
         self.scratch = self.scratch_dir.reset()
         if caps.private_root:  # what a run could find in this process's memory
@@ -228,7 +229,7 @@ class Supervisor:
         gc.collect()
         gc.freeze()  # keep the warm heap shared copy-on-write with every run's child
         if self.memory_stat is not None:
-            self.memory_baseline = cgroups.held_bytes(self.memory_stat)
+            self.memory_ceiling = self.memory_stat.held_bytes() + MEMORY_SLACK_BYTES
         self.prepared = self.prepare_child()
         self.hand_over(self.prepared)
         write_message(JOB_FD_OUT, {"ready": True, "caps": self.caps.to_json(), "pid": os.getpid()})
@@ -352,9 +353,12 @@ class Supervisor:
         ``MEMORY_RELEASE_TIMEOUT_S`` for the kernel to release it."""
         if self.memory_stat is None:
             return True
-        deadline = time.monotonic() + MEMORY_RELEASE_TIMEOUT_S
-        while cgroups.held_bytes(self.memory_stat) > self.memory_baseline + MEMORY_SLACK_BYTES:
-            if time.monotonic() > deadline:
+        deadline = None  # (a clean run's check makes no object it need not make)
+        while self.memory_stat.held_bytes() > self.memory_ceiling:
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + MEMORY_RELEASE_TIMEOUT_S
+            elif now > deadline:
                 return False
             time.sleep(0.002)
         return True
