@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import slurm_cluster
 
+from py4.campaign.compare import compare_folders, normalise, outputs_only, spellings, written_files
 from py4.campaign.dag import build_dag
 from py4.campaign.runner import default_executors, record_dir, run_campaign
 from py4.campaign.slurm import cancel_campaign, latest_jobs, query_jobs, submit_campaign
@@ -104,11 +105,6 @@ SUBSET = ["assets", "corpus", "corpus_iso", "tiny/sft_data", "tiny/iso/mix", "ti
           "tiny/iso/midtrain", "tiny/iso/graft", "tiny/control/midtrain", "tiny/control/graft"]
 FAILS = "tiny/control/mix"
 BLOCKED = {"tiny/control/midtrain", "tiny/control/graft"}
-# Files that name the run's own folder or time it (the two campaigns have different out_dirs),
-# and counters of caches the two runs share: everything else a run writes must be identical.
-METADATA = {"manifest.json", "resolved_config.yaml", "run_manifest.json", ".graft_journal.json"}
-
-
 def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path | None):
     out = tmp_path / name
     # The smoke assets built for this code (tests/train/conftest.py); `py4 smoke assets` reuses them.
@@ -116,21 +112,6 @@ def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path | 
     overrides = [f"out_dir={out}"] + ([f"models.tiny.files.mix.control={broken_mix}"] if broken_mix else [])
     spec = load_campaign(SMOKE, overrides)
     return spec, build_dag(spec), overrides
-
-
-def _written(node) -> dict[str, str]:
-    """relative path -> sha256 of what a run wrote (its data and weights; not its metadata,
-    trainer logs or checkpoints)."""
-    from py4.runs import file_sha256
-
-    root = Path(node.run_dir)
-    files = {}
-    for f in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = f.relative_to(root)
-        if f.name in METADATA or rel.parts[0] == "runs" or rel.parts[0].startswith("checkpoint-"):
-            continue
-        files[rel.as_posix()] = file_sha256(f)
-    return files
 
 
 @pytest.mark.slow
@@ -164,12 +145,15 @@ def test_smoke_campaign_through_slurm_matches_the_local_backend(slurm, smoke_ass
         assert log.parent == record_dir(spec.out_dir, next(n for n in nodes if n.id == node_id)).resolve()
         assert "[" + next(n for n in nodes if n.id == node_id).stage + "]" in log.read_text()
 
-    # the same results as the local backend: the same data, bit-identical weights
+    # the same results as the local backend: the same data, bit-identical weights (py4.campaign.compare's
+    # rules; the runs' metadata, trainer logs and checkpoints left out: outputs_only)
     local_by_id = {n.id: n for n in local_nodes}
     for node in nodes:
         if node.id in local.ran:
-            written = _written(node)
-            assert written and written == _written(local_by_id[node.id]), node.id
+            assert written_files(node.run_dir), node.id
+            found = compare_folders(local_by_id[node.id].run_dir, node.run_dir, local_spec.out_dir, spec.out_dir,
+                                    skip=outputs_only)
+            assert found.ok, (node.id, found.differences)
 
     # resubmitted as it is: only the failed run and its dependants are submitted again
     again = submit_campaign(spec, nodes, SMOKE, overrides, set(SUBSET), log=lambda s: None)
@@ -195,77 +179,29 @@ def test_smoke_campaign_through_slurm_matches_the_local_backend(slurm, smoke_ass
 # The whole smoke campaign (configs/campaign/smoke.yaml, 88 runs), once through Slurm and once
 # through the local backend (`py4 campaign run` / `py4 demo`: every run in this process), each in
 # its own folder. Everything the runs wrote is compared file for file (data, tokenised packs,
-# weights, evaluation results and transcripts, probe and held-out-loss results): the same files,
-# the same bytes once what cannot be equal is taken out of them:
-# - the campaign's folder, which the texts name (spelled ``{out}`` in both);
-# - timings in transcripts.jsonl (``wall_s``, ``boa_s``, ``duration_s``: how long an episode, its
-#   Boa calls and its certification took);
-# - the order of lists PEFT and TRL write from a Python set (an adapter's ``target_modules`` in
-#   adapter_config.json, the tags of the README.md model cards): it follows string hashing,
-#   salted per process (PYTHONHASHSEED), and every Slurm job is a process of its own.
-# Left out entirely: the campaign's own records and job logs (``_campaign/``: timestamps, job
-# ids, the local runner's stage logs against Slurm's slurm-<id>.log); METADATA (run manifests,
-# data manifests, resolved configs, graft journals: their folders, start and end times,
-# durations, counters of the Boa cache the two campaigns share); the trainers' pickled
-# TrainingArguments (training_args.bin: they name the run's TensorBoard folder, named by start
-# time and host); trainer logs (``runs/``: those TensorBoard events); checkpoints
-# (``checkpoint-*``: resumable trainer state; the weights a run hands on are compared).
-TIMINGS = ("wall_s", "boa_s", "duration_s")
-UNCOMPARED = {"training_args.bin"}
-
-
-def _unrooted(data: bytes, out: Path) -> bytes:
-    for spelling in {str(out.resolve()), str(out)}:
-        data = data.replace(spelling.encode(), b"{out}")
-    return data
-
-
-def _untimed(value):
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k not in TIMINGS}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
-
-
-def _tree(out: Path) -> dict[str, str]:
-    """relative path -> sha256 of every file the campaign's runs wrote under ``out``, its folder
-    and the episodes' timings taken out (see above)."""
-    import hashlib
-
-    files = {}
-    for f in sorted(p for p in out.rglob("*") if p.is_file()):
-        rel = f.relative_to(out)
-        if (rel.parts[0] == "_campaign" or f.name in METADATA | UNCOMPARED or "runs" in rel.parts[:-1]
-                or any(part.startswith("checkpoint-") for part in rel.parts)):
-            continue
-        data = _unrooted(f.read_bytes(), out)
-        if f.name == "transcripts.jsonl":
-            data = b"".join(json.dumps(_untimed(json.loads(line)), sort_keys=True).encode() + b"\n"
-                            for line in data.splitlines())
-        elif f.name == "adapter_config.json":
-            config = json.loads(data)
-            if isinstance(config.get("target_modules"), list):
-                config["target_modules"] = sorted(config["target_modules"])
-            data = json.dumps(config, sort_keys=True).encode()
-        elif f.name == "README.md":  # the trainers' model cards (no results in them)
-            data = b"\n".join(sorted(data.splitlines()))
-        files[rel.as_posix()] = hashlib.sha256(data).hexdigest()
-    return files
+# weights, evaluation results and transcripts, probe and held-out-loss results) by
+# py4.campaign.compare's rules: the campaign's folder, which the texts name, spelled ``<out>`` in
+# both; times left out of JSON (EXCLUDED_KEYS: an episode's ``wall_s``, ``boa_s``, ``duration_s``
+# in transcripts.jsonl); the lists PEFT and TRL write from a Python set (an adapter's
+# ``target_modules``, the tags of the README.md model cards) in sorted order: it follows string
+# hashing, salted per process (PYTHONHASHSEED), and every Slurm job is a process of its own.
+# Left out entirely (compare.outputs_only): the campaign's own records and job logs
+# (``_campaign/``: timestamps, job ids, the local runner's stage logs against Slurm's
+# slurm-<id>.log); run and data manifests, resolved configs, graft journals (METADATA); the
+# trainers' pickled TrainingArguments (training_args.bin); trainer logs (``runs/``: TensorBoard
+# events); checkpoints (``checkpoint-*``: resumable trainer state; the weights a run hands on are
+# compared).
 
 
 def _results(spec) -> dict:
-    """report/results.json of a campaign folder (no calibration runs, no figures), the folder
-    spelled ``{out}`` and the training logs' TensorBoard folders (named by start time and host)
-    taken out."""
+    """report/results.json of a campaign folder (no calibration runs, no figures), normalised as
+    py4.campaign.compare compares JSON: the folder spelled ``<out>``, the training logs' TensorBoard
+    folders (named by start time and host) ``runs/<time>``, times left out."""
     from py4.report.results import write_results
 
     report = Path(spec.out_dir) / "report"
     write_results(spec, report, figures=False, calibration=False, log=lambda s: None)
-    data = json.loads(_unrooted((report / "results.json").read_bytes(), Path(spec.out_dir)))
-    for log in data["training_logs"]:
-        log.pop("tensorboard")
-    return data
+    return normalise(json.loads((report / "results.json").read_text()), spellings(spec.out_dir))
 
 
 @pytest.mark.slow
@@ -294,12 +230,12 @@ def test_whole_smoke_campaign_through_slurm_gives_the_local_backends_results(slu
 
     # the same results: every run wrote something, and the same files with the same bytes
     for node in nodes:
-        assert _written(node), f"{node.id} wrote nothing in {node.run_dir}"
-    slurm_files, local_files = _tree(Path(spec.out_dir)), _tree(Path(local_spec.out_dir))
-    assert sorted(slurm_files) == sorted(local_files)
-    assert [f for f in slurm_files if slurm_files[f] != local_files[f]] == []
-    assert any(f.endswith(".safetensors") for f in slurm_files) and any(f.endswith("transcripts.jsonl")
-                                                                       for f in slurm_files)
+        assert written_files(node.run_dir), f"{node.id} wrote nothing in {node.run_dir}"
+    found = compare_folders(local_spec.out_dir, spec.out_dir, skip=outputs_only)
+    assert found.ok, found.differences[:20]
+    written = written_files(spec.out_dir)
+    assert found.files == len(written)
+    assert any(f.endswith(".safetensors") for f in written) and any(f.endswith("transcripts.jsonl") for f in written)
     # and the report read from them (certified rates, probes, held-out loss, GRPO rewards) is the same
     results = _results(spec)
     assert results["entries"] and not results["missing_evaluations"]
