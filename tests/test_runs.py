@@ -50,3 +50,26 @@ def test_tree_hash_depends_on_names_and_content(tmp_path):
     h2 = tree_sha256(tmp_path / "a")
     (tmp_path / "a" / "x").rename(tmp_path / "a" / "y")
     assert len({h1, h2, tree_sha256(tmp_path / "a")}) == 3
+
+
+def test_a_malformed_manifest_names_its_file_and_line_instead_of_reading_as_none(tmp_path):
+    # It used to read as "no manifest": a campaign took a done run for pending and ran it again.
+    from py4.errors import FileFormatError
+
+    (tmp_path / MANIFEST_NAME).write_text('{\n  "status": "done",\n  "attempt": \n}\n')
+    with pytest.raises(FileFormatError, match=rf"{MANIFEST_NAME}:4: invalid JSON"):
+        read_manifest(tmp_path)
+    assert read_manifest(tmp_path / "none") is None  # no manifest is still None
+
+
+def test_run_status_is_one_of_the_run_statuses(tmp_path):
+    from py4.errors import FileFormatError
+    from py4.runs import RUN_STATUSES, run_status
+
+    assert run_status(tmp_path) is None
+    with RunRecorder(tmp_path, None, "test"):
+        assert run_status(tmp_path) == "running"
+    assert run_status(tmp_path) == "done" and RUN_STATUSES == ("running", "done", "failed", "interrupted")
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({"status": "finished"}))
+    with pytest.raises(FileFormatError, match=r"status 'finished': expected one of running, done, failed, interrupted"):
+        run_status(tmp_path)

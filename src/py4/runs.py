@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
 import os
 import platform
 import socket
@@ -24,11 +23,12 @@ import time
 import traceback
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import pydantic
 
-from py4.fileio import atomic_write_json, atomic_write_text, temp_file_beside
+from py4.errors import FileFormatError
+from py4.fileio import atomic_write_json, atomic_write_text, read_json_object, temp_file_beside
 
 __all__ = [
     "MANIFEST_NAME",
@@ -39,12 +39,20 @@ __all__ = [
     "tree_sha256",
     "hardware_info",
     "library_versions",
+    "RunStatus",
+    "RUN_STATUSES",
     "read_manifest",
+    "run_status",
     "run_is_done",
     "RunRecorder",
 ]
 
 MANIFEST_NAME = "run_manifest.json"
+
+RunStatus = Literal["running", "done", "failed", "interrupted"]
+"""A run manifest's ``status``: ``running`` while it runs (and after a crash), ``done``, ``failed``
+(an exception, recorded in ``error``) or ``interrupted`` (Ctrl-C, or a SIGTERM turned into it)."""
+RUN_STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 _HASH_CHUNK = 1 << 20
 
 
@@ -105,12 +113,29 @@ def library_versions(names: Iterable[str] = _LIBRARIES) -> dict[str, str | None]
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
-    """The run's manifest, or None when there is none (or it is unreadable)."""
+    """The run's manifest, or None when there is none.
+
+    A manifest that is not a JSON object (edited by hand, or cut short by a full disk: the writes
+    are atomic) raises FileFormatError naming ``path:line``: taking it for no manifest would run a
+    done run again, or resume over it.
+    """
     path = Path(run_dir) / MANIFEST_NAME
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    if not path.exists():
         return None
+    return read_json_object(path, missing="no such file")
+
+
+def run_status(run_dir: str | Path) -> RunStatus | None:
+    """The status in the run's manifest (None: no manifest). Raises FileFormatError, naming the
+    file, for a manifest that is malformed or whose status is none of RUN_STATUSES."""
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        return None
+    status = manifest.get("status")
+    if status not in RUN_STATUSES:
+        raise FileFormatError(f"{Path(run_dir) / MANIFEST_NAME}: status {status!r}: "
+                              f"expected one of {', '.join(RUN_STATUSES)}")
+    return cast(RunStatus, status)
 
 
 def run_is_done(run_dir: str | Path) -> bool:
@@ -191,10 +216,10 @@ class RunRecorder:
     def __exit__(self, exc_type, exc, tb) -> Literal[False]:
         self.manifest["timings"]["total_s"] = round(time.monotonic() - self._t0, 4)
         self.manifest["finished_at"] = _now()
-        if exc is None:
-            self.manifest["status"] = "done"
-        else:
-            self.manifest["status"] = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        status: RunStatus = "done"
+        if exc is not None:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
             self.manifest["error"] = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+        self.manifest["status"] = status
         self.flush()
         return False

@@ -67,3 +67,14 @@ def test_sanity_bank_of_a_missing_dose_names_the_file(tmp_path):
     result = _campaign("sanity-bank", "--dose", tmp_path / "nowhere", "--out", tmp_path / "bank")
     assert result.exit_code == 2, result.output
     assert f"error: {tmp_path}/nowhere/manifest.json: no such file" in result.output
+
+
+def test_status_of_a_campaign_with_a_malformed_run_record_names_the_file_and_line(monkeypatch, tmp_path):
+    # A malformed record used to read as no record: the run showed as pending (and `run` redid it).
+    monkeypatch.chdir(ROOT)
+    record = tmp_path / "_campaign" / "runs" / "assets" / "run_manifest.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"status": "done",\n')
+    result = _campaign("status", SMOKE, "--out", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert f"error: {record}:2: invalid JSON" in result.output and "Traceback" not in result.output

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 from py4.campaign.dag import Node
-from py4.campaign.runner import record_dir
+from py4.campaign.runner import NodeStatus, node_status, record_dir
 from py4.errors import Py4Error
 from py4.runs import atomic_write_text, read_manifest
 
@@ -25,11 +26,11 @@ def _cell(text: object) -> str:
 
 
 def campaign_status(nodes: list[Node], out_dir: str | Path, name: str) -> str:
-    counts: dict[str, int] = {}
+    counts: dict[NodeStatus, int] = {}
     lines = []
     for n in nodes:
         m = read_manifest(record_dir(out_dir, n)) or {}
-        status = m.get("status", "pending")
+        status = node_status(out_dir, n)
         counts[status] = counts.get(status, 0) + 1
         total = (m.get("timings") or {}).get("total_s")
         lines.append(f"| `{n.id}` | {n.stage} | {status} | {m.get('attempt', 0)} | "
@@ -52,7 +53,7 @@ def weights_index(nodes: list[Node], out_dir: str | Path, name: str) -> str:
             continue
         m = read_manifest(n.run_dir) or {}
         outputs = m.get("outputs") or {}
-        out = (outputs.get("model") or next(iter(outputs.values()), {})) if outputs else {}
+        out: dict[str, Any] = (outputs.get("model") or next(iter(outputs.values()), {})) if outputs else {}
         parents = [f"`{i}`" for i in n.inputs if by_id.get(i) and by_id[i].stage in WEIGHT_STAGES]
         parents += [f"{role}: {ref}" for role, ref in external_parents(n, m)]
         lines.append(f"| `{n.id}` | {WEIGHT_STAGES[n.stage]} | {m.get('status', 'not built')} | "

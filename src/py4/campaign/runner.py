@@ -29,12 +29,12 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Literal
 
 from py4.campaign.dag import Node
 from py4.campaign.progress import CampaignProgress
 from py4.errors import Py4Error
-from py4.runs import RunRecorder, read_manifest, run_is_done
+from py4.runs import RunRecorder, read_manifest, run_is_done, run_status
 from py4.stages import STAGES, result_summary, run_call
 
 Executor = Callable[[Node], None]
@@ -81,10 +81,13 @@ def record_dir(out_dir: str | Path, node: Node) -> Path:
     return Path(out_dir) / "_campaign" / "runs" / node.id.replace(":", "__").replace("@", "_at_")
 
 
-def node_status(out_dir: str | Path, node: Node) -> str:
+NodeStatus = Literal["pending", "running", "done", "failed", "interrupted"]
+"""A node's record: its RunStatus, or ``pending`` when it has none (never started)."""
+
+
+def node_status(out_dir: str | Path, node: Node) -> NodeStatus:
     """pending | running | done | failed | interrupted (from the node's record)."""
-    manifest = read_manifest(record_dir(out_dir, node))
-    return manifest.get("status", "pending") if manifest else "pending"
+    return run_status(record_dir(out_dir, node)) or "pending"
 
 
 @dataclass

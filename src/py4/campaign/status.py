@@ -13,19 +13,22 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 from py4.campaign.dag import Node
 from py4.campaign.runner import fingerprints, node_is_done, record_dir
 from py4.campaign.slurm import LIVE_STATES
-from py4.runs import read_manifest
+from py4.runs import run_status
 
-STATES = ("done", "running", "pending", "failed", "blocked")
+State = Literal["done", "running", "pending", "failed", "blocked"]
+"""A run's state in the campaign (the module's docstring says when each holds)."""
+STATES: tuple[State, ...] = get_args(State)
 
 
 @dataclass
 class RunState:
     node: Node
-    state: str
+    state: State
     job_id: str | None = None
     slurm_state: str | None = None
     """Slurm's state of the run's latest job (None: no job; UNKNOWN: purged, no accounting)."""
@@ -42,7 +45,7 @@ def run_states(nodes: list[Node], out_dir: str | Path, jobs: dict | None = None,
     """
     jobs, job_states = jobs or {}, job_states or {}
     prints = fingerprints(nodes)
-    states: dict[str, str] = {}
+    states: dict[str, State] = {}
     rows = []
     for node in nodes:
         job = jobs.get(node.id)
@@ -56,14 +59,14 @@ def run_states(nodes: list[Node], out_dir: str | Path, jobs: dict | None = None,
     return rows
 
 
-def _state(node: Node, out_dir, fingerprint: str, job, slurm, earlier: dict[str, str]) -> str:
+def _state(node: Node, out_dir, fingerprint: str, job, slurm, earlier: dict[str, State]) -> State:
     if node_is_done(out_dir, node, fingerprint):
         return "done"
     if slurm is not None and slurm.live:
         if slurm.reason == "DependencyNeverSatisfied":  # an input failed: it will never start
             return "blocked"
         return "running" if slurm.running else "pending"
-    recorded = (read_manifest(record_dir(out_dir, node)) or {}).get("status")
+    recorded = run_status(record_dir(out_dir, node))
     if recorded in ("failed", "interrupted"):
         return "failed"
     if recorded == "running":
@@ -90,7 +93,8 @@ def summary_line(rows: list[RunState]) -> str:
 def compact_ids(ids: list[str]) -> str:
     """'12,13,14,20' -> '12-14,20' (job ids of one stage in one cell)."""
     numbers = sorted({int(i) for i in ids})
-    spans, out = [], []
+    spans: list[list[int]] = []
+    out: list[str] = []
     for n in numbers:
         if spans and n == spans[-1][1] + 1:
             spans[-1][1] = n
