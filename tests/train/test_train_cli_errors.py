@@ -117,3 +117,14 @@ def test_chat_template_without_markers_is_named_before_the_weights_load(smoke_as
     line = _error_line(runner.invoke(app, ["train", "sft", "--config", str(config)]))
     assert line.startswith(f"error: model {model}: ") and "no {% generation %}" in line
     assert not (tmp_path / "out" / "model").exists()
+
+
+@pytest.mark.smoke
+def test_a_reward_function_that_is_not_there_names_its_field(smoke_assets, tmp_path):
+    config = tmp_path / "grpo.yaml"
+    config.write_text(f"model: {{path: {smoke_assets / 'it'}}}\n"
+                      "reward_functions: [{function: 'no_such_module_xyz:f'}]\n"
+                      f"problems: {{limit: 2}}\ngrpo: {{num_generations: 2, problems_per_step: 2}}\n"
+                      f"optimisation: {{grad_accum: 4, max_steps: 1}}\nrun: {{output_dir: {tmp_path / 'out'}}}\n")
+    line = _error_line(runner.invoke(app, ["train", "grpo", "--config", str(config)]))
+    assert "reward_functions[0].function: 'no_such_module_xyz:f' not found" in line

@@ -43,6 +43,7 @@ import pydantic
 from py4.config import StrictModel
 from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading
+from py4.train.errors import FunctionNotFound
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 
 
@@ -363,23 +364,22 @@ def _find_key(tree: Any, key: str) -> Any:
 
 
 def make_environment_factory(config: "GRPOStageConfig", tokenizer):
-    """TRL's zero-argument environment factory; raises ImportError naming a missing module/function."""
-    try:
-        build = import_function(config.environment_factory)
-    except ImportError as exc:
-        raise ImportError(f"environment factory: {exc}") from None
+    """TRL's zero-argument environment factory; raises FunctionNotFound (an ImportError) naming a
+    missing module/function."""
+    build = import_function(config.environment_factory, "environment_factory")
     return build(config.episode, tokenizer=tokenizer)
 
 
-def import_function(path: str):
-    """``module:function`` → the function; raises ImportError naming what is missing."""
+def import_function(path: str, field: str = "function"):
+    """``module:function`` → the function; raises FunctionNotFound (an ImportError) naming the config
+    field and what is missing."""
     module_name, _, function_name = path.partition(":")
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as exc:
-        raise ImportError(f"{path!r} not found ({exc})") from None
+        raise FunctionNotFound(f"{field}: {path!r} not found ({exc})") from None
     if not callable(function):
-        raise ImportError(f"{path!r} is not callable")
+        raise FunctionNotFound(f"{field}: {path!r} is not callable")
     return function
 
 
@@ -387,11 +387,12 @@ def reward_functions(config: "GRPOStageConfig") -> tuple[list, list[float]]:
     """The reward functions handed to TRL and their weights (TRL appends the environment's, weight 1).
 
     ``note_completion_lengths`` comes first: it marks trajectories that used the whole token
-    budget as truncated before the environment's ``get_reward`` scores them. Raises ImportError.
+    budget as truncated before the environment's ``get_reward`` scores them. Raises FunctionNotFound.
     """
     from py4.episodes.environment import note_completion_lengths
 
-    extra = [import_function(r.function) for r in config.reward_functions]
+    extra = [import_function(r.function, f"reward_functions[{i}].function")
+             for i, r in enumerate(config.reward_functions)]
     return [note_completion_lengths, *extra], [1.0, *(r.weight for r in config.reward_functions)]
 
 
@@ -425,7 +426,8 @@ def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> lis
     return rows
 
 
-def drop_long_prompts(rows: list[dict], tokenizer, tools: list[dict], limit: int, thinking: bool) -> tuple[list[dict], int]:
+def drop_long_prompts(rows: list[dict], tokenizer, tools: list[dict], limit: int,
+                      thinking: bool) -> tuple[list[dict], int]:
     kept = []
     for row in rows:
         ids = tokenizer.apply_chat_template(row["prompt"], tools=tools, add_generation_prompt=True,
@@ -501,7 +503,7 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_we
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
-    """Run GRPO; raises ImportError when the environment or a reward function is missing,
+    """Run GRPO; raises FunctionNotFound (an ImportError) when the environment or a reward function is missing,
     VllmLaunchError (a TrainingGuardError) when a vLLM launch cannot work — checked before any
     weights load — and TrainingGuardError on guards."""
     from datasets import Dataset
