@@ -30,8 +30,10 @@ def tokenizer(tokenizer_dir):
 @pytest.fixture
 def corpus_dir(tmp_path) -> Path:
     root = tmp_path / "corpus"
-    write_jsonl(root / "shard-00000.jsonl", [{"id": f"c{i}", "text": f"fn doc {i}: " + sentence(i, 20)} for i in range(12)])
-    write_jsonl(root / "shard-00001.jsonl", [{"id": f"c{i}", "text": f"let doc {i}: " + sentence(i, 30)} for i in range(12, 20)])
+    write_jsonl(root / "shard-00000.jsonl",
+                [{"id": f"c{i}", "text": f"fn doc {i}: " + sentence(i, 20)} for i in range(12)])
+    write_jsonl(root / "shard-00001.jsonl",
+                [{"id": f"c{i}", "text": f"let doc {i}: " + sentence(i, 30)} for i in range(12, 20)])
     (root / "manifest.json").write_text(json.dumps({"name": "test-corpus", "docs": 20}), encoding="utf-8")
     return root
 

@@ -21,7 +21,8 @@ def invoke(*args: str):
 
 def test_schedule_flags_print_and_write(tmp_path):
     result = invoke("schedule", "--total-tokens", "80,090,880", "--seq-len", "8192", "--micro-batch", "1",
-                    "--grad-accum", "8", "--gpus", "4", "--rounding", "ceil", "--warmup", "0.03", "--out", str(tmp_path))
+                    "--grad-accum", "8", "--gpus", "4", "--rounding", "ceil", "--warmup", "0.03",
+                    "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert "max steps 306" in result.output and "262,144 tokens per step" in result.output
     written = json.loads((tmp_path / "step_schedule.json").read_text())
@@ -65,7 +66,8 @@ def test_mix_pack_inspect_from_configs(tmp_path, corpus_dir, replay_dir, chat_di
 
     result = invoke("inspect", str(tmp_path / "mix"), "--index", "1", "--tokens", "--max-tokens", "20")
     assert result.exit_code == 0, result.output
-    assert "128 tokens, 128 supervised, 1 segment(s)" in result.output and " index      id   label    pos  token" in result.output
+    assert "128 tokens, 128 supervised, 1 segment(s)" in result.output
+    assert " index      id   label    pos  token" in result.output
 
     pack_cfg = tmp_path / "pack.yaml"
     pack_cfg.write_text(yaml.safe_dump({"kind": "data.pack", "out_dir": str(tmp_path / "sft"), "format": "chat",
@@ -75,7 +77,8 @@ def test_mix_pack_inspect_from_configs(tmp_path, corpus_dir, replay_dir, chat_di
     assert result.exit_code == 0, result.output
     text = inspect_packed_row(tmp_path / "sft", 0).plain
     first = load_packed(tmp_path / "sft")[0]
-    supervised = tokenizer.decode([t for t, lab in zip(first["input_ids"], first["labels"]) if lab != -100])
+    supervised = tokenizer.decode([t for t, lab in zip(first["input_ids"], first["labels"], strict=True)
+                                   if lab != -100])
     body = text.split("--- segment", 1)[1]
     marked = "".join(part.split(CLOSE)[0] for part in body.split(OPEN)[1:])
     assert marked == supervised and "answer" in marked and "question" not in marked

@@ -48,8 +48,10 @@ def test_campaign_mixes_carry_the_table():
         assert s.micro_batch * s.grad_accum * s.gpus * config.seq_len == 262_144 and s.warmup == 0.03
         steps[path.stem] = (config.expected_max_steps, s.rounding)
     assert steps == {
-        "mix_gemma4_12b_iso": (306, "ceil"), "mix_gemma4_12b_control": (306, "ceil"), "mix_gemma4_12b_prop": (164, "floor"),
-        "mix_gemma4_31b_iso": (306, "ceil"), "mix_gemma4_31b_control": (306, "ceil"), "mix_gemma4_31b_prop": (425, "floor"),
+        "mix_gemma4_12b_iso": (306, "ceil"), "mix_gemma4_12b_control": (306, "ceil"),
+        "mix_gemma4_12b_prop": (164, "floor"),
+        "mix_gemma4_31b_iso": (306, "ceil"), "mix_gemma4_31b_control": (306, "ceil"),
+        "mix_gemma4_31b_prop": (425, "floor"),
         "mix_glm45_air_iso": (293, "floor"), "mix_glm45_air_control": (282, "floor"),
         "mix_glm45_air_prop": (1425, "floor")}
 

@@ -27,7 +27,8 @@ def mix_config(out: Path, corpus: Path | None, replay: Path, **extra) -> MixConf
 
 
 def data_file_hashes(folder: Path) -> dict[str, str]:
-    names = [p for p in sorted(folder.iterdir()) if p.name.startswith("data-") or p.name in ("state.json", "dataset_info.json")]
+    names = [p for p in sorted(folder.iterdir())
+             if p.name.startswith("data-") or p.name in ("state.json", "dataset_info.json")]
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in names}
 
 
@@ -155,7 +156,8 @@ def test_separate_counting_tokenizer_matches_in_its_basis(tmp_path, corpus_dir, 
                                   count_tokenizer=str(tmp_path / "counter")))
     counts = manifest["counts"]
     assert counts["corpus_basis_tokens"] != counts["corpus_tokens"]
-    assert counts["replay_basis_tokens"] == counts["replay_target_basis_tokens"] + counts["replay_basis_overshoot_tokens"]
+    assert counts["replay_basis_tokens"] == (counts["replay_target_basis_tokens"]
+                                             + counts["replay_basis_overshoot_tokens"])
     assert counts["replay_target_basis_tokens"] == counts["corpus_basis_tokens"] * 4
     assert counts["replay_last_doc_tokens_cut"] == 0  # whole documents with two tokenizers
     assert manifest["total_mix_tokens"] == counts["corpus_tokens"] * 4 + counts["replay_tokens"]

@@ -28,7 +28,7 @@ def pack_config(out: Path, source: Path, tokenizer_dir: Path, **extra) -> PackCo
 
 def supervised_spans(tokenizer, ids, labels) -> list[str]:
     spans, current = [], []
-    for token, label in zip(ids, labels):
+    for token, label in zip(ids, labels, strict=True):
         if label != IGNORE_INDEX:
             assert label == token
             current.append(token)
@@ -116,7 +116,8 @@ def test_sft_determinism_and_schedule(tmp_path, chat_dir, tokenizer_dir):
     a = run_pack(pack_config(tmp_path / "a", chat_dir, tokenizer_dir, schedule=schedule))
     b = run_pack(pack_config(tmp_path / "b", chat_dir, tokenizer_dir, schedule=schedule))
     assert a["content_sha256"] == b["content_sha256"]
-    assert (tmp_path / "a" / "data-00000-of-00001.arrow").read_bytes() == (tmp_path / "b" / "data-00000-of-00001.arrow").read_bytes()
+    shard = "data-00000-of-00001.arrow"
+    assert (tmp_path / "a" / shard).read_bytes() == (tmp_path / "b" / shard).read_bytes()
     steps = json.loads((tmp_path / "a" / "step_schedule.json").read_text())
     assert steps["total_tokens"] == a["rows"] * 256 and steps["max_steps"] == min(2, a["rows"] // 2)
 
@@ -209,7 +210,8 @@ def test_family_tokenizer_packs_with_its_training_template(tmp_path, family):
     assert manifest["counts"]["conversations_fitting"] == 1  # whole, not split
     expected_family = {"gemma4": "gemma4", "glm45": "glm4moe"}[family]
     assert manifest["training_template"]["family"] == expected_family
-    assert manifest["training_template"]["source"].startswith("py4:") and manifest["training_template"]["inference_template_match"]
+    assert manifest["training_template"]["source"].startswith("py4:")
+    assert manifest["training_template"]["inference_template_match"]
     row = load_packed(tmp_path / "out")[0]
     assert supervised_spans(tokenizer, row["input_ids"], row["labels"]) == FAMILY_SPANS[family]
 

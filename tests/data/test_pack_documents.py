@@ -56,7 +56,7 @@ def test_apart_restarts_position_ids_at_every_document_and_row():
     ]
     concatenated = _pack(docs, 8, "concatenated")
     assert [list(p) for p in concatenated.positions] == [list(range(8))] * 3
-    assert all(np.array_equal(a, c) for a, c in zip(apart.input_ids, concatenated.input_ids))
+    assert all(np.array_equal(a, c) for a, c in zip(apart.input_ids, concatenated.input_ids, strict=True))
 
 
 def test_mix_with_documents_apart_restarts_positions_at_every_bos(tmp_path, corpus_dir, replay_dir, tokenizer_dir,
@@ -70,7 +70,7 @@ def test_mix_with_documents_apart_restarts_positions_at_every_bos(tmp_path, corp
     rows_apart, rows_plain = load_packed(tmp_path / "apart"), load_packed(tmp_path / "plain")
     assert len(rows_apart) == len(rows_plain) > 2
     bos, restarts = tokenizer.bos_token_id, 0
-    for a, p in zip(rows_apart, rows_plain):
+    for a, p in zip(rows_apart, rows_plain, strict=True):
         ids, pos = np.asarray(a["input_ids"]), np.asarray(a["position_ids"])
         assert np.array_equal(ids, p["input_ids"]) and np.array_equal(p["position_ids"], np.arange(64))
         starts = np.flatnonzero(pos == 0)

@@ -19,7 +19,8 @@ def test_build_is_deterministic_and_bounded(tmp_path):
     a = build_smoke_replay(tmp_path / "a", max_docs=30, docs_per_shard=8)
     b = build_smoke_replay(tmp_path / "b", max_docs=30, docs_per_shard=8)
     assert a["docs"] == 30 and a["shards"] == 4 and a["content_sha256"] == b["content_sha256"]
-    rows = [json.loads(line) for f in sorted((tmp_path / "a").glob("replay-*.jsonl")) for line in f.read_text().splitlines()]
+    rows = [json.loads(line) for f in sorted((tmp_path / "a").glob("replay-*.jsonl"))
+            for line in f.read_text().splitlines()]
     assert len(rows) == 30 and all(r["text"].strip() and r["id"].startswith("stdlib/") for r in rows)
     assert any("#doc" in r["id"] for r in rows) and any("#src" in r["id"] for r in rows)
     assert max(len(r["text"]) for r in rows) <= 8000
@@ -35,5 +36,6 @@ def test_target_tokens_counts_with_the_tokenizer(tmp_path, tokenizer):
 def test_written_replay_reads_back_as_a_local_source(tmp_path):
     build_smoke_replay(tmp_path / "r", max_docs=5)
     docs = list(iter_text_source(TextSourceSpec(path=str(tmp_path / "r"))))
-    builtin = [d for _, d in zip(range(5), iter_stdlib_documents())]
+    # The first 5 of the standard library's documents: the stream is longer by design.
+    builtin = [d for _, d in zip(range(5), iter_stdlib_documents(), strict=False)]
     assert [d.text for d in docs] == [d.text for d in builtin]

@@ -141,7 +141,8 @@ def test_document_encoder_matches_the_tokenizer(tokenizer):
     plain = tokenizer(text, add_special_tokens=False)["input_ids"]
     assert ids.tolist() == [tokenizer.bos_token_id] + plain + [tokenizer.eos_token_id]
     assert encoder.count_batch([text]) == [len(ids)]
-    assert DocumentEncoder(tokenizer, add_bos=False).encode_batch([text])[0].tolist() == plain + [tokenizer.eos_token_id]
+    encoded = DocumentEncoder(tokenizer, add_bos=False).encode_batch([text])[0].tolist()
+    assert encoded == plain + [tokenizer.eos_token_id]
 
 
 def test_local_data_files_rejects_empty_folder(tmp_path):

@@ -45,7 +45,8 @@ def test_user_errors_name_the_flag_and_what_was_expected(tmp_path):
     assert compare.exit_code == 2 and str(other) in compare.output and "same --limit" in compare.output
     garbage = tmp_path / "garbage.json"
     garbage.write_text("[1, 2]")
-    bad = runner.invoke(app, ["probes", "eval", "--model", "x", "--compare", str(garbage), "--out", str(tmp_path / "o")])
+    bad = runner.invoke(app, ["probes", "eval", "--model", "x", "--compare", str(garbage),
+                              "--out", str(tmp_path / "o")])
     assert bad.exit_code == 2 and "`scores` list" in bad.output
 
 

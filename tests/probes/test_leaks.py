@@ -48,7 +48,8 @@ def test_problems_validate_gate_flags_a_gold_carrying_a_probe_program(records):
     planted = good[1].model_copy(update={"gold": good[1].gold + "\n" + _first(records, "syntax")["check"]["p4_code"]})
     report = ValidationReport()
     _static_gates([good[0], planted], report)
-    assert [(f["id"], f["gate"]) for f in report.failures if f["gate"] == "no_probe_text"] == [(planted.id, "no_probe_text")]
+    leaks = [(f["id"], f["gate"]) for f in report.failures if f["gate"] == "no_probe_text"]
+    assert leaks == [(planted.id, "no_probe_text")]
 
 
 def _corpus(tmp_path, texts):

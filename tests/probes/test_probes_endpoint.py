@@ -39,7 +39,8 @@ def completions_script(model, tok):
         choices = []
         for i, prompt in enumerate(prompts):
             # a text prompt gets the BOS a server adds (add_special_tokens); token ids are taken as sent
-            ids = prompt if isinstance(prompt, list) else [tok.bos_token_id] + tok(prompt, add_special_tokens=False)["input_ids"]
+            ids = (prompt if isinstance(prompt, list)
+                   else [tok.bos_token_id] + tok(prompt, add_special_tokens=False)["input_ids"])
             with torch.no_grad():
                 lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
             token_logprobs = [None] + [float(lp[j - 1, ids[j]]) for j in range(1, len(ids))]
@@ -66,7 +67,7 @@ def tiny(pairs):
 
 def _assert_same_scores(got, want):
     assert [g["id"] for g in got] == [w["id"] for w in want]
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert (g["p4_tokens"], g["py3_tokens"]) == (w["p4_tokens"], w["py3_tokens"])
         assert g["p4_logprob"] == pytest.approx(w["p4_logprob"], abs=1e-4)
         assert g["py3_logprob"] == pytest.approx(w["py3_logprob"], abs=1e-4)
@@ -132,7 +133,8 @@ def test_text_prompts_count_a_token_merged_across_the_boundary_in_the_span():
     tokens = {"ab": ["<bos>", "a", "b"], "abcd": ["<bos>", "a", "bc", "d"], "abc": ["<bos>", "a", "b", "c"]}
 
     def script(body, n):
-        choices = [{"index": i, "logprobs": {"tokens": tokens[p], "token_logprobs": [None] + [-1.0] * (len(tokens[p]) - 1)}}
+        choices = [{"index": i, "logprobs": {"tokens": tokens[p],
+                                             "token_logprobs": [None] + [-1.0] * (len(tokens[p]) - 1)}}
                    for i, p in enumerate(body["prompt"])]
         return 200, {"choices": choices}
 

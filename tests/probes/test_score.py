@@ -31,7 +31,7 @@ def test_batched_shared_prefix_equals_naive_path(pairs, model_and_naive, batch_s
     model, tok, naive = model_and_naive
     fast = score_pairs(model, tok, pairs, batch_size=batch_size)
     assert [f["id"] for f in fast] == [n["id"] for n in naive] == [p["id"] for p in pairs]
-    for f, n in zip(fast, naive):
+    for f, n in zip(fast, naive, strict=True):
         assert f["p4_tokens"] == n["p4_tokens"] and f["py3_tokens"] == n["py3_tokens"]
         assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
         assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
@@ -47,7 +47,7 @@ def test_batched_scorer_with_a_sliding_window_shorter_than_the_prefixes(pairs):
     model, tok = char_model(pairs, sliding_window=16)
     assert max(len(p["prefix"]) for p in pairs) > 16
     fast, naive = score_pairs(model, tok, pairs, batch_size=8), score_pairs_naive(model, tok, pairs)
-    for f, n in zip(fast, naive):
+    for f, n in zip(fast, naive, strict=True):
         assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
         assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
 
@@ -73,6 +73,6 @@ def test_batched_scorer_through_a_lora_adapter(pairs):
     model, tok = char_model(pairs[:6])
     lora = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
     fast, naive = score_pairs(lora, tok, pairs[:6], batch_size=3), score_pairs_naive(lora, tok, pairs[:6])
-    for f, n in zip(fast, naive):
+    for f, n in zip(fast, naive, strict=True):
         assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
         assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)

@@ -30,7 +30,7 @@ def test_rendering_has_turns_tools_and_calls(small_tokenizer):
 def test_assistant_mask_covers_exactly_the_assistant_turns(small_tokenizer):
     out = small_tokenizer.apply_chat_template(CONVERSATION, tools=TOOL_SCHEMAS, return_dict=True,
                                               return_assistant_tokens_mask=True)
-    masked = small_tokenizer.decode([t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m])
+    masked = small_tokenizer.decode([t for t, m in zip(out["input_ids"], out["assistant_masks"], strict=True) if m])
     assert masked == ('<think>\n\n</think>\n<tool_call>{"name": "run_code", "arguments": {"code": "print(2 + 3)"}}'
                       "</tool_call><end_of_turn><think>\nEasy.\n</think>\nIt is 5.<end_of_turn>")
 
@@ -46,7 +46,8 @@ def test_generation_prompt_switches_thinking(small_tokenizer, thinking, suffix):
 def test_tool_calls_parse_back_from_token_ids(small_tokenizer):
     prefix = small_tokenizer.apply_chat_template(CONVERSATION[:2], tools=TOOL_SCHEMAS, tokenize=False,
                                                  add_generation_prompt=True, enable_thinking=False)
-    completion = '<tool_call>{"name": "submit", "arguments": {"code": "fn f() -> int:\\n    return 1"}}</tool_call><end_of_turn>'
+    completion = ('<tool_call>{"name": "submit", "arguments": {"code": "fn f() -> int:\\n    return 1"}}</tool_call>'
+                  '<end_of_turn>')
     ids = small_tokenizer(completion, add_special_tokens=False)["input_ids"]
     parsed = small_tokenizer.parse_response(ids, prefix=prefix)
     assert parsed["tool_calls"] == [{"type": "function", "function": {
@@ -54,7 +55,8 @@ def test_tool_calls_parse_back_from_token_ids(small_tokenizer):
 
 
 def test_thinking_and_content_parse_back(small_tokenizer):
-    parsed = small_tokenizer.parse_response("<think>\nhmm\n</think>\nHello<end_of_turn>", prefix="<start_of_turn>model\n")
+    parsed = small_tokenizer.parse_response("<think>\nhmm\n</think>\nHello<end_of_turn>",
+                                            prefix="<start_of_turn>model\n")
     assert parsed == {"role": "assistant", "reasoning_content": "hmm", "content": "Hello"}
 
 

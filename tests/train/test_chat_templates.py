@@ -35,7 +35,8 @@ CONVERSATIONS = {
     "plain": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}],
     "system_multi_turn": [
         {"role": "system", "content": "Be brief."}, {"role": "user", "content": "A?"},
-        {"role": "assistant", "content": "B."}, {"role": "user", "content": "C?"}, {"role": "assistant", "content": "D."}],
+        {"role": "assistant", "content": "B."}, {"role": "user", "content": "C?"},
+        {"role": "assistant", "content": "D."}],
     "tool_episode": [
         {"role": "system", "content": "Solve it."}, {"role": "user", "content": "Task"},
         {"role": "assistant", "content": "", "reasoning_content": "Try it first.",
@@ -50,7 +51,8 @@ CONVERSATIONS = {
         call("run_code", code="print(1)"), call("lookup", x=1, y=[1.5, None, True], z={"k": "v"})]}],
     "parallel_calls_then_user": [
         {"role": "user", "content": "Q"},
-        {"role": "assistant", "content": "", "tool_calls": [call("run_code", "a", code="1"), call("run_code", "b", code="2")]},
+        {"role": "assistant", "content": "",
+         "tool_calls": [call("run_code", "a", code="1"), call("run_code", "b", code="2")]},
         {"role": "tool", "tool_call_id": "a", "name": "run_code", "content": "1"},
         {"role": "tool", "tool_call_id": "b", "name": "run_code", "content": "2"},
         {"role": "user", "content": "more"}],
@@ -84,7 +86,8 @@ def test_gemma4_training_template_renders_the_inference_text(standin_tokenizers,
     own, training = tokenizer.chat_template, template_text("gemma4")
     for tools, prompt, kwargs in RENDER_OPTIONS:
         expected = render(tokenizer, CONVERSATIONS[name], own, tools, prompt, **kwargs)
-        assert render(tokenizer, CONVERSATIONS[name], training, tools, prompt, **kwargs) == expected, (tools, prompt, kwargs)
+        rendered = render(tokenizer, CONVERSATIONS[name], training, tools, prompt, **kwargs)
+        assert rendered == expected, (tools, prompt, kwargs)
 
 
 @pytest.mark.parametrize("name", list(CONVERSATIONS))
@@ -108,7 +111,7 @@ def masked_runs(tokenizer, messages, template, **kwargs) -> list[str]:
     out = tokenizer.apply_chat_template(messages, tools=TOOLS, tokenize=True, return_dict=True,
                                         return_assistant_tokens_mask=True, chat_template=template, **kwargs)
     runs, current = [], []
-    for token, masked in zip(out["input_ids"], out["assistant_masks"]):
+    for token, masked in zip(out["input_ids"], out["assistant_masks"], strict=True):
         if masked:
             current.append(token)
         elif current:
@@ -126,11 +129,13 @@ def test_gemma4_mask_is_what_the_model_writes(standin_tokenizers):
     runs = masked_runs(tokenizer, CONVERSATIONS["tool_episode"], template_text("gemma4"))
     quoted = '<|"|>' + CODE + '<|"|>'
     assert runs == [
-        "<|channel>thought\nTry it first.\n<channel|><|tool_call>call:run_code{code:" + quoted + "}<tool_call|><|tool_response>",
+        "<|channel>thought\nTry it first.\n<channel|><|tool_call>call:run_code{code:" + quoted
+        + "}<tool_call|><|tool_response>",
         "<|tool_call>call:submit{code:" + quoted + "}<tool_call|><|tool_response>",
         "Done.<turn|>",
     ]
-    assert masked_runs(tokenizer, CONVERSATIONS["system_multi_turn"], template_text("gemma4")) == ["B.<turn|>", "D.<turn|>"]
+    runs = masked_runs(tokenizer, CONVERSATIONS["system_multi_turn"], template_text("gemma4"))
+    assert runs == ["B.<turn|>", "D.<turn|>"]
 
 
 def test_gemma4_mask_marks_only_the_first_response_opener_of_parallel_calls(standin_tokenizers):
@@ -144,7 +149,8 @@ def test_glm_mask_is_what_the_model_writes(standin_tokenizers):
     tokenizer = standin_tokenizers["glm4moe"]
     runs = masked_runs(tokenizer, CONVERSATIONS["tool_episode"], template_text("glm4moe"))
     def block(name):
-        return f"\n<tool_call>{name}\n<arg_key>code</arg_key>\n<arg_value>{CODE}</arg_value>\n</tool_call><|observation|>"
+        return (f"\n<tool_call>{name}\n<arg_key>code</arg_key>\n<arg_value>{CODE}</arg_value>\n</tool_call>"
+                "<|observation|>")
 
     assert runs == ["\n<think>Try it first.</think>" + block("run_code"),
                     "\n<think></think>" + block("submit"),
@@ -203,7 +209,8 @@ def test_string_arguments_are_restored_before_rendering(standin_tokenizers):
         render(standin_tokenizers["glm4moe"], messages, template_text("glm4moe"))
     restored = restore_tool_arguments(messages)
     assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"code": "print(1)"}'  # input untouched
-    assert 'call:submit{code:<|"|>print(1)<|"|>}' in render(standin_tokenizers["gemma4"], restored, template_text("gemma4"))
+    rendered = render(standin_tokenizers["gemma4"], restored, template_text("gemma4"))
+    assert 'call:submit{code:<|"|>print(1)<|"|>}' in rendered
     assert ("<tool_call>submit\n<arg_key>code</arg_key>\n<arg_value>print(1)</arg_value>"
             in render(standin_tokenizers["glm4moe"], restored, template_text("glm4moe")))
     with pytest.raises(ChatTemplateError, match="must be a JSON object"):
@@ -264,7 +271,7 @@ def test_sft_trains_family_tokenizer_on_gold_calls(standin_tokenizers, tmp_path,
                                      loading.device_settings(False), 2, 2048, False)
     assert tokenizer.chat_template == own_template  # the saved tokenizer keeps the model's template
     assert trainer.training_template["family"] == family and trainer.training_template["inference_template_match"]
-    for example, gold in zip(trainer.train_dataset, golds):
+    for example, gold in zip(trainer.train_dataset, golds, strict=True):
         labelled = [label for label in example["labels"] if label != -100]
         assert tokenizer.decode(labelled) == GOLD_CALLS[family](gold)
     trainer.train()

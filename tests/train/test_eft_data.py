@@ -30,7 +30,8 @@ def test_submit_call_row_is_the_episode_prompt_and_a_submit_call(bank):
     assert row["messages"][:2] == initial_messages(problem, EpisodeConfig())
     answer = row["messages"][2]
     assert answer["role"] == "assistant" and answer["content"] == ""
-    assert answer["tool_calls"] == [{"type": "function", "function": {"name": "submit", "arguments": {"code": problem.gold}}}]
+    assert answer["tool_calls"] == [{"type": "function",
+                                     "function": {"name": "submit", "arguments": {"code": problem.gold}}}]
     assert row["chat_template_kwargs"] == {"enable_thinking": False} and row["source"] == "gold"
     assert eft_data.gold_code(row) == problem.gold
 

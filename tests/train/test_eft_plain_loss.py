@@ -20,11 +20,12 @@ def test_plain_loss_equals_the_fused_loss_on_a_batch(smoke_assets, tmp_path):
     rows = [gold_row(p, p.gold) for p in problems]
     source = loading.ModelSource(path=str(smoke_assets / "it"))
     device = loading.device_settings(False)
-    opt = common.Optimisation(learning_rate=1e-3, lr_scheduler="constant", min_lr_rate=None, warmup=0, optim="adamw_torch",
-                              micro_batch=3, gradient_checkpointing=False)
+    opt = common.Optimisation(learning_rate=1e-3, lr_scheduler="constant", min_lr_rate=None, warmup=0,
+                              optim="adamw_torch", micro_batch=3, gradient_checkpointing=False)
     losses = []
     for plain in (False, True):
-        run = common.RunSettings(output_dir=str(tmp_path / str(plain)), report_to=[], progress_bar=False, resume="never")
+        run = common.RunSettings(output_dir=str(tmp_path / str(plain)), report_to=[], progress_bar=False,
+                                 resume="never")
         torch.manual_seed(0)
         trainer = sft.build_chat_trainer(loading.load_model(source, device), loading.load_tokenizer(source),
                                          sft.chat_dataset(rows), opt, run, device, 1, 1024, False,

@@ -96,7 +96,8 @@ def test_the_generator_is_placed_on_the_chosen_device(tmp_path):
     assert not model.training
     # Answers are cut at the -it generation config's end of turn as well as at <eos>.
     tokenizer = loading.load_tokenizer(loading.ModelSource(path=str(parent)))
-    assert eft_data.stop_token_ids(model, tokenizer) == {tokenizer.convert_tokens_to_ids(t) for t in ("<eos>", "<turn|>")}
+    stops = {tokenizer.convert_tokens_to_ids(t) for t in ("<eos>", "<turn|>")}
+    assert eft_data.stop_token_ids(model, tokenizer) == stops
 
 
 class ReplayServer:
@@ -113,7 +114,8 @@ class ReplayServer:
                     server.bodies.append(body)
                 prompt = body["messages"][-1]["content"]
                 reply = {"choices": [{"index": 0, "finish_reason": "stop", "message": {
-                    "role": "assistant", "content": f"  Answer to: {prompt}\n", "reasoning_content": f"Think: {prompt}"}}],
+                    "role": "assistant", "content": f"  Answer to: {prompt}\n",
+                    "reasoning_content": f"Think: {prompt}"}}],
                     "usage": {"completion_tokens": 9}}
                 data = json.dumps(reply).encode()
                 self.send_response(200)

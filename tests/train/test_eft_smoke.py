@@ -33,7 +33,8 @@ def dose(smoke_assets, tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("dose") / "dose10"
     config = EFTDoseConfig(out=str(out), gold=8, replay=2, split="eft_pool", replay_settings={
-        "instructions": {"path": str(smoke_assets / "instructions"), "filter": "none"}, "parent": {"path": str(smoke_assets / "it")},
+        "instructions": {"path": str(smoke_assets / "instructions"), "filter": "none"},
+        "parent": {"path": str(smoke_assets / "it")},
         "max_new_tokens": 24, "batch_size": 2})
     return build_dose(config)
 
@@ -124,7 +125,7 @@ def test_gold_rows_supervise_exactly_the_submit_call(smoke_assets, dose, tmp_pat
         expected[prompt] = f"<think>\n\n</think>\n<tool_call>{call}</tool_call><end_of_turn>"
     ids, labels = first.batch["input_ids"], first.batch["labels"]
     seen = {}
-    for row_ids, row_labels in zip(ids, labels):
+    for row_ids, row_labels in zip(ids, labels, strict=True):
         real = row_ids != tokenizer.pad_token_id
         supervised = tokenizer.decode(row_ids[real & (row_labels != -100)])
         masked = tokenizer.decode(row_ids[real & (row_labels == -100)])

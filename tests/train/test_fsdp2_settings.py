@@ -80,7 +80,8 @@ def test_trainer_kwargs_checkpoint_without_reentrancy():
     assert kwargs["activation_checkpointing_kwargs"] == {"use_reentrant": False}
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "configs/train").glob("*/*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", sorted((REPO / "configs/train").glob("*/*.yaml")),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_multi_gpu_stage_configs_leave_checkpointing_to_fsdp(path):
     data = yaml.safe_load(path.read_text()) or {}
     opt = data.get("optimisation") or {}

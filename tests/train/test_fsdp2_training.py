@@ -132,7 +132,8 @@ def _accelerate_config(tmp: Path, name: str, **fsdp_changes) -> Path:
 
 
 def _launch(accelerate_config: Path, standin: Path, data: Path, run_dir: Path, facts: Path,
-            *extra: str, exit_at: int | None = None, stage_config: Path = CAMPAIGN_MIDTRAIN) -> subprocess.CompletedProcess:
+            *extra: str, exit_at: int | None = None,
+            stage_config: Path = CAMPAIGN_MIDTRAIN) -> subprocess.CompletedProcess:
     overrides = [f"model.path={standin}", "model.revision=null", f"data.path={data}", "data.schedule=null",
                  f"optimisation.max_steps={MAX_STEPS}", "optimisation.gpus=2", "optimisation.micro_batch=1",
                  "optimisation.grad_accum=1", "optimisation.learning_rate=1e-3", "run.save_steps=2",
@@ -254,7 +255,8 @@ def test_only_rank0_reads_the_weights_and_the_result_is_the_same(setup, referenc
                                 fsdp_activation_checkpointing=False)
     _ok(_launch(config, standin, data, other_dir, other_facts, "optimisation.gradient_checkpointing=true"))
     other = _facts(other_facts)
-    assert other[1]["loaded"]["on_meta"] == 0 and other[1]["loaded"]["materialised_bytes"] == loaded[0]["materialised_bytes"]
+    assert other[1]["loaded"]["on_meta"] == 0
+    assert other[1]["loaded"]["materialised_bytes"] == loaded[0]["materialised_bytes"]
     prepared = other[0]["prepared"]
     assert prepared["checkpoint_wrappers"] == 0 and prepared["hf_gradient_checkpointing"]
     assert prepared["gradient_checkpointing_kwargs"] == {"use_reentrant": False}

@@ -46,7 +46,8 @@ def test_trl_vllm_range_is_the_installed_trls():
 
 def test_the_campaign_config_is_a_possible_layout():
     g = _load().grpo
-    assert (g.use_vllm, g.vllm_mode, g.vllm_tensor_parallel_size, g.vllm_server_gpus) == (True, "server", 4, [4, 5, 6, 7])
+    layout = (g.use_vllm, g.vllm_mode, g.vllm_tensor_parallel_size, g.vllm_server_gpus)
+    assert layout == (True, "server", 4, [4, 5, 6, 7])
 
 
 def test_colocate_with_tensor_parallel_beyond_the_world_size_is_rejected():

@@ -27,7 +27,8 @@ def test_train_bad_config_names_the_field(tmp_path):
 def test_train_missing_model_folder_is_reported(tmp_path):
     config, data = tmp_path / "c.yaml", tmp_path / "d"
     data.mkdir()  # the data folder exists (a missing one is named first), the model folder does not
-    config.write_text(f"model: {{path: {tmp_path / 'nope'}}}\ndata: {{path: {data}}}\nrun: {{output_dir: {tmp_path / 'o'}}}\n")
+    config.write_text(f"model: {{path: {tmp_path / 'nope'}}}\ndata: {{path: {data}}}\n"
+                      f"run: {{output_dir: {tmp_path / 'o'}}}\n")
     result = runner.invoke(app, ["train", "midtrain", "--config", str(config)])
     assert result.exit_code == 2 and "not found" in result.output
 

@@ -70,7 +70,8 @@ def test_step_schedule(tmp_path):
     with pytest.raises(DataError, match=f"^{tmp_path / 'step_schedule.json'}:4: invalid JSON"):
         read_step_schedule(tmp_path)
     (tmp_path / "step_schedule.json").write_text(json.dumps({"max_steps": 3, "colour": "red"}))
-    with pytest.raises(DataError, match=r"not a step schedule: missing field\(s\) \['unit'.*unknown field\(s\) \['colour'\]"):
+    with pytest.raises(DataError, match=r"not a step schedule: missing field\(s\) \['unit'.*"
+                                        r"unknown field\(s\) \['colour'\]"):
         read_step_schedule(tmp_path)
 
 

@@ -240,7 +240,8 @@ def restore_tool_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any
                 try:
                     arguments = json.loads(arguments) if arguments.strip() else {}
                 except ValueError as exc:
-                    raise ChatTemplateError(f"tool call {function.get('name')!r}: arguments are not JSON: {exc}") from None
+                    raise ChatTemplateError(
+                        f"tool call {function.get('name')!r}: arguments are not JSON: {exc}") from None
                 if not isinstance(arguments, dict):
                     raise ChatTemplateError(f"tool call {function.get('name')!r}: arguments must be a JSON object, "
                                             f"got {type(arguments).__name__}")

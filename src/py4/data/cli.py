@@ -65,7 +65,8 @@ def mix(config: Path = typer.Option(..., "--config", help="a data.mix YAML"), ov
 
 @app.command()
 @cli_errors
-def pack(config: Path = typer.Option(..., "--config", help="a data.pack YAML"), overrides: list[str] = OVERRIDES) -> None:
+def pack(config: Path = typer.Option(..., "--config", help="a data.pack YAML"),
+         overrides: list[str] = OVERRIDES) -> None:
     """Pack chat conversations (SFT, assistant-only labels) or text documents."""
     from py4.data.pack import run_pack
 
@@ -160,7 +161,8 @@ def inspect(
 def smoke_replay(
     out: Path = typer.Option(..., help="folder for the jsonl shards and manifest.json"),
     max_docs: Optional[int] = typer.Option(None, help="stop after this many documents"),
-    target_tokens: Optional[str] = typer.Option(None, help="stop once this many tokens are written (needs --tokenizer)"),
+    target_tokens: Optional[str] = typer.Option(None, help="stop once this many tokens are written "
+                                                "(needs --tokenizer)"),
     tokenizer: Optional[str] = typer.Option(None, help="tokenizer to count with"),
     max_chars_per_doc: int = typer.Option(8000),
 ) -> None:

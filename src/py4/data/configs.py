@@ -25,7 +25,8 @@ class ScheduleSpec(StrictModel):
     micro_batch: int = pydantic.Field(1, ge=1)
     grad_accum: int = pydantic.Field(1, ge=1)
     gpus: int = pydantic.Field(1, ge=1)
-    rounding: Literal["ceil", "floor"] = pydantic.Field("floor", description="campaign: ceil for Gemma iso/control, floor elsewhere")
+    rounding: Literal["ceil", "floor"] = pydantic.Field(
+        "floor", description="campaign: ceil for Gemma iso/control, floor elsewhere")
     warmup: float | None = pydantic.Field(None, ge=0, description="steps (>= 1) or a ratio (< 1) of max steps")
     max_steps_cap: int | None = pydantic.Field(None, ge=1, description="upper bound on steps (SFT: 48)")
     epochs: int = pydantic.Field(1, ge=1)
@@ -110,7 +111,8 @@ class PackConfig(_TokenizerFields):
     add_eos: bool = True
     render_batch: int = pydantic.Field(64, ge=1)
     num_proc: int = pydantic.Field(1, ge=1, description="chat: processes rendering conversations (same output)")
-    chat_template_kwargs: dict[str, Any] = pydantic.Field(default_factory=dict, description="e.g. enable_thinking: false")
+    chat_template_kwargs: dict[str, Any] = pydantic.Field(default_factory=dict,
+                                                          description="e.g. enable_thinking: false")
     chat_template: str | None = pydantic.Field(None, description="a .jinja file replacing the tokenizer's template "
                                                "(needs {% generation %} markers)")
     chat_template_family: str | None = pydantic.Field(

@@ -26,7 +26,7 @@ def segments_of(position_ids: np.ndarray) -> list[tuple[int, int]]:
     """(start, end) of each run where position ids count up from a restart at 0."""
     starts = [0] + [i for i in range(1, len(position_ids)) if position_ids[i] <= position_ids[i - 1]]
     ends = starts[1:] + [len(position_ids)]
-    return list(zip(starts, ends))
+    return list(zip(starts, ends, strict=True))
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int, bool]]:
@@ -80,7 +80,8 @@ def inspect_packed_row(dataset_dir: str | Path, index: int = 0, *, tokenizer: An
             break
         end = min(end, limit)
         seg_supervised = int(supervised[start:end].sum())
-        out.append(f"\n--- segment {number}: tokens {start}..{end - 1}, {seg_supervised} supervised ---\n", style="cyan")
+        out.append(f"\n--- segment {number}: tokens {start}..{end - 1}, {seg_supervised} supervised ---\n",
+                   style="cyan")
         for a, b, is_supervised in _runs(supervised[start:end]):
             text = tokenizer.decode(ids[start + a:start + b].tolist(), skip_special_tokens=False)
             if is_supervised:

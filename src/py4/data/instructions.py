@@ -27,8 +27,8 @@ import pydantic
 from py4.data.sources import _RowSource, open_rows
 from py4.data.tokens import DataError
 
-__all__ = ["Conversation", "InstructionSourceSpec", "InstructionSource", "load_instruction_source", "strict_alternation_problem",
-           "DOLCI_HUB_ID", "DOLCI_REVISION", "DOLCI_ROWS_TOTAL", "DOLCI_ROWS_KEPT"]
+__all__ = ["Conversation", "InstructionSourceSpec", "InstructionSource", "load_instruction_source",
+           "strict_alternation_problem", "DOLCI_HUB_ID", "DOLCI_REVISION", "DOLCI_ROWS_TOTAL", "DOLCI_ROWS_KEPT"]
 
 DOLCI_HUB_ID = "allenai/Dolci-Instruct-SFT"
 DOLCI_REVISION = "bd3c8f3a"  # the campaign's pin (abbreviated in the reference table)

@@ -45,7 +45,7 @@ def pack_chat_source(config: PackConfig, tokenizer: Any, writer: PackedDatasetWr
     batches = rendered_batches(batched(source, config.render_batch), tokenizer, template_kwargs, config.num_proc)
     with progress_bar("rendering + packing", unit="conversations") as advance:
         for chunk, rendered in batches:
-            for conversation, whole in zip(chunk, rendered):
+            for conversation, whole in zip(chunk, rendered, strict=True):
                 for piece in fit_conversation(tokenizer, conversation, whole, config.seq_len,
                                               config.long_conversations, stats, template_kwargs):
                     packer.add(piece)  # writes at most one row

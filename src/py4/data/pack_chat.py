@@ -108,7 +108,7 @@ def _render(tokenizer: Any, conversations: Sequence[Conversation],
     if len(plain) == len(conversations) and conversations:
         out = tokenizer.apply_chat_template([restore_tool_arguments(c.messages) for c in conversations], tokenize=True,
                                             return_assistant_tokens_mask=True, return_dict=True, **kwargs)
-        pairs = zip(out["input_ids"], out["assistant_masks"])
+        pairs = zip(out["input_ids"], out["assistant_masks"], strict=True)
     else:
         pairs = []
         for c in conversations:
@@ -157,7 +157,8 @@ def fit_conversation(tokenizer: Any, conversation: Conversation, rendered: Rende
     current: list[list[dict[str, Any]]] = []
     current_render: Rendered | None = None
     for group in groups:
-        candidate = _render_one(tokenizer, system + [m for g in current + [group] for m in g], conversation.tools, kwargs)
+        candidate = _render_one(tokenizer, system + [m for g in current + [group] for m in g], conversation.tools,
+                                kwargs)
         if len(candidate) <= seq_len:
             current, current_render = current + [group], candidate
             continue

@@ -101,7 +101,7 @@ class PackedDatasetWriter:
             return
         offsets = pa.array(np.arange(0, n * length + 1, length, dtype=np.int32))
         arrays = []
-        for name, block in zip(COLUMNS, (input_ids, labels, position_ids)):
+        for name, block in zip(COLUMNS, (input_ids, labels, position_ids), strict=True):
             flat = np.ascontiguousarray(block, dtype=np.int32).reshape(-1)
             self._hash.update(name.encode())
             self._hash.update(flat.tobytes())
@@ -129,7 +129,7 @@ class PackedDatasetWriter:
             stale.unlink()
         total = len(self._shards)
         names = [f"data-{i:05d}-of-{total:05d}.arrow" for i in range(total)]
-        for shard, name in zip(self._shards, names):
+        for shard, name in zip(self._shards, names, strict=True):
             shard.replace(self.out_dir / name)
         digest = self.content_sha256
         # The same state and info files, written the same way, as Dataset.save_to_disk.

@@ -127,7 +127,8 @@ PROBLEM_TEMPLATES: tuple[ProblemTemplate, ...] = (
     ProblemTemplate(
         "count_big", "Write fn {name}(xs: list[int]) -> int that counts the items greater than {k}.",
         "fn {name}(xs: list[int]) -> int:\n    return count([x > {k} for x in xs])",
-        lambda k: ([k - 1, k + 1, k + 2],), lambda k, a: sum(1 for x in a[0] if x > k), ("count_big", "above", "n_over"),
+        lambda k: ([k - 1, k + 1, k + 2],), lambda k, a: sum(1 for x in a[0] if x > k),
+        ("count_big", "above", "n_over"),
     ),
     ProblemTemplate(
         "truncating_div", "Write fn {name}(x: int) -> int that divides x by {k}, rounding toward zero.",

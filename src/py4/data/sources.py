@@ -58,8 +58,10 @@ class TextSourceSpec(_RowSource):
     """A replay text source."""
 
     text_field: str = "text"
-    builtin: Literal["stdlib"] | None = pydantic.Field(None, description="'stdlib': smoke replay made from the standard library")
-    max_chars_per_doc: int = pydantic.Field(8000, ge=200, description="builtin only: longer stdlib texts are cut into parts")
+    builtin: Literal["stdlib"] | None = pydantic.Field(
+        None, description="'stdlib': smoke replay made from the standard library")
+    max_chars_per_doc: int = pydantic.Field(
+        8000, ge=200, description="builtin only: longer stdlib texts are cut into parts")
 
     def _location_fields(self) -> tuple[str, ...]:
         return ("path", "hub_id", "builtin")

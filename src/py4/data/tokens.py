@@ -158,4 +158,4 @@ def encode_documents(docs: Iterable[Any], encoder: DocumentEncoder, batch: int,
         texts = [d.text for d in chunk]
         encoded = encoder.encode_batch(texts)
         counts = basis.count_batch(texts) if basis is not None else [len(t) for t in encoded]
-        yield from zip(chunk, encoded, counts)
+        yield from zip(chunk, encoded, counts, strict=True)

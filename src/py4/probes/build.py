@@ -97,8 +97,8 @@ def build_probes(workers: int = 2) -> list[dict]:
             semantic_code[rid].append(f"print({expr})\n")
     with Executor(workers=workers) as ex4, Executor(workers=workers, dialect="python3") as ex3:
         flat = [c for rid in sorted(semantic_code) for c in semantic_code[rid]]
-        r4 = dict(zip(flat, ex4.run_many(flat)))
-        r3 = dict(zip(flat, ex3.run_many(flat)))
+        r4 = dict(zip(flat, ex4.run_many(flat), strict=True))
+        r3 = dict(zip(flat, ex3.run_many(flat), strict=True))
     for rid, rule in sorted(RULES.items()):
         for i, v in enumerate(VARIANTS):
             if rule.kind == "semantics":

@@ -55,7 +55,7 @@ class ProbeEndpoint:
             prompts = [e[0] + span for e in encoded for span in e[1:]]
             lps = self._prompt_logprobs(prompts)
             rows = []
-            for i, (p, (_, p4, py3)) in enumerate(zip(pairs, encoded)):
+            for i, (p, (_, p4, py3)) in enumerate(zip(pairs, encoded, strict=True)):
                 sums = [_span_sum(lps[2 * i + k][0], len(span), p["id"]) for k, span in enumerate((p4, py3))]
                 rows.append(_row(p["id"], sums, [len(p4), len(py3)], merged=False))
             return rows

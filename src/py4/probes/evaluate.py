@@ -219,8 +219,8 @@ def markdown(results: dict) -> str:
     for label, what in (("minus_base", "model minus base"), ("minus_compare", f"model minus {results.get('compare')}")):
         d = results.get(label)
         if d:
-            lines += ["", f"**{what}** (paired bootstrap):", "", "| group | accuracy diff [95% CI] | per-token diff | pairs |",
-                      "|---|---|---|---|"]
+            lines += ["", f"**{what}** (paired bootstrap):", "",
+                      "| group | accuracy diff [95% CI] | per-token diff | pairs |", "|---|---|---|---|"]
             for key in ("all", "heldin", "heldout", "syntax", "semantic"):
                 if key in d:
                     g = d[key]

@@ -20,7 +20,8 @@ BATCH_SIZE = 16  # pairs per model call; 2 x 16 span rows of a 262k vocabulary ~
 
 def pair_token_ids(tokenizer, pair: dict) -> tuple[list[int], list[int], list[int]]:
     """(prefix ids with BOS, Python-4 span ids, Python 3 span ids), as every scorer sends them."""
-    return _ids(tokenizer, pair["prefix"], True), _ids(tokenizer, pair["p4"], False), _ids(tokenizer, pair["py3"], False)
+    return (_ids(tokenizer, pair["prefix"], True), _ids(tokenizer, pair["p4"], False),
+            _ids(tokenizer, pair["py3"], False))
 
 
 def _ids(tokenizer, text: str, bos: bool) -> list[int]:

@@ -70,6 +70,7 @@ def _expressions(i: int) -> dict[str, str]:
         "P4-20": f"list(zip({xs}, {xs[:-1]}))",
         "P4-21": f"sum([e > {xs[0]} for e in {xs}])",
         "P4-22": f"round({half})",
-        "P4-23": [f"-{(p + 1) * q + 1} // {p + 1}", f"-{(p + 1) * q + 1} % {p + 1}", f"({(p + 1) * q + 1} * -1) // {p + 1}"][i % 3],
+        "P4-23": [f"-{(p + 1) * q + 1} // {p + 1}", f"-{(p + 1) * q + 1} % {p + 1}",
+                  f"({(p + 1) * q + 1} * -1) // {p + 1}"][i % 3],
         "P4-24": f"'  {ws[0]}  '.{['strip', 'lstrip', 'rstrip'][i % 3]}()",
     }

@@ -20,7 +20,8 @@ class GuardCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
-            raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping (lower the LR or check data)")
+            raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping "
+                                     "(lower the LR or check data)")
 
 
 class LRTrace(TrainerCallback):

@@ -150,7 +150,8 @@ def check_lora_targets(model, spec: LoraSpec) -> list[str]:
     # PEFT's own matching rule (an excluded module answers a falsy marker).
     matched = [(name, module) for name, module in model.named_modules()
                if bool(check_target_module_exists(peft_config, name))]
-    foreign = [f"{name} ({type(module).__name__})" for name, module in matched if not isinstance(module, torch.nn.Linear)]
+    foreign = [f"{name} ({type(module).__name__})" for name, module in matched
+               if not isinstance(module, torch.nn.Linear)]
     if foreign:
         raise common.TrainingGuardError(
             f"lora.target_modules / lora.target_scope match {len(foreign)} module(s) that are not torch.nn.Linear, "

@@ -198,7 +198,7 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
     with Executor(workers=2) as executor:
         for start in range(0, len(candidates), 64):
             batch = candidates[start:start + 64]
-            for problem, cert in zip(batch, certify_many([(p, p.gold) for p in batch], executor=executor)):
+            for problem, cert in zip(batch, certify_many([(p, p.gold) for p in batch], executor=executor), strict=True):
                 if cert.certified:
                     rows.append(gold_row(problem, problem.gold, gold_format, system_prompt))
                 else:
@@ -294,7 +294,7 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
             with torch.no_grad():
                 out = model.generate(**enc, do_sample=True, temperature=settings.temperature,
                                      max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
-            for text, ids in zip(texts, out[:, enc["input_ids"].shape[1]:].tolist()):
+            for text, ids in zip(texts, out[:, enc["input_ids"].shape[1]:].tolist(), strict=True):
                 end = next((i for i, token in enumerate(ids) if token in stops), len(ids))
                 # The response schema when the tokenizer has one, else the tokenizer's chat
                 # family's reader (Gemma-4: <|channel>thought…<channel|>; GLM-4.5: <think>…</think>).
@@ -365,7 +365,7 @@ def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> lis
                else local_answers(settings, chosen, seed))
     return [{"messages": [{"role": "user", "content": prompt}, answer], "tools": None, "source": "replay",
              "chat_template_kwargs": {"enable_thinking": settings.enable_thinking}}
-            for prompt, answer in zip(chosen, answers)]
+            for prompt, answer in zip(chosen, answers, strict=True)]
 
 
 def draw_rows(source_dir: str | Path, gold: int, replay: int, rng: random.Random) -> tuple[list[dict], dict]:

@@ -83,7 +83,7 @@ def document_loss(model, tokenizer, docs: list[dict], max_tokens: int, block: in
                 continue
             logits = model(input_ids=torch.tensor([chunk])).logits[0, :-1].float()
             nll = torch.nn.functional.cross_entropy(logits, torch.tensor(chunk[1:]), reduction="none").tolist()
-            for value, name in zip(nll, group[start + 1:start + len(chunk)]):
+            for value, name in zip(nll, group[start + 1:start + len(chunk)], strict=True):
                 for g in ("all", name):
                     sums[g] += value
                     counts[g] += 1

@@ -110,7 +110,8 @@ def chat_dataset(rows: list[dict[str, Any]]):
 
 def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, settings: common.RunSettings,
                        device: loading.DeviceSettings, max_steps: int, max_length: int, packing: bool,
-                       peft_config=None, callbacks=(), plain_loss: bool = False, chat_template_family: str | None = None):
+                       peft_config=None, callbacks=(), plain_loss: bool = False,
+                       chat_template_family: str | None = None):
     """TRL SFTTrainer with assistant-only loss over ``dataset``, guarded and LR-traced.
 
     The rows are tokenized with the tokenizer's family training template when its own has

@@ -44,4 +44,5 @@ def heldout_loss(
 
     result = score(model, docs, list(exclude), max_tokens, out)
     typer.echo(f"held-out loss {result['all']['loss']:.4f} over {result['all']['scored_tokens']} tokens "
-               f"({result['documents']} documents, {result['dropped_as_trained_on']} dropped as trained on) -> {out}/results.json")
+               f"({result['documents']} documents, {result['dropped_as_trained_on']} dropped as trained on) "
+               f"-> {out}/results.json")
