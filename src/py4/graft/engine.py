@@ -12,7 +12,6 @@ in ``run_manifest.json``.
 from __future__ import annotations
 
 import contextlib
-import json
 import resource
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from py4.graft.plan import ON_BASE, GraftPlan
 from py4.graft.provenance import copy_aux_files, input_hashes
 from py4.graft.stream import ArithmeticSpec, ChunkBuffers, InputReader, ShardRecord, write_shard
 from py4.graft.verify import verify_graft
+from py4.fileio import read_json_object
 from py4.runs import RunRecorder, atomic_write_json
 
 __all__ = ["GraftResult", "run", "JOURNAL_NAME", "peak_rss_bytes"]
@@ -68,10 +68,11 @@ def peak_rss_bytes() -> int:
 
 
 def _load_journal(out: Path) -> dict | None:
-    try:
-        return json.loads((out / JOURNAL_NAME).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
+    """The journal of an earlier (interrupted) graft into ``out``, or None when there is none. A
+    malformed one is a GraftError naming path:line, not a fresh start: the shards it lists are
+    what a resume trusts (the journal is written atomically, so only a hand edit breaks it)."""
+    path = out / JOURNAL_NAME
+    return read_json_object(path, error=GraftError) if path.exists() else None
 
 
 def _prepare_out_dir(out: Path, plan: GraftPlan, overwrite: bool) -> dict:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from py4.graft.checkpoint import DTYPES, ROLES, TORCH_TO_CODE, Checkpoint, GraftError, TensorEntry
+from py4.fileio import read_json_object
 from py4.graft.config import GraftConfig
 
 __all__ = ["Decision", "ShardPlan", "GraftPlan", "build_plan", "natural_key", "shard_header", "mtp_prefixes",
@@ -189,10 +190,9 @@ def mtp_prefixes(it: Checkpoint) -> tuple[str, ...]:
     decoder stack, as ``model.layers.<num_hidden_layers + i>.``; () when there are none.
     """
     path = Path(it.folder) / "config.json"
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return ()  # copy_aux_files reports a missing or unreadable -it config.json
+    if not path.is_file():
+        return ()  # copy_aux_files reports a missing -it config.json
+    config = read_json_object(path, error=GraftError)  # malformed: path:line, not "no MTP layers"
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
     layers, extra = text.get("num_hidden_layers"), text.get("num_nextn_predict_layers") or 0
     if not isinstance(layers, int) or not isinstance(extra, int):
