@@ -76,6 +76,14 @@ def test_missing_model_folder_is_one_line(tmp_path):
     assert f"model.path: model folder not found: {tmp_path / 'no-model'}" in line
 
 
+def test_a_folder_that_is_no_model_is_one_line(tmp_path):
+    """A model.path that exists but holds no saved model: named with its field before transformers
+    fails with a ValueError about a missing model_type."""
+    (tmp_path / "no-model").mkdir()
+    line = _error_line(runner.invoke(app, ["train", "midtrain", "--config", str(_midtrain_config(tmp_path))]))
+    assert f"model.path: {tmp_path / 'no-model'} is not a saved model (no config.json" in line
+
+
 @pytest.mark.parametrize("bug", [KeyError("input_ids"), ValueError("expected a 2-D tensor"), RuntimeError("oops")])
 def test_a_bug_inside_a_stage_keeps_its_traceback(tmp_path, monkeypatch, bug):
     """A KeyError in a collator, a ValueError from torch: not a user error, so not one line, not exit 2."""

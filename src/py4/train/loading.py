@@ -80,6 +80,8 @@ def is_local(path: str) -> bool:
 def _check_source(source: ModelSource, field: str = "model") -> None:
     """A model source that cannot load is the user's to fix; ``field`` is where the config sets it."""
     if is_local(source.path):
+        _check_folder(Path(source.path).expanduser(), f"{field}.path", "model",
+                      ("config.json", "adapter_config.json"))
         return
     if _looks_like_path(source.path):
         raise TrainingInputMissing(f"{field}.path: model folder not found: {source.path} "
@@ -87,6 +89,14 @@ def _check_source(source: ModelSource, field: str = "model") -> None:
     if source.revision is None and not source.allow_unpinned:
         raise TrainingError(f"{field}.path: Hub model {source.path!r} needs a pinned revision "
                             f"(set {field}.revision to a commit)")
+
+
+def _check_folder(folder: Path, field: str, what: str, markers: tuple[str, ...]) -> None:
+    """A folder given as a model or tokenizer must hold one of ``markers`` (transformers would fail
+    with a ValueError about a missing ``model_type`` or tokenizer class, naming no field)."""
+    if folder.is_dir() and not any((folder / marker).is_file() for marker in markers):
+        raise TrainingInputMissing(f"{field}: {folder} is not a saved {what} (no {' or '.join(markers)}; expected "
+                                   f"a previous stage's model folder or the smoke assets)")
 
 
 def _looks_like_path(path: str) -> bool:
@@ -111,6 +121,9 @@ def load_tokenizer(source: ModelSource, field: str = "model"):
     if source.tokenizer_path and not is_local(path) and _looks_like_path(path):
         raise TrainingInputMissing(f"{field}.tokenizer_path: tokenizer folder not found: {path} "
                                    "(and it is not a Hub id 'owner/name')")
+    if source.tokenizer_path and is_local(path):
+        _check_folder(Path(path).expanduser(), f"{field}.tokenizer_path", "tokenizer",
+                      ("tokenizer_config.json", "tokenizer.json"))
     if source.tokenizer_path and not is_local(path) and revision is None and not source.allow_unpinned:
         raise TrainingError(f"{field}.tokenizer_path: Hub tokenizer {path!r} needs a pinned revision "
                             f"(set {field}.tokenizer_revision)")
