@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 
 import pytest
 
-from py4.boa.protocol import HandOver, Kill, Reply, WorkerGone
+from py4.boa.protocol import TICK_INTERVAL_S, HandOver, Kill, Reply, WorkerGone
 
 
 def _through_a_pipe(data: bytes) -> int:
@@ -64,3 +66,38 @@ def test_a_frame_that_is_not_utf8_is_a_violation_not_an_exception():
     reader = FrameReader(token, 8)
     assert reader.feed(token + len(body).to_bytes(4, "big") + body) == []
     assert reader.violation == "malformed frame"
+
+
+def test_quick_test_starts_share_a_tick_and_the_tick_count_stays_exact():
+    # The harness signals a test's start on the tick pipe only when its last tick is
+    # TICK_INTERVAL_S old (each tick wakes the executor); the starts it did not signal go
+    # with the next tick or the end report, so the executor's byte budget still holds.
+    # A datagram socket stands in for the pipe (it keeps each write apart), a fake clock
+    # for time.
+    from py4.boa import child  # the harness (imported by workers only)
+
+    chan_r, chan_w = os.pipe()
+    ticks, tick_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:  # the run's process: done() stops it
+        try:
+            clock = iter([0.0, 0.0001, 0.0002, 0.0003, 0.0003 + TICK_INTERVAL_S, 0.0004 + TICK_INTERVAL_S])
+            child._monotonic = lambda: next(clock)
+            chan = child.Channel(chan_w, b"t" * 16, tick_fd=tick_w.fileno())
+            for i in range(-1, 5):
+                chan.send({"k": "start", "i": i})
+            chan.done(0)
+        finally:
+            os._exit(1)
+    try:
+        tick_w.close()
+        ticks.settimeout(30)
+        writes = [ticks.recv(64) for _ in range(3)]
+        # the first start; the three owed and the late one; the last owed with the end
+        assert writes == [b".", b"....", b".!\x00"]
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(chan_r)
+        os.close(chan_w)
+        ticks.close()

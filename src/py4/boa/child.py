@@ -26,9 +26,12 @@ import marshal
 import os
 import signal
 import sys
+import time
 import traceback
 from json.encoder import encode_basestring_ascii as _quote
 from types import FunctionType as _new_function  # (loaded in every worker anyway: frontend imports it)
+
+from py4.boa.protocol import TICK_INTERVAL_S
 
 TYPE_CHECKING = False  # not typing's (a name less to look up at import)
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ _isinstance, _type, _len, _str, _iter, _list = isinstance, type, len, str, iter,
 _bool, _int, _float, _dict, _tuple, _none = bool, int, float, dict, tuple, type(None)
 _exit = os._exit
 _getpid, _kill, _SIGSTOP = os.getpid, os.kill, signal.SIGSTOP
+_monotonic = time.monotonic
 _enumerate, _callable, _exec, _bytes = enumerate, callable, exec, bytes
 _INFINITIES = (float("inf"), float("-inf"))
 
@@ -138,11 +142,16 @@ class Channel:
     executor can time each test without parsing result frames, and the end of the run as
     ``!`` and the exit status byte there and one byte on ``end_fd`` (to the supervisor),
     so that both act without waiting for the kernel to tear the process down (``done``).
+    Each tick wakes the executor, so a start less than ``TICK_INTERVAL_S`` after the last
+    tick is not signalled at once: its byte goes with the next tick or the end report (the
+    executor's per-test deadline allows for the interval, and the bytes add up as before).
     """
 
     def __init__(self, fd: int, token: bytes, tick_fd: int | None = None, end_fd: int | None = None):
         self._fd, self._token, self._tick_fd, self._end_fd = fd, token, tick_fd, end_fd
         self._pid = _getpid()  # the run's own process; a fork of it never ends the run
+        self._ticked = -1.0 - TICK_INTERVAL_S  # when the last tick was written (monotonic; never yet)
+        self._owed = 0  # starts not signalled since
 
     def frame(self, message: dict) -> bytes:
         data = _dumps(message).encode("utf-8", "backslashreplace")
@@ -150,7 +159,12 @@ class Channel:
 
     def send(self, message: dict) -> None:
         if self._tick_fd is not None and message.get("k") == "start":
-            _write(self._tick_fd, b".")
+            now = _monotonic()
+            if now - self._ticked >= TICK_INTERVAL_S:
+                _write(self._tick_fd, b"." * (self._owed + 1))
+                self._ticked, self._owed = now, 0
+            else:
+                self._owed += 1
         view = memoryview(self.frame(message))
         while view:
             view = view[_write(self._fd, view):]
@@ -165,7 +179,7 @@ class Channel:
         bytes itself: the run then ends there with the status it wrote, as if it had
         called ``os._exit`` (see docs/boa.md)."""
         if self._tick_fd is not None and _getpid() == self._pid:
-            _write(self._tick_fd, b"!" + _bytes((exit_code & 0xFF,)))
+            _write(self._tick_fd, b"." * self._owed + b"!" + _bytes((exit_code & 0xFF,)))
             if self._end_fd is not None:
                 _write(self._end_fd, b"!")
             _kill(self._pid, _SIGSTOP)

@@ -5,7 +5,9 @@ the executor writes the job to the child and, while the run goes on, reads its s
 and stderr (up to the output cap), its tick pipe (``.`` when a test starts, ``!`` and the
 exit status byte when the harness has finished the run) and its result channel. It
 enforces the wall-clock and per-test deadlines and the output cap, by sending the
-supervisor ``Kill``.
+supervisor ``Kill``. A test that starts within ``TICK_INTERVAL_S`` of the last tick is
+signalled with the next tick or the end report instead (``child.Channel``), so the
+per-test deadline counts from the last tick read plus that interval.
 
 When the harness reports the end, the run's own process has flushed its output, written
 its last result frame and stopped itself (SIGSTOP): what is in the pipes is the whole
@@ -26,8 +28,8 @@ import os
 import select
 import time
 
-from py4.boa.protocol import (MAX_CHANNEL_BYTES, FrameReader, JobHeader, Kill, Reply, RunReply, StopReason,
-                              SupervisorReply, message_budget)
+from py4.boa.protocol import (MAX_CHANNEL_BYTES, TICK_INTERVAL_S, FrameReader, JobHeader, Kill, Reply, RunReply,
+                              StopReason, SupervisorReply, message_budget)
 
 READ_CHUNK = 65536
 CHANNEL_GRACE_S = 0.002  # how long a run's result channel is left unread (see RunWatch.wait)
@@ -102,6 +104,8 @@ class RunWatch:
         self.cap = job["output_cap"]
         self.byte_cap = self.cap * 4 + 4  # a character is at most 4 bytes of UTF-8
         self.per_test_s = job.get("per_test_timeout_s") or 0.0
+        # A test may have started up to TICK_INTERVAL_S after the tick that is read last.
+        self.per_test_allowed_s = self.per_test_s + TICK_INTERVAL_S
         self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
         self.overflow = {self.out_fd: False, self.err_fd: False}
         # A certification's stdout and stderr are /dev/null (the child swaps them after
@@ -232,7 +236,7 @@ class RunWatch:
             return
         end = data.find(b"!")
         if self.per_test_s and data.find(b".", 0, len(data) if end < 0 else end) >= 0:
-            self.test_deadline = time.monotonic() + self.per_test_s
+            self.test_deadline = time.monotonic() + self.per_test_allowed_s
         if end == len(data) - 1:
             self.tick_bang = True
         elif end >= 0:
