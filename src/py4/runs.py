@@ -97,7 +97,8 @@ def hardware_info() -> dict[str, Any]:
     return info
 
 
-_LIBRARIES = ("py4", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "safetensors", "pydantic")
+_LIBRARIES = ("py4", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "safetensors",
+              "pydantic")
 
 
 def library_versions(names: Iterable[str] = _LIBRARIES) -> dict[str, str | None]:

@@ -20,5 +20,6 @@ def smoke_assets() -> Path:
     spec = importlib.util.spec_from_file_location("py4_train_conftest", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    out = Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) / f"py4-smoke-assets-{module._assets_key()}")
+    out = Path(os.environ.get("PY4_SMOKE_ASSETS")
+               or Path(tempfile.gettempdir()) / f"py4-smoke-assets-{module._assets_key()}")
     return build_smoke_assets(out)

@@ -30,7 +30,8 @@ class SlurmUnavailable(RuntimeError):
 
 
 def _which(name: str) -> str | None:
-    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.access(p, os.X_OK)), None)
+    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.access(p, os.X_OK)),
+                                      None)
 
 
 def missing_commands() -> list[str]:

@@ -78,7 +78,8 @@ def test_smoke_counts_and_sanity(smoke):
     for node_id, n in evals.items():
         if node_id.endswith(":train_sanity"):  # its own run: greedy, one sample, the sanity bank
             assert n.argv[n.argv.index("--split") + 1] == "train_sanity" and "sanity_bank" in n.inputs
-            assert n.argv[-3:] == ["sampling.temperature=0", "sampling.samples=1", f"bank_dir={n.run_dir.split('/eval/')[0]}/sanity_bank"]
+            assert n.argv[-3:] == ["sampling.temperature=0", "sampling.samples=1",
+                                   f"bank_dir={n.run_dir.split('/eval/')[0]}/sanity_bank"]
             assert evals[node_id.removesuffix(":train_sanity")].meta["model_node"] == n.meta["model_node"]
         else:
             assert n.argv[n.argv.index("--split") + 1] == "test_heldin,test_heldout" and "sanity_bank" not in n.inputs
@@ -115,7 +116,8 @@ def test_select_and_errors():
     with pytest.raises(DagError, match="unknown run 'zz'"):
         topological([Node(id="c", stage="x", run_dir="c", inputs=["zz"])])
     with pytest.raises(DagError, match="cycle"):
-        topological([Node(id="c", stage="x", run_dir="c", inputs=["d"]), Node(id="d", stage="x", run_dir="d", inputs=["c"])])
+        topological([Node(id="c", stage="x", run_dir="c", inputs=["d"]),
+                     Node(id="d", stage="x", run_dir="d", inputs=["c"])])
 
 
 def test_bad_spec_is_a_clear_error(tmp_path):

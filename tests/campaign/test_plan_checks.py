@@ -62,7 +62,8 @@ def test_run_refuses_a_bad_override_before_anything_runs(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     result = _campaign("run", SMOKE, "--no-progress", f"out_dir={tmp_path}", "stage_overrides.eft=[plain_los=true]")
     assert result.exit_code == 2, result.output
-    assert "run tiny/iso/eft_8 (eft)" in _one_line(result.output) and "plain_los: unknown key" in _one_line(result.output)
+    text = _one_line(result.output)
+    assert "run tiny/iso/eft_8 (eft)" in text and "plain_los: unknown key" in text
     assert not (tmp_path / "_campaign").exists()  # no run was started
 
 

@@ -55,7 +55,8 @@ def test_probe_runs_score_adapters_on_their_base_and_pair_arms_with_control():
     assert grpo.argv[grpo.argv.index("--adapter") + 1] == f"{spec.out_dir}/tiny/prop/grpo/checkpoint-2"
     assert grpo.inputs == ["tiny/prop/grpo", "probes:tiny/base"] and grpo.meta["step"] == 2
     mid = nodes["probes:tiny/iso/midtrain"]
-    assert mid.argv[mid.argv.index("--compare") + 1] == f"{probe_dir(spec.out_dir, 'tiny/control/midtrain')}/results.json"
+    control = probe_dir(spec.out_dir, "tiny/control/midtrain")
+    assert mid.argv[mid.argv.index("--compare") + 1] == f"{control}/results.json"
     assert "probes:tiny/control/midtrain" in mid.inputs and "--limit" not in mid.argv  # full set: the arm comparison
     assert "--compare" not in nodes["probes:tiny/control/midtrain"].argv
     assert "--compare" not in nodes["probes:tiny/prop/warmstart"].argv  # control has no GRPO chain

@@ -74,7 +74,8 @@ def test_plain_console_gets_one_line_per_start_and_end_with_counter_and_eta(tmp_
     out, err = capfd.readouterr()
     assert "fd-level" not in out and "tqdm" not in err  # nothing reached the real descriptors either
     log_a = stage_log_path(tmp_path, _nodes(tmp_path)[0]).read_text()
-    for noise in ("[assets] a", "py4 smoke assets", "{'loss': 2.5}", "tqdm", "fd-level output", "a: FutureWarning: deprecated"):
+    for noise in ("[assets] a", "py4 smoke assets", "{'loss': 2.5}", "tqdm", "fd-level output",
+                  "a: FutureWarning: deprecated"):
         assert noise in log_a, noise
     assert "corpus generation broke" in stage_log_path(tmp_path, _nodes(tmp_path)[1]).read_text()
     os.write(1, b"after the campaign\n")

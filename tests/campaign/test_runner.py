@@ -129,11 +129,13 @@ def test_ledgers_and_results(tmp_path):
     assert "eval:tiny/prop/eft_8" in data["missing_evaluations"]
     assert data["grpo_reward_per_step"] == [{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}]
     md = (tmp_path / "report/results.md").read_text()
-    assert "| Tiny Gemma-3 (smoke) | iso-token | 32 | train_sanity | 1.000 | [0.676, 1.000] | 8/8 | @1 0.100, @2 0.200 | 4 x 2 |" in md
+    assert ("| Tiny Gemma-3 (smoke) | iso-token | 32 | train_sanity | 1.000 | [0.676, 1.000] | 8/8 | "
+            "@1 0.100, @2 0.200 | 4 x 2 |") in md
     assert "## GRPO ladder" in md and "### test_heldin" in md
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
-    assert {p.name for p in paths} == {"results.json", "results.md", "probes.json", "dose_response.png", "grpo_ladder.png"}
+    assert {p.name for p in paths} == {"results.json", "results.md", "probes.json", "dose_response.png",
+                                       "grpo_ladder.png"}
 
 
 def _gold_eval(run: Path, **fields) -> Node:
@@ -190,7 +192,8 @@ def test_a_changed_run_starts_from_scratch_but_grpo_segments_keep_their_shared_f
     for path in stale.values():
         path.mkdir()
     changed = build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml", [
-        f"out_dir={tmp_path}", "eft.overrides=[optimisation.max_steps=7]", "eft.warmstart_overrides=[optimisation.max_steps=3]"]))
+        f"out_dir={tmp_path}", "eft.overrides=[optimisation.max_steps=7]",
+        "eft.warmstart_overrides=[optimisation.max_steps=3]"]))
     seen: dict[str, bool] = {}
 
     class Probe(FakeStages):
@@ -252,8 +255,8 @@ def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, e
         port = s.getsockname()[1]
     server = plan_server(ServeConfig(engine="transformers", port=port), str(weights), name="glm45/graft",
                          scratch=str(tmp_path / "eval/served_model"))
-    node = Node(id="eval:glm45/graft", stage="eval", options={"out": str(tmp_path / "eval")}, run_dir=str(tmp_path / "eval"),
-                server=server)
+    node = Node(id="eval:glm45/graft", stage="eval", options={"out": str(tmp_path / "eval")},
+                run_dir=str(tmp_path / "eval"), server=server)
     seen = {}
 
     def evaluation(n):

@@ -42,7 +42,8 @@ def test_train_sanity_rises_above_zero_after_smoke_eft(smoke_assets, tmp_path, m
     replay = round(rows * spec.eft.replay_fraction)
     parent = str(smoke_assets / "it")
     dose = build_dose(load_config(EFTDoseConfig, files.eft_dose, [
-        f"out={tmp_path / 'dose'}", f"gold={rows - replay}", f"replay={replay}", f"replay_settings.parent.path={parent}",
+        f"out={tmp_path / 'dose'}", f"gold={rows - replay}", f"replay={replay}",
+        f"replay_settings.parent.path={parent}",
         f"replay_settings.instructions={smoke_assets / 'instructions'}", "replay_settings.max_new_tokens=32"]))
     bank = tmp_path / "bank"
     assert write_sanity_bank(dose, bank) == rows - replay

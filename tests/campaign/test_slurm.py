@@ -321,7 +321,9 @@ def test_status_of_a_local_campaign_has_no_job_columns(tmp_path):
     rows = run_states(nodes, spec.out_dir)
     states = {r.node.id: r.state for r in rows}
     assert [states[i] for i in sorted(selected)] == ["done", "done", "done", "blocked", "failed"]
-    assert summary_line(rows) == f"{len(nodes)} runs: 3 done, 0 running, {len(nodes) - 3 - 1 - len(_downstream(nodes, 'tiny/iso/mix'))} pending, 1 failed, {len(_downstream(nodes, 'tiny/iso/mix'))} blocked"
+    blocked = len(_downstream(nodes, "tiny/iso/mix"))
+    assert summary_line(rows) == (f"{len(nodes)} runs: 3 done, 0 running, {len(nodes) - 3 - 1 - blocked} pending, "
+                                  f"1 failed, {blocked} blocked")
     per_stage, runs = status_tables(rows)
     text = _render(per_stage) + _render(runs)
     assert "Slurm" not in text and "tiny/iso/mix" in text and "tiny/iso/midtrain" not in text  # blocked: --all
@@ -496,6 +498,7 @@ def test_a_queued_job_that_can_never_start_is_cancelled_and_submitted_again(tmp_
     slurm.set_job(first.submitted["tiny/iso/mix"], "PENDING", "DependencyNeverSatisfied")
     calls = len(slurm.calls("scancel"))
     again = submit_campaign(spec, nodes, SMOKE, [], {"tiny/iso/mix"}, log=_quiet)
-    assert again.cancelled == {"tiny/iso/mix": first.submitted["tiny/iso/mix"]} and list(again.submitted) == ["tiny/iso/mix"]
+    assert again.cancelled == {"tiny/iso/mix": first.submitted["tiny/iso/mix"]}
+    assert list(again.submitted) == ["tiny/iso/mix"]
     assert slurm.calls("scancel")[calls:] == [[first.submitted["tiny/iso/mix"]]]
     assert _dependencies(slurm.sbatch_of(again.submitted["tiny/iso/mix"])) == []

@@ -36,7 +36,8 @@ def test_py4_eval_gold_writes_results_table_transcripts_and_manifest(tmp_path):
 
 def test_py4_eval_errors_are_clear(tmp_path):
     runner = CliRunner()
-    bad_split = runner.invoke(app, ["eval", "--split", "test_nowhere", "--policy", "gold", "--out", str(tmp_path / "a")])
+    bad_split = runner.invoke(app, ["eval", "--split", "test_nowhere", "--policy", "gold",
+                                    "--out", str(tmp_path / "a")])
     assert bad_split.exit_code == 2 and "unknown split 'test_nowhere'" in bad_split.output
     no_model = runner.invoke(app, ["eval", "--split", "test_heldin", "--policy", "local", "--out", str(tmp_path / "b")])
     assert no_model.exit_code == 2 and "needs policy.model" in no_model.output

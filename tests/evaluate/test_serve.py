@@ -142,7 +142,8 @@ def test_a_server_that_exits_or_is_not_ready_is_a_clear_error_and_is_stopped(ste
     weights = str(steered["glm45"])
     exits = plan_server(ServeConfig(engine="transformers", port=free_port(), extra_args=["--no-such-option"]),
                         weights, name="x", scratch=str(tmp_path / "copy1"))
-    with pytest.raises(ServeError, match=r"exited with status 2 before it was ready \(command: .* --no-such-option\); its log .*exits.log ends:\n"):
+    with pytest.raises(ServeError, match=r"exited with status 2 before it was ready \(command: .* --no-such-option\); "
+                                         r"its log .*exits.log ends:\n"):
         with serving(exits, tmp_path / "exits.log"):
             pytest.fail("the body must not run when the server did not start")
     slow = plan_server(ServeConfig(engine="transformers", port=free_port(), ready_timeout_s=0.01), weights,

@@ -64,7 +64,8 @@ def write_checkpoint(folder: Path, tensors: dict[str, torch.Tensor], *, shards: 
     return folder
 
 
-def write_triple(root: Path, triple: dict[str, dict[str, torch.Tensor]], shards: dict[str, int] | None = None) -> dict[str, Path]:
+def write_triple(root: Path, triple: dict[str, dict[str, torch.Tensor]],
+                 shards: dict[str, int] | None = None) -> dict[str, Path]:
     shards = shards or {}
     return {role: write_checkpoint(root / role, w, shards=shards.get(role, 1), seed=i, role=role)
             for i, (role, w) in enumerate(triple.items())}

@@ -116,7 +116,8 @@ def test_skip_and_error_policies_for_missing_tensors(tmp_path):
     out = load_output(tmp_path / "skip")
     assert "vision_tower.patch_embed.weight" not in out and "mtp_head.weight" in out
     assert result.skipped["vision_tower.patch_embed.weight"] == "only in it"
-    with pytest.raises(GraftError, match=r"vision_tower\.patch_embed\.weight: only in it \(policy missing\.only_in_it=error\)"):
+    with pytest.raises(GraftError,
+                       match=r"vision_tower\.patch_embed\.weight: only in it \(policy missing\.only_in_it=error\)"):
         run(graft_config(dirs, tmp_path / "err", missing={"only_in_it": "error"}), show_progress=False)
 
 

@@ -68,7 +68,8 @@ def test_grafted_tiny_gemma_loads_and_generates(tmp_path):
     tokenizer = AutoTokenizer.from_pretrained(out)
     state = model.state_dict()
     for name, p_mid in mid.state_dict().items():  # every parameter, embeddings and norms included
-        expected = (p_mid.float() + (it.state_dict()[name].float() - base.state_dict()[name].float())).to(torch.bfloat16)
+        chat_vector = it.state_dict()[name].float() - base.state_dict()[name].float()
+        expected = (p_mid.float() + chat_vector).to(torch.bfloat16)
         assert torch.equal(state[name], expected), name
 
     messages = [{"role": "user", "content": "hello world"}]

@@ -156,7 +156,8 @@ def check_dag(nodes: list[Node]) -> None:
     anything runs. Raises DagError listing each problem with its run, stage and field."""
     problems = [f"run {n.id} ({n.stage}): {p}" for n in nodes for p in check(n.call)]
     if problems:
-        raise DagError(f"{len(problems)} problem(s) in the campaign's runs:\n" + "\n".join(f"  - {p}" for p in problems))
+        raise DagError(f"{len(problems)} problem(s) in the campaign's runs:\n"
+                       + "\n".join(f"  - {p}" for p in problems))
 
 
 def _global_nodes(b: _Builder) -> None:
@@ -238,7 +239,8 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
                inputs=[f"{key}/{arm}/{GRAFT_ONTO}"], meta=meta))
     _eval(b, f"{key}/{arm}/graft", f"{d}/graft", {**meta, "model_kind": "graft"})
     _eval(b, f"{key}/{arm}/sft", f"{d}/sft/model", {**meta, "model_kind": "eft", "dose": 0})
-    _probe(b, f"{key}/{arm}/midtrain", f"{d}/midtrain/model", None, [f"{key}/{arm}/midtrain"], {**meta, "kind": "midtrain"})
+    _probe(b, f"{key}/{arm}/midtrain", f"{d}/midtrain/model", None, [f"{key}/{arm}/midtrain"],
+           {**meta, "kind": "midtrain"})
     _probe(b, f"{key}/{arm}/sft", f"{d}/sft/model", None, [f"{key}/{arm}/sft"], {**meta, "kind": "sft", "dose": 0})
     _probe(b, f"{key}/{arm}/graft", f"{d}/graft", None, [f"{key}/{arm}/graft"], {**meta, "kind": "graft"})
     _eft_doses(b, key, m, arm, d, meta)
@@ -443,8 +445,9 @@ def _probe(b: _Builder, model_node: str, model_path: str, adapter: str | None, i
     # As many GPUs as serving the model for evaluation takes (one; GLM-4.5-Air: its tensor-parallel width).
     serve = b.spec.evaluation.serve
     gpus = b.gpus(serve.tensor_parallel.get(meta["model"], 1) if serve else 1)
-    b.add(Node(id=f"probes:{model_node}", stage="probes", options=options, run_dir=run, inputs=list(inputs), gpus=gpus,
-               meta={**meta, "model_node": model_node, "weights": model_path, **({"adapter": adapter} if adapter else {})}))
+    b.add(Node(id=f"probes:{model_node}", stage="probes", options=options, run_dir=run, inputs=list(inputs),
+               gpus=gpus, meta={**meta, "model_node": model_node, "weights": model_path,
+                                **({"adapter": adapter} if adapter else {})}))
 
 
 def _compare_probes_with_control(b: _Builder) -> None:
@@ -486,8 +489,8 @@ def _heldout_loss(b: _Builder, key: str, m: ModelSpec) -> None:
                    options={"model": path, "docs": f"{out}/heldout_corpus", "exclude": [f"{out}/corpus"],
                             "max_tokens": h.max_tokens, "out": run},
                    inputs=["heldout_corpus", "corpus", *inputs], gpus=b.gpus(m.gpus),
-                   meta={"model": key, "arm": None if name == "base" else name, "kind": "base" if name == "base" else "midtrain",
-                         "weights": path}))
+                   meta={"model": key, "arm": None if name == "base" else name,
+                         "kind": "base" if name == "base" else "midtrain", "weights": path}))
 
 
 def topological(nodes: list[Node]) -> list[Node]:

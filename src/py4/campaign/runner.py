@@ -130,7 +130,8 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
                 bar.blocked(node, missing)
                 continue
             bar.started(node, resumed=node_status(out_dir, node) != "pending")
-            ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id], bar.node_log(node))
+            ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
+                          bar.node_log(node))
             (summary.ran if ok else summary.failed).append(node.id)
             bar.ended(node, ok)
     finally:
@@ -162,7 +163,8 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
         log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
         _clear_stale_run(node, nodes, out_dir, log)
     previous = node_status(out_dir, node)
-    log(f"[{node.stage}] {node.id}{' (resuming after ' + previous + ')' if previous != 'pending' else ''}\n  {node.command}")
+    resuming = f" (resuming after {previous})" if previous != "pending" else ""
+    log(f"[{node.stage}] {node.id}{resuming}\n  {node.command}")
     t0 = time.monotonic()
     try:
         with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:

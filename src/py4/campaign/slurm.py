@@ -214,7 +214,8 @@ def job_command(campaign_file: str | Path, overrides: list[str], node: Node, fin
 
 def job_script(node: Node, spec: CampaignSpec, command: list[str], cwd: Path) -> str:
     lines = ["#!/bin/bash",
-             f"# py4 campaign {spec.name}: run {node.id} (stage {node.stage}); written by py4 campaign run --backend slurm.",
+             f"# py4 campaign {spec.name}: run {node.id} (stage {node.stage}); "
+             "written by py4 campaign run --backend slurm.",
              "# The node's command, run by py4.campaign.slurm_job under the node's record:",
              f"#   {node.command}",
              "set -eo pipefail",  # not -u: module and env scripts of the setup lines often read unset variables
@@ -285,8 +286,8 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
             script.write_text(text, encoding="utf-8")
             script.chmod(0o755)
             job_id = _sbatch(argv, node)
-            _append_job(out_dir, JobRecord(node.id, job_id, prints[node.id], _now(), str(record / f"slurm-{job_id}.log"),
-                                           argv))
+            _append_job(out_dir, JobRecord(node.id, job_id, prints[node.id], _now(),
+                                           str(record / f"slurm-{job_id}.log"), argv))
             log(f"submitted {node.id}: job {job_id}" + (f" (after {', '.join(dependencies)})" if dependencies else ""))
         job_of[node.id] = summary.submitted[node.id] = job_id
     return summary

@@ -91,7 +91,8 @@ def markdown_table(results: dict[str, Any]) -> str:
     splits = results["splits"]
     ks = next(iter(splits.values()))["pass_at_k"].keys() if splits else []
     lines = [f"# Evaluation: policy `{results['policy']['name']}`", "",
-             f"bank {results['bank']['version']} (`{results['bank']['sha256'][:12]}`), Boa {results['boa']['version']}, "
+             f"bank {results['bank']['version']} (`{results['bank']['sha256'][:12]}`), "
+             f"Boa {results['boa']['version']}, "
              f"samples {results['sampling']['samples']}, temperature {results['sampling']['temperature']}, "
              f"thinking {'on' if results['episode']['enable_thinking'] else 'off'}, "
              f"diagnostics {results['episode']['diagnostics']}", "",

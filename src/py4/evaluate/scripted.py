@@ -5,8 +5,11 @@
 | `gold` | submits the gold solution (certifies on every problem of a valid bank) |
 | `python3` | submits the Python 3 reference as is (Python-4 rejects `def`: 0%) |
 | `migrated` | submits `migrate(reference)` (certifies as often as the migrator is faithful) |
-| `core-only` | submits the reference migrated with the core rules' fixers only (P4-01…P4-05): a model that learned the syntax and nothing else (0%: every problem targets a non-core rule) |
+| `core-only` | submits the reference migrated with the core rules' fixers only (P4-01…P4-05) |
 | `silent` | answers in text, never calls a tool (every episode `no_submission`) |
+
+`core-only` is a model that learned the syntax and nothing else: 0%, as every problem targets a
+non-core rule.
 
 After its submit a scripted episode is over, so no second turn is asked for. Tokens are
 counted with a tokenizer when one is given, else as 4 characters a token.

@@ -154,14 +154,16 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
         raise ServeError(f"evaluation.serve.family: no family for model {model_key!r}; vLLM needs its tool-call "
                          f"parser (one of {', '.join(FAMILIES)}) or it answers HTTP 400 to requests with tools")
     model_name = served_name(name)
-    argv = [config.executable, "serve", base or weights, "--served-model-name", f"{model_name}.base" if base else model_name,
+    argv = [config.executable, "serve", base or weights,
+            "--served-model-name", f"{model_name}.base" if base else model_name,
             "--host", config.host, "--port", str(config.port), "--tensor-parallel-size", str(gpus),
             "--enable-auto-tool-choice", "--tool-call-parser", VLLM_TOOL_CALL_PARSERS[family],
             "--reasoning-parser", VLLM_REASONING_PARSERS[family]]
     if config.max_model_len:
         argv += ["--max-model-len", str(config.max_model_len)]
     if base:
-        argv += ["--enable-lora", "--max-lora-rank", str(config.max_lora_rank), "--lora-modules", f"{model_name}={weights}"]
+        argv += ["--enable-lora", "--max-lora-rank", str(config.max_lora_rank),
+                 "--lora-modules", f"{model_name}={weights}"]
     return ServerPlan([*argv, *config.extra_args], url, model_name, **common)
 
 

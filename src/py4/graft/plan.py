@@ -284,7 +284,8 @@ def build_plan(config: GraftConfig, checkpoints: dict[str, Checkpoint]) -> Graft
                 hints.append(hint)
     if problems:
         listed = "\n".join(f"  - {p}" for p in problems[:_MAX_LISTED_PROBLEMS])
-        more = f"\n  ... and {len(problems) - _MAX_LISTED_PROBLEMS} more" if len(problems) > _MAX_LISTED_PROBLEMS else ""
+        unlisted = len(problems) - _MAX_LISTED_PROBLEMS
+        more = f"\n  ... and {unlisted} more" if unlisted > 0 else ""
         advice = "".join(f"\n{_HINTS[h]}" for h in hints)
         raise GraftError(f"{len(problems)} tensor(s) cannot be grafted as configured:\n{listed}{more}{advice}")
     kept = [d for d in decisions if d.action != "skip"]
