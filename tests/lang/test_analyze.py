@@ -37,7 +37,8 @@ def rules_of(source):
     "let xs = [1]\nxs[0] = 2\n",
     "let x = 1\ndel x\n",
     "let ys = [x for x in [1, 2]]\n",
-    "let v = 1\nmatch v:\n    case [a, *b]:\n        a = 1\n    case {'k': c, **rest}:\n        rest = 1\n    case other:\n        other = 2\n",
+    "let v = 1\nmatch v:\n    case [a, *b]:\n        a = 1\n    case {'k': c, **rest}:\n        rest = 1\n"
+    "    case other:\n        other = 2\n",
     "let total = 0\nif true:\n    let total = 1\nelse:\n    total = 2\n",
 ])
 def test_declared_names_may_be_assigned(source):
@@ -100,7 +101,8 @@ def test_negative_literal_index_is_p4_14(expr, col):
 
 
 def test_negative_literals_in_annotations_are_types_not_indices():
-    src = "use typing\nfn f(x: typing.Literal[-1]) -> typing.Literal[-2]:\n    let y: typing.Literal[-3] = -3\n    return -2\n"
+    src = ("use typing\nfn f(x: typing.Literal[-1]) -> typing.Literal[-2]:\n    let y: typing.Literal[-3] = -3\n"
+           "    return -2\n")
     assert diags(src) == []
 
 
@@ -251,7 +253,8 @@ TAG_SAMPLES = {
     "len_minus_index": "print(a[len(a) - 3:])\n", "negative_index": "print(a[-1])\n",
     "empty_braces": "print({})\n", "set_call": "print(set())\n",
     "dict_iteration": "for p in {:}:\n    pass\n", "keys_call": "print(d.keys())\n",
-    "pop_no_args": "a.pop()\n", "pop_from_end": "a.pop(len(a) - 1)\n", "join_call": "a.join(',')\n", "enumerate_call": "enumerate(a)\n",
+    "pop_no_args": "a.pop()\n", "pop_from_end": "a.pop(len(a) - 1)\n", "join_call": "a.join(',')\n",
+    "enumerate_call": "enumerate(a)\n",
     "zip_call": "zip(a, b)\n", "sum_count_call": "sum(a)\n", "round_call": "round(a)\n",
     "int_division": "print(a // 2)\n", "trim_strip_attr": "a.trim()\n",
     "percent_format": "print('%s' % a)\n", "param_default": "fn f(a: int = 1) -> nil:\n    pass\n",

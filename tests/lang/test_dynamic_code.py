@@ -196,7 +196,8 @@ GATE_PROGRAMS = {
                    "with open(folder + '/own_module_p4.py', 'w') as fh:\n    fh.write('print(1)')\n"
                    "sys.path.insert(0, folder)\nuse own_module_p4\n"),
     "forged_bytecode": ("use sys\nlet m = sys.modules['marshal']\n"
-                        "let library_file = sys.modules['os'].path.join(sys.base_prefix, 'lib', 'python3.11', 'os.py')\n"
+                        "let library_file = sys.modules['os'].path.join(sys.base_prefix, 'lib', 'python3.11', "
+                        "'os.py')\n"
                         "sys.modules['importlib._bootstrap_external']._compile_bytecode(\n"
                         "    m.dumps(1), 'x', library_file)\n"),
     "new_hook": ("use sys\nsys.addaudithook(fun event, args: print('HOOKED'))\n"

@@ -74,7 +74,7 @@ def test_extended_slice_assignment_matches_the_spec(xs, a, b, s):
     ys = list(xs)
     ys[rt.sliceobj(ys, a, b, s)] = new
     expected = list(xs)
-    for p, value in zip(selected, new):
+    for p, value in zip(selected, new, strict=True):
         expected[p] = value
     assert ys == expected
 

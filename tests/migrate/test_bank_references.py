@@ -35,7 +35,7 @@ def test_migrated_references_certify_and_discriminate(sample):
     with Executor(workers=1) as executor:
         certificates = certify_many([(p, src) for p, _, src in jobs], executor=executor)
     wrong = []
-    for (problem, rule, source), cert in zip(jobs, certificates):
+    for (problem, rule, source), cert in zip(jobs, certificates, strict=True):
         if rule is None and not cert.certified:
             wrong.append(f"{problem.id}: migrated reference fails: {cert.failures[:1] or cert.warnings[:1]}\n{source}")
         if rule is not None and cert.certified:

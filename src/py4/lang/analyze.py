@@ -534,8 +534,8 @@ class Py4Analyzer(FastVisitor):
 
     def _visit_defaults(self, args: ast.arguments) -> None:
         positional = [*args.posonlyargs, *args.args]
-        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
-        pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+        pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+        pairs += [(p, d) for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
         for param, default in pairs:
             self.tags.add("param_default")
             if isinstance(default, _MUTABLE_DISPLAYS) or _call_name(default) in _MUTABLE_CALLS:
@@ -572,7 +572,7 @@ class Py4Analyzer(FastVisitor):
             self.tags.add("chained_comparison")
             self.report("chained", node)
         operands = [node.left, *node.comparators]
-        for left, op, right in zip(operands, node.ops, operands[1:]):
+        for left, op, right in zip(operands, node.ops, operands[1:], strict=False):  # operands: one more than ops
             if _is_nil(left) or _is_nil(right):
                 self.tags.add("nil_comparison")
                 if isinstance(op, (ast.Eq, ast.NotEq)):
@@ -586,7 +586,7 @@ class Py4Analyzer(FastVisitor):
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         if isinstance(node.op, ast.And):
             values = node.values
-            for a, b in zip(values, values[1:]):
+            for a, b in zip(values, values[1:], strict=False):  # neighbours
                 if (isinstance(a, ast.Compare) and isinstance(b, ast.Compare)
                         and len(a.ops) == 1 and len(b.ops) == 1
                         and _same_operand(a.comparators[0], b.left)):

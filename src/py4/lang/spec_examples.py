@@ -197,7 +197,7 @@ def check_example(example: Example) -> list[str]:
         problems = []
         if len(got) != len(example.diagnostics) or not all(
                 _diagnostic_matches(want, diag)
-                for want, diag in zip(example.diagnostics, result.diagnostics)):
+                for want, diag in zip(example.diagnostics, result.diagnostics, strict=True)):
             problems.append(f"diagnostics differ:\n  spec: {example.diagnostics}\n  boa:  {got}")
         generic = [d.render("generic") for d in result.diagnostics]
         if example.generic is not None and generic != example.generic:

@@ -30,8 +30,8 @@ def is_mutable_default(ctx: Context, node: ast.AST) -> bool:
 def parameters_with_defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.AST | None]]:
     positional = [*args.posonlyargs, *args.args]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    pairs: list[tuple[ast.arg, ast.AST | None]] = list(zip(positional, defaults))
-    pairs += list(zip(args.kwonlyargs, args.kw_defaults))
+    pairs: list[tuple[ast.arg, ast.AST | None]] = list(zip(positional, defaults, strict=True))
+    pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
     return pairs
 
 

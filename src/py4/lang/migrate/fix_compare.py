@@ -47,7 +47,7 @@ def fix(ctx: Context) -> None:
 
 def _operators_in_place(ctx: Context, node: ast.Compare) -> None:
     operands = [node.left, *node.comparators]
-    for left, op, right in zip(operands, node.ops, operands[1:]):
+    for left, op, right in zip(operands, node.ops, operands[1:], strict=False):  # operands: one more than ops
         change = _identity_op(ctx, left, op, right)
         if change is None:
             continue

@@ -64,7 +64,8 @@ def iterated_expressions(ctx: Context) -> list[ast.AST]:
 
 def fix_iteration(ctx: Context, iterable: ast.AST) -> None:
     kind = ctx.type_of(iterable)
-    if kind in PLAIN_ITERABLES or kind in ("mapping", "nnint", "int", "float", "bool", "none", "func", "class", "module"):
+    if kind in PLAIN_ITERABLES or kind in ("mapping", "nnint", "int", "float", "bool", "none", "func", "class",
+                                           "module"):
         return
     ctx.hit("P4-16", iterable)
     if kind == "dict":

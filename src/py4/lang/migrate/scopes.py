@@ -157,7 +157,7 @@ class _Collector(ast.NodeVisitor):
                     else:
                         self.bind_target(elt, kind, None)
                 return
-            for elt, elt_value in zip(target.elts, values):
+            for elt, elt_value in zip(target.elts, values, strict=True):
                 self.bind_target(elt, kind, elt_value)
         elif isinstance(target, ast.Starred):
             self.bind_target(target.value, kind, None)
