@@ -57,6 +57,7 @@ def test_import_cli_needs_exactly_one_source(tmp_path):
 
     runner = CliRunner()
     assert runner.invoke(app, ["import", "--format", "mbpp"]).exit_code == 2
-    ok = runner.invoke(app, ["import", str(FIXTURES / "mbpp_small.jsonl"), "--format", "mbpp", "--out", str(tmp_path / "o.jsonl"), "--json"])
+    ok = runner.invoke(app, ["import", str(FIXTURES / "mbpp_small.jsonl"), "--format", "mbpp",
+                             "--out", str(tmp_path / "o.jsonl"), "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["kept"] == 2

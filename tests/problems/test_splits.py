@@ -47,7 +47,8 @@ def test_test_families_never_train_and_held_in_is_clean():
 
 def test_another_held_out_set_rebuilds_differently():
     other = assign_splits(_items(), {"P4-17"}, 3, SIZES)
-    assert {pid for pid, s in other.items() if s == "test_heldout"} <= {f"py4/{f}{k:03d}" for f in "ij" for k in range(30)}
+    held_out = {pid for pid, s in other.items() if s == "test_heldout"}
+    assert held_out <= {f"py4/{f}{k:03d}" for f in "ij" for k in range(30)}
 
 
 class _P:
@@ -56,7 +57,8 @@ class _P:
 
 
 def test_train_sanity_is_small_varied_and_held_in():
-    problems = [_P(f"py4/{f}{k}", f, "eft_pool" if k % 2 else "test_heldin", 1 + k % 3) for f in "abcdef" for k in range(8)]
+    problems = [_P(f"py4/{f}{k}", f, "eft_pool" if k % 2 else "test_heldin", 1 + k % 3)
+                for f in "abcdef" for k in range(8)]
     chosen = select_train_sanity(problems, n=6, seed=1)
     assert len(chosen) == 6 and len({p.family for p in chosen}) == 6
     assert all(p.split == "eft_pool" for p in chosen)

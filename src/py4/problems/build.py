@@ -89,7 +89,7 @@ def build_bank(cfg: BuildConfig, progress=None) -> BuildResult:
         if progress:
             progress(fam.name)
     items = []
-    for id_, gp in zip(ids, generated):
+    for id_, gp in zip(ids, generated, strict=True):
         exercised = _exercised(gp.variant.gold, f"{gp.family.name} variant {gp.index}")
         items.append(SplitItem(id_, gp.family.name, tuple(gp.variant.rules or gp.family.rules), exercised,
                                gp.variant.difficulty or gp.family.difficulty))
@@ -97,7 +97,7 @@ def build_bank(cfg: BuildConfig, progress=None) -> BuildResult:
                        test_cap_per_family=cfg.test_cap_per_family)
     splits = assign_splits(items, cfg.held_out, cfg.seed, sizes)
     problems = [gp.to_problem(id_, splits[id_], cfg.seed, cfg.version)
-                for id_, gp in zip(ids, generated) if id_ in splits]
+                for id_, gp in zip(ids, generated, strict=True) if id_ in splits]
     return BuildResult(problems=problems, dropped=len(generated) - len(problems),
                        seconds=time.perf_counter() - start)
 

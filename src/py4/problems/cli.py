@@ -34,7 +34,8 @@ def _print_json(data) -> None:
 def build(config: Optional[Path] = typer.Option(None, "--config", help="YAML BuildConfig"),
           overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. held_out=[P4-09] seed=7"),
           data_dir: Optional[Path] = _OUT,
-          run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="also record a run here (resolved config, run_manifest.json)")) -> None:
+          run_dir: Optional[Path] = typer.Option(
+              None, "--run-dir", help="also record a run here (resolved config, run_manifest.json)")) -> None:
     """Generate the bank from the families and write it with its manifest and content hash."""
     import contextlib
 
@@ -74,8 +75,10 @@ def validate(as_json: bool = typer.Option(False, "--json"),
              sample: int = typer.Option(0, help="validate a seeded sample of N problems (0 = the whole bank)"),
              family: list[str] = typer.Option(None, "--family", help="only these families"),
              workers: int = typer.Option(0, help="Boa workers (0 = all cores)"),
-             strict_coverage: bool = typer.Option(False, help="fail on coverage shortfalls even for a sample/subset (always for the whole bank)"),
-             run_dir: Optional[Path] = typer.Option(None, "--run-dir", help="record a run here (report.json, run_manifest.json)"),
+             strict_coverage: bool = typer.Option(
+                 False, help="fail on coverage shortfalls even for a sample/subset (always for the whole bank)"),
+             run_dir: Optional[Path] = typer.Option(None, "--run-dir",
+                                                    help="record a run here (report.json, run_manifest.json)"),
              version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """Run the bank's gates; exit 1 on any failure."""
     from py4.problems.bank import load_manifest
@@ -172,7 +175,8 @@ def bank_stats(problems) -> dict:
 
 @app.command()
 @cli_errors
-def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
+def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION,
+          data_dir: Optional[Path] = _OUT) -> None:
     """Counts per split, rule and family."""
     data = bank_stats(_load(version, data_dir))
     if as_json:
@@ -187,7 +191,8 @@ def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION
 @cli_errors
 def import_(path: Optional[Path] = typer.Argument(None, help="local JSONL file in the format (omit with --from-hub)"),
             fmt: str = typer.Option(..., "--format", help="mbpp or humaneval"),
-            from_hub: bool = typer.Option(False, "--from-hub", help="read the benchmark from the Hugging Face Hub (campaign scale)"),
+            from_hub: bool = typer.Option(False, "--from-hub",
+                                          help="read the benchmark from the Hugging Face Hub (campaign scale)"),
             out: Path = typer.Option(Path("imported.jsonl"), "--out", help="where the imported problems go (JSONL)"),
             as_json: bool = typer.Option(False, "--json")) -> None:
     """Migrate Python 3 benchmark problems into Python-4 problems (split `imported`), keeping discriminative ones."""

@@ -101,10 +101,11 @@ def records_to_candidates(records: Iterable[dict], fmt: str) -> tuple[list[dict]
             tests, why = _asserts(rec["test"], "candidate")
         tests = [t for t in tests if fmt == "humaneval" or t[0] == entry]
         if not tests:
-            skips.append({"task_id": task, "reason": "no structured test: " + "; ".join(sorted(set(why))) if why else "no tests"})
+            skips.append({"task_id": task,
+                          "reason": "no structured test: " + "; ".join(sorted(set(why))) if why else "no tests"})
             continue
-        candidates.append({"task_id": task, "text": text, "reference": reference.replace("\r\n", "\n"), "entry_point": entry,
-                           "tests": [(c, e) for _, c, e in tests], "skipped_asserts": why})
+        candidates.append({"task_id": task, "text": text, "reference": reference.replace("\r\n", "\n"),
+                           "entry_point": entry, "tests": [(c, e) for _, c, e in tests], "skipped_asserts": why})
     return candidates, skips
 
 
@@ -120,14 +121,17 @@ def _reference_passes(cand: dict) -> str | None:
 
 
 def _problem(cand: dict, fmt: str, gold: str, rules: list[str]) -> Problem:
-    sig = next((ln.rstrip().removesuffix(":") for ln in gold.splitlines() if ln.startswith(f"fn {cand['entry_point']}(")), "")
+    sig = next((ln.rstrip().removesuffix(":") for ln in gold.splitlines()
+                if ln.startswith(f"fn {cand['entry_point']}(")), "")
     task_id = re.sub(r"[^A-Za-z0-9_\-]", "_", cand["task_id"])
     prompt = cand["text"].strip() + (f"\n\nWrite it in Python-4. Signature:\n\n    {sig}\n" if sig else "")
-    return Problem(id=f"{fmt}/{task_id}", family=f"import_{fmt}", title=cand["text"].strip().splitlines()[0][:80] or task_id,
+    return Problem(id=f"{fmt}/{task_id}", family=f"import_{fmt}",
+                   title=cand["text"].strip().splitlines()[0][:80] or task_id,
                    prompt=prompt, entry_point=cand["entry_point"], signature=sig,
                    tests=[TestCase(args=c.args, kwargs=c.kwargs, expected=e) for c, e in cand["tests"]],
                    rules=rules, split="imported", gold=gold, reference_py3=cand["reference"], difficulty=2,
-                   provenance={"source": fmt, "task_id": cand["task_id"], "skipped_asserts": len(cand["skipped_asserts"]),
+                   provenance={"source": fmt, "task_id": cand["task_id"],
+                               "skipped_asserts": len(cand["skipped_asserts"]),
                                "gold_idiomatic": "py3_" not in gold},
                    canary=CANARY, bank_version="imported")
 
@@ -155,7 +159,7 @@ def import_records(records: Iterable[dict], fmt: str, workers: int | None = None
             probe = _problem(cand, fmt, full.source, violated or ["P4-06"])
             jobs = [full.source] + [migrate(cand["reference"], skip_rules={r}).source for r in violated]
             certs = certify_many([(probe, src) for src in jobs], executor=executor)
-            rules = [r for r, c in zip(violated, certs[1:]) if not c.certified]
+            rules = [r for r, c in zip(violated, certs[1:], strict=True) if not c.certified]
             if not certs[0].certified:
                 skips.append({"task_id": cand["task_id"], "reason": "migrated reference does not certify"})
             elif not rules:
@@ -203,7 +207,10 @@ def _write_and_summarise(records: list[dict], fmt: str, out: str | Path, workers
 
 
 def import_hub(fmt: str, out: str | Path, workers: int | None = None) -> dict:
-    """Import the benchmark straight from the Hub (campaign scale; needs network). Raises ProblemImportError for a bad format."""
+    """Import the benchmark straight from the Hub (campaign scale; needs network).
+
+    Raises ProblemImportError for a bad format.
+    """
     if fmt not in FORMATS:
         raise ProblemImportError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")
     return _write_and_summarise(load_hub_records(fmt), fmt, out, workers)

@@ -52,7 +52,8 @@ class ValidationReport:
                               "gate": gate, "detail": detail})
 
     def to_json(self) -> dict:
-        return {"problems": self.problems, "failures": self.failures, "failure_counts": dict(Counter(f["gate"] for f in self.failures)),
+        return {"problems": self.problems, "failures": self.failures,
+                "failure_counts": dict(Counter(f["gate"] for f in self.failures)),
                 "notes": self.notes, "coverage": self.coverage, "coverage_shortfalls": self.coverage_shortfalls,
                 "migrator": self.migrator, "workers": self.workers, "seconds": self.seconds}
 
@@ -61,7 +62,8 @@ def _static_gates(problems: list[Problem], report: ValidationReport) -> None:
     ids = Counter(p.id for p in problems)
     for pid, n in ids.items():
         if n > 1:
-            report.failures.append({"id": pid, "family": None, "gate": "ids_unique", "detail": f"{n} problems share it"})
+            report.failures.append({"id": pid, "family": None, "gate": "ids_unique",
+                                    "detail": f"{n} problems share it"})
     from py4.probes.verify import bank_leaks  # no rule-probe text in the bank (docs/probes.md)
 
     for pid, probes in bank_leaks(problems).items():
@@ -106,12 +108,13 @@ def _certify_gates(problems, report, executor, held_out) -> None:
     # A sandbox hiccup (a worker restarted under load) must not pass for a broken gold,
     # nor fail a good one: uncertified golds are certified once more, one at a time.
     retry = [i for i, c in enumerate(certs) if not c.certified]
-    for i, c in zip(retry, certify_many([(problems[i], problems[i].gold) for i in retry], executor=executor)):
+    retried = certify_many([(problems[i], problems[i].gold) for i in retry], executor=executor)
+    for i, c in zip(retry, retried, strict=True):
         if c.certified:
             report.notes.append({"id": problems[i].id, "family": problems[i].family,
                                  "note": "gold certified only on retry", "detail": certs[i].status})
         certs[i] = c
-    for p, c in zip(problems, certs):
+    for p, c in zip(problems, certs, strict=True):
         if not c.certified:
             why = c.failures[:1] or c.warnings[:1] or c.diagnostics[:1] or [c.status]
             report.fail(p, "gold_certifies", f"{c.tests_passed}/{c.tests_total} tests, status {c.status}: {why}")
@@ -138,7 +141,7 @@ def _migration_gates(problems, report, executor) -> None:
         for rule in p.rules:
             jobs.append((p, rule, migrate(p.reference_py3, skip_rules={rule}).source))
     certs = certify_many([(p, src) for p, _, src in jobs], executor=executor)
-    for (p, rule, _), c in zip(jobs, certs):
+    for (p, rule, _), c in zip(jobs, certs, strict=True):
         if rule is None and not c.certified:
             report.notes.append({"id": p.id, "family": p.family, "note": "fully migrated reference does not certify",
                                  "detail": str((c.failures or c.warnings or [c.status])[:1])})
@@ -150,7 +153,8 @@ def _coverage(problems: list[Problem], report: ValidationReport) -> None:
     per_split = Counter(p.split for p in problems)
     per_rule = Counter(r for p in problems for r in p.rules)
     families = {p.family for p in problems}
-    report.coverage = {"problems": len(problems), "families": len(families), "per_split": dict(sorted(per_split.items())),
+    report.coverage = {"problems": len(problems), "families": len(families),
+                       "per_split": dict(sorted(per_split.items())),
                        "per_rule": dict(sorted(per_rule.items()))}
     m = COVERAGE_MINIMA
     if len(problems) < m["problems"]:
