@@ -45,5 +45,6 @@ def test_results_are_cached_by_content_hash(tmp_path):
 
 
 def test_exception_line_takes_the_traceback_tail():
-    assert exception_line("Traceback (most recent call last):\n  File x\n    boom()\nKeyError: 'a'\n") == "KeyError: 'a'"
+    assert exception_line("Traceback (most recent call last):\n  File x\n    boom()\n"
+                          "KeyError: 'a'\n") == "KeyError: 'a'"
     assert exception_line("") is None

@@ -1,15 +1,18 @@
 """Tagged code blocks: how a document states what each program does, mechanically.
 
-Every fenced block in a corpus document carries a tag in its info string:
+Every fenced block in a corpus document carries a tag in its info string (tag: what it is; what
+validation checks):
 
-| tag | what it is | what validation checks |
-|---|---|---|
-| `py4` | a Python-4 program the document presents as correct | Boa compiles it with no diagnostic at all and runs it; stdout equals the `output` block after it (none: prints nothing); it raises exactly the `raises` line, or nothing |
-| `py3` | a Python 3 habit (a counter-example) | Boa's diagnostics equal the `diagnostics` block, or, when it compiles without errors, the `output`/`raises` blocks say what it does under Python-4 |
-| `python` | plain Python 3, for comparison | CPython (Boa's python3 dialect) prints the `output` block / raises the `raises` line |
-| `output` | exact stdout of the program above | character for character |
-| `raises` | one line `ExceptionType: message` | the program's uncaught exception |
-| `diagnostics` | Boa's verbatim diagnostics, one a line | equal, in order, to Boa's |
+- `py4`: a Python-4 program the document presents as correct; Boa compiles it with no diagnostic at
+  all and runs it; stdout equals the `output` block after it (none: prints nothing); it raises
+  exactly the `raises` line, or nothing.
+- `py3`: a Python 3 habit (a counter-example); Boa's diagnostics equal the `diagnostics` block, or,
+  when it compiles without errors, the `output`/`raises` blocks say what it does under Python-4.
+- `python`: plain Python 3, for comparison; CPython (Boa's python3 dialect) prints the `output`
+  block / raises the `raises` line.
+- `output`: exact stdout of the program above; character for character.
+- `raises`: one line `ExceptionType: message`; the program's uncaught exception.
+- `diagnostics`: Boa's verbatim diagnostics, one a line; equal, in order, to Boa's.
 
 The convention is the spec's (docs/python4.md), with `py3` in place of `py4-diag`.
 """

@@ -64,7 +64,8 @@ def stats(corpus: str = typer.Argument(..., help="corpus folder"),
 @app.command()
 @cli_errors
 def validate(corpus: str = typer.Argument(..., help="corpus folder"),
-             cache_dir: Optional[str] = typer.Option("campaign-out/cache/corpus-boa", help="Boa results cache ('' = none)"),
+             cache_dir: Optional[str] = typer.Option("campaign-out/cache/corpus-boa",
+                                                     help="Boa results cache ('' = none)"),
              workers: int = typer.Option(2)) -> None:
     """Re-check every code block of every document with Boa; exit 1 when any claim is wrong."""
     from py4.corpus.subset import validate_corpus

@@ -16,8 +16,8 @@ from py4.corpus.config import FilterSpec
 _WORD = re.compile(r"\w+")
 _PY3_TOKEN = r"(?:def|elif|lambda|import|except|raise|None|True|False|f\"|f')"
 _PROSE_PATTERNS = (
-    re.compile(rf"(?:in python-4|python-4 code|python-4 programs?)[^.\n]*\b(?:use|write|prefer|spell)s?\s+`{_PY3_TOKEN}",
-               re.I),
+    re.compile(r"(?:in python-4|python-4 code|python-4 programs?)"
+               rf"[^.\n]*\b(?:use|write|prefer|spell)s?\s+`{_PY3_TOKEN}", re.I),
     re.compile(rf"`{_PY3_TOKEN}[^`]*`[^.\n]*\bis (?:valid|correct|idiomatic|allowed|fine) (?:in )?python-4", re.I),
     re.compile(r"python-4 (?:still )?(?:has|keeps|supports) (?:`def`|`elif`|`lambda`|`except`|`raise`|`None`)", re.I),
 )

@@ -118,12 +118,13 @@ def _fill(config, stream, validator, encoder, writer, progress: bool) -> dict:
                     reasons[reason] += 1
                 else:
                     batch.append(candidate)
-                if len(batch) >= _wanted(config, docs, tokens, batch_size) or generated > MAX_ATTEMPTS_PER_DOC * (docs + len(batch) + 50):
+                if (len(batch) >= _wanted(config, docs, tokens, batch_size)
+                        or generated > MAX_ATTEMPTS_PER_DOC * (docs + len(batch) + 50)):
                     break
             if not batch:
                 raise RuntimeError(f"only {docs} documents survived {generated} candidates "
                                    f"(rejections: {dict(reasons)})")
-            for candidate, count in zip(batch, encoder.count_batch([c["text"] for c in batch])):
+            for candidate, count in zip(batch, encoder.count_batch([c["text"] for c in batch]), strict=True):
                 if _done(config, docs, tokens):
                     break
                 record = {"id": f"{config.name}-{docs:07d}", **candidate, "tokens": count}

@@ -154,9 +154,9 @@ def llm_documents(config: CorpusConfig, validator) -> Iterator[dict]:
     try:
         for round_ in range(10_000):
             types = loop.run_until_complete(_all(pipeline.types(r, round_) for r in rules))
-            pairs = [(r, t) for r, ts in zip(rules, types) for t in ts]
+            pairs = [(r, t) for r, ts in zip(rules, types, strict=True) for t in ts]
             ideas = loop.run_until_complete(_all(pipeline.ideas(r, t, round_) for r, t in pairs))
-            jobs = [(r, t, idea) for (r, t), its in zip(pairs, ideas) for idea in its]
+            jobs = [(r, t, idea) for (r, t), its in zip(pairs, ideas, strict=True) for idea in its]
             if not jobs:
                 raise LlmError("the endpoint proposed no document ideas")
             chunk = config.llm.concurrency * 4

@@ -120,7 +120,8 @@ TEMPLATES: tuple[Template3, ...] = (
     T("P4-07", "refusing bad input",
       "fn checked($x: int) -> int:\n    if $x < 0:\n        throw ValueError(i'negative: {$x}')\n    return $x\n\n"
       "print(checked($a))\ntry:\n    checked($neg)\ncatch ValueError as err:\n    print(err)\n",
-      "fn checked($x: int) -> int:\n    if $x < 0:\n        raise ValueError('negative')\n    return $x\n\nprint(checked($a))\n"),
+      "fn checked($x: int) -> int:\n    if $x < 0:\n        raise ValueError('negative')\n    return $x\n\n"
+      "print(checked($a))\n"),
     T("P4-07", "throw from a lookup",
       "fn need($d: dict, key: str) -> int:\n    if key not in $d:\n        throw KeyError(key)\n    return $d[key]\n\n"
       "print(need($pairs, '$w'))\n",

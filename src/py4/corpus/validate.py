@@ -99,7 +99,7 @@ class BoaValidator:
             runs = self._executor(dialect).run_many([src for _, src in batch])
             self.boa_runs += len(batch)
             new = {}
-            for (key, src), run in zip(batch, runs):
+            for (key, src), run in zip(batch, runs, strict=True):
                 new[key] = _result_of(run, _verbatim_diagnostics(src) if dialect == "py4" else [])
             self._store(new)
 
