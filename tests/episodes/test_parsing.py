@@ -40,7 +40,8 @@ def test_schema_parses_reasoning_text_and_calls():
 
 
 def test_one_bad_block_does_not_drop_the_good_ones():
-    text = block("run_code", {"code": "print(1)"}) + '<tool_call>{"name": "submit", "arguments": {</tool_call><end_of_turn>'
+    text = (block("run_code", {"code": "print(1)"})
+            + '<tool_call>{"name": "submit", "arguments": {</tool_call><end_of_turn>')
     turn = parse_with_tokenizer(SchemaTokenizer(), text, PREFIX)
     assert [c.malformed for c in turn.calls] == [False, True]
     assert "not JSON" in turn.calls[1].error and turn.calls[1].raw.startswith('{"name": "submit"')
@@ -200,6 +201,7 @@ def test_gemma4_reasoning_after_a_prefilled_channel_opener(family_tokenizers):
                 {"role": "tool", "name": "run_code", "content": "1"}]
     prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False, enable_thinking=True)
     assert prompt.endswith("<|channel>thought\n")
-    turn = parse_assistant_text("It printed 1.\n<channel|>" + '<|tool_call>call:submit{code:<|"|>print(1)<|"|>}<tool_call|>',
+    turn = parse_assistant_text("It printed 1.\n<channel|>"
+                                + '<|tool_call>call:submit{code:<|"|>print(1)<|"|>}<tool_call|>',
                                 "gemma4")
     assert turn.reasoning == "It printed 1." and turn.valid_calls[0].arguments == {"code": "print(1)"}

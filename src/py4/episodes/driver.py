@@ -72,7 +72,7 @@ def run_episodes(problems: Iterable[Problem], policy: Policy, config: EpisodeCon
             turns = policy.act(requests)
             if len(turns) != len(requests):
                 raise RuntimeError(f"policy {policy.name!r} answered {len(turns)} turns for {len(requests)} requests")
-            to_execute = [run for run, turn in zip(active, turns) if _take_turn(run, turn, config)]
+            to_execute = [run for run, turn in zip(active, turns, strict=True) if _take_turn(run, turn, config)]
             list(pool.map(lambda run: _execute_calls(run, policy), to_execute))
             step_s = time.perf_counter() - started
             still = []

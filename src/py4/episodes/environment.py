@@ -280,7 +280,8 @@ class ToolRounds:
     """
 
     def __init__(self, environments: Iterable[Any], completions: Sequence[list]):
-        self.pairs = [(env, messages) for env, messages in zip(environments, completions)
+        # A trainer without environments passes none: nothing to pair (otherwise one per completion).
+        self.pairs = [(env, messages) for env, messages in zip(environments, completions, strict=False)
                       if isinstance(env, Py4Environment)]
         self._seen: dict[int, Any] = {}  # id -> turn, kept alive so that ids stay unique
         self.rounds = 0
@@ -341,7 +342,8 @@ def run_round(turns: Sequence[tuple[Py4Environment, Sequence[Any]]]) -> int:
                 results = []
             for future in certifications:
                 future.exception()  # a failure is the call's own, when TRL makes it
-        for (prefetched, request), result in zip(runs, results):
+        # results is [] when the batched run failed: those calls then run one by one, when TRL makes them.
+        for (prefetched, request), result in zip(runs, results, strict=False):
             prefetched.offer_run(request, result)
         count += len(runs) + len(submits)
     return count
@@ -391,7 +393,9 @@ def note_completion_lengths(completion_ids: list[list[int]], environments: list[
     appends ``get_reward`` after the given functions): a trajectory that used the whole
     budget without a submission then ends as ``truncated`` in ``get_reward``.
     """
-    for ids, env in zip(completion_ids, environments or []):
+    if environments is None:  # a trainer without environments: nothing to tell
+        return [0.0] * len(completion_ids)
+    for ids, env in zip(completion_ids, environments, strict=True):
         episode = getattr(env, "episode", None)
         if isinstance(episode, Episode) and len(ids) >= episode.config.token_budget:
             episode.truncate("token_budget")

@@ -34,7 +34,8 @@ def render_run(result: RunResult, mode: str) -> str:
 def _render_diagnostic(diag: dict, mode: str) -> str:
     if mode == "generic":  # Boa already squashed the message in generic mode
         return str(diag.get("message", ""))
-    return f"line {diag.get('line')}, col {diag.get('col')}: {diag.get('severity')} {diag.get('rule')}: {diag.get('message')}"
+    return (f"line {diag.get('line')}, col {diag.get('col')}: "
+            f"{diag.get('severity')} {diag.get('rule')}: {diag.get('message')}")
 
 
 def render_submission(cert: Certificate, mode: str) -> str:
