@@ -77,7 +77,8 @@ def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int
         win = rng.random() < win_rate.get(p["rule"], win_rate[p["kind"]])
         scores.append({"id": p["id"], "p4_logprob": -1.0 if win else -2.0, "py3_logprob": -2.0 if win else -1.0,
                        "p4_tokens": 1, "py3_tokens": 1})
-    return {"model": "synthetic", "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=BOOTSTRAP),
+    return {"model": "synthetic", "pairs": len(probes), "scores": scores,
+            "summary": summarize(scores, probes, b=BOOTSTRAP),
             "_probes": probes}
 
 
@@ -99,11 +100,13 @@ def campaign_nodes(spec) -> list:
                 models.append((f"tiny/{arm}/{kind}", meta))
         for model_node, meta in models:
             extra.append(Node(id=f"probes:{model_node}", stage=layout.PROBE_STAGE,
-                              run_dir=f"{out}/probes/{model_node.replace('/', '__')}", meta={**meta, "model_node": model_node}))
+                              run_dir=f"{out}/probes/{model_node.replace('/', '__')}",
+                              meta={**meta, "model_node": model_node}))
     if not any(n.stage == layout.LOSS_STAGE for n in nodes):
         for name in ("base", *spec.arms):
             extra.append(Node(id=f"heldout_loss:tiny/{name}", stage=layout.LOSS_STAGE,
-                              run_dir=f"{out}/heldout_loss/tiny__{name}", meta={"model": "tiny", "arm": None if name == "base" else name,
+                              run_dir=f"{out}/heldout_loss/tiny__{name}",
+                              meta={"model": "tiny", "arm": None if name == "base" else name,
                                     "kind": "base" if name == "base" else "midtrain"}))
     return nodes + extra
 

@@ -98,7 +98,8 @@ def repeated_defaults(path: Path, config_type: type | None = None) -> list[str]:
     for dotted in _value_keys(data):
         if _resolve(config_type, _without(data, dotted), path) != resolved:
             continue  # required, needed by a check across fields, or not the default
-        stage_defaults = [_resolve(config_type, _without(data, dotted[:depth]), path) for depth in range(1, len(dotted))]
+        stage_defaults = [_resolve(config_type, _without(data, dotted[:depth]), path)
+                          for depth in range(1, len(dotted))]
         if all(block is None or _at(block, dotted) in (_ABSENT, _at(resolved, dotted)) for block in stage_defaults):
             repeated.append(".".join(dotted))
     return repeated

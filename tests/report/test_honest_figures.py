@@ -97,7 +97,8 @@ def test_dose_response_arms_do_not_hide_each_other(saved_figures):
 def test_certified_rates_in_markdown_carry_interval_and_n(rendered):
     md, data, _ = rendered
     # iso's parent: 3 of 6 certified -> Wilson 95% [0.188, 0.812]
-    row = next(line for line in md.splitlines() if line.startswith("| Tiny Gemma-3 (smoke) | iso-token | 0 | test_heldin"))
+    row = next(line for line in md.splitlines()
+               if line.startswith("| Tiny Gemma-3 (smoke) | iso-token | 0 | test_heldin"))
     assert "0.500" in row and "[0.188, 0.812]" in row and "3/6" in row, row
     entry = next(e for e in data["entries"] if e["run"] == "tiny/iso/sft" and e["split"] == "test_heldin")
     assert entry["certified"] == 3 and entry["episodes"] == 6

@@ -37,9 +37,9 @@ def test_groups_match(table, reference):
 
 
 def test_every_row_and_value_matches(table, reference):
-    for want_group, got_group in zip(reference["groups"], table["groups"]):
+    for want_group, got_group in zip(reference["groups"], table["groups"], strict=True):
         assert [r["name"] for r in got_group["rows"]] == [r["name"] for r in want_group["rows"]], want_group["title"]
-        for want, got in zip(want_group["rows"], got_group["rows"]):
+        for want, got in zip(want_group["rows"], got_group["rows"], strict=True):
             strip = lambda r: {k: v for k, v in r.items() if k != "source"}
             assert strip(got) == strip(want), (want_group["title"], want["name"])
 

@@ -81,7 +81,8 @@ def test_finding_is_computed_from_the_probe_numbers(rendered):
     # The fixture's iso run scored the paired difference against control: that interval decides.
     assert ("iso-token arm's probe accuracy is above the control arm's (the paired difference's 95% interval "
             "excludes 0) on held-in") in sentence
-    assert f"{iso['heldin']['accuracy']:.3f} [{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]" in sentence
+    assert (f"{iso['heldin']['accuracy']:.3f} "
+            f"[{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]") in sentence
     assert f"{control['heldout']['accuracy']:.3f}" in sentence
     assert "loss on held-out Python-4 documents (5.000) is lower by 2.000 nats/token than the control arm's " \
         "(7.000; no interval)" in sentence
@@ -122,7 +123,8 @@ def test_knowledge_beside_use(rendered):
     rows = {r["model"]: r for r in rendered["data"]["knowledge_and_use"]}
     iso = rows["tiny/iso/sft"]
     assert iso["certified"]["test_heldin"]["certified"] == 2 and iso["certified"]["test_heldin"]["episodes"] == 6
-    assert iso["heldin"]["accuracy"] == next(e for e in rendered["probes"] if e["model"] == "tiny/iso/sft")["heldin"]["accuracy"]
+    assert iso["heldin"]["accuracy"] == next(e for e in rendered["probes"]
+                                             if e["model"] == "tiny/iso/sft")["heldin"]["accuracy"]
     assert rows["tiny/base"]["certified"] == {}  # the base is probed, never evaluated
     line = next(x for x in rendered["md"].splitlines() if x.startswith("| `tiny/iso/sft` |"))
     assert "0.333 [0.097, 0.700] (2/6)" in line and f"(n={iso['heldin']['pairs']})" in line
@@ -253,7 +255,7 @@ def test_cli_reports_a_campaign_folder_given_as_override(tmp_path):
 
 def _entry(arm: str, heldin: tuple, heldout: tuple, paired: dict | None = None) -> dict:
     """A probes.json entry of an arm's midtrained model: (accuracy, ci_low, ci_high) per split."""
-    group = lambda a: dict(zip(("accuracy", "ci_low", "ci_high"), a), pairs=378)
+    group = lambda a: dict(zip(("accuracy", "ci_low", "ci_high"), a, strict=True), pairs=378)
     return {"model": f"tiny/{arm}/midtrain", "model_key": "tiny", "arm": arm, "kind": "midtrain",
             "heldin": group(heldin), "heldout": group(heldout), "per_rule": {},
             "compare": None if arm == "control" else "tiny/control/midtrain", "minus_control": paired}

@@ -54,7 +54,9 @@ def results(
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides of the campaign "
                                                     "(out_dir=DIR: the campaign folder of `py4 demo --out DIR`)"),
 ) -> None:
-    """Certified rates (95% CI, n) per model x arm x dose x split, calibration, probes (probes.json), GRPO; markdown + JSON + PNGs."""
+    # The docstring is the command's help, one line in `py4 report --help`: two adjacent literals keep it one line.
+    ("Certified rates (95% CI, n) per model x arm x dose x split, calibration, probes (probes.json), GRPO; "
+     "markdown + JSON + PNGs.")
     from py4.campaign.spec import load_campaign
     from py4.report.results import write_results
 

@@ -91,7 +91,7 @@ def eft_optimisation(sources: Sources) -> Group:
             continue
         schedule_paths = [model.files.eft_schedules[str(dose)] for model in sources.models]
         values = []
-        for opt, schedule_path in zip(settings, schedule_paths):
+        for opt, schedule_path in zip(settings, schedule_paths, strict=True):
             schedule = sources.schedule(schedule_path)
             if schedule.sequences_per_step != global_batch(opt) or schedule.epochs != opt.epochs:
                 raise TableError(f"{schedule_path}: batch geometry or epochs differ from the EFT config")
@@ -193,7 +193,8 @@ def policy(sources: Sources) -> Group:
     group.add("Completions per step", [f"{completions} (per-device batch {opt.micro_batch}, {opt.grad_accum} "
                                        "accumulation steps, one generation round per step)"], src)
     segments = grpo.segments
-    parts = " + ".join(str(end - start) for start, end in zip([0, *segments[:-1]], segments))
+    # Each segment runs from the previous stop point (the first from 0); no segments give no parts.
+    parts = " + ".join(str(end - start) for start, end in zip([0, *segments[:-1]], segments, strict=False))
     times = {1: "once", 2: "twice"}.get(problems.epochs, f"{problems.epochs} times")
     resumed = f" resumed from checkpoint-{segments[-2]}" if len(segments) > 1 else ""
     group.add("Optimizer steps", [f"{steps} ({parts}{resumed}); each problem seen {times}"], src)
@@ -202,7 +203,8 @@ def policy(sources: Sources) -> Group:
     scaled = ("unscaled rewards" if settings.scale_rewards == "none"
               else f"rewards scaled by {settings.scale_rewards}")
     group.add("Loss", [f"{LOSS_TYPE_NAMES[settings.loss_type]}, {scaled}"], src)
-    group.add("KL coefficient $\\beta$", [formats.number(settings.beta) + (" (no KL term)" if settings.beta == 0 else "")],
+    group.add("KL coefficient $\\beta$",
+              [formats.number(settings.beta) + (" (no KL term)" if settings.beta == 0 else "")],
               src)
     group.add("Clip range $\\epsilon$ / $\\epsilon_{\\text{high}}$",
               [f"{formats.number(settings.epsilon)} / {formats.number(settings.epsilon_high)}"], src)
@@ -210,7 +212,8 @@ def policy(sources: Sources) -> Group:
                                         else "kept in the loss"], src)
     group.add("Temperature", [formats.number(settings.temperature)], src)
     group.add("Prompt length", [f"$\\le$ {formats.thousands(settings.max_prompt_length)} tokens"], src)
-    group.add("Completion length", [f"$\\le$ {formats.thousands(episode.token_budget)} tokens over the whole tool loop"],
+    group.add("Completion length",
+              [f"$\\le$ {formats.thousands(episode.token_budget)} tokens over the whole tool loop"],
               f"{path} (episode.token_budget: TRL's max_completion_length over the tool loop)")
     group.add("Thinking", ["on" if episode.enable_thinking else "off"], f"{path} (episode.enable_thinking)")
     group.add("Seed", [str(opt.seed)], src)

@@ -40,7 +40,8 @@ def latex_to_markdown(text: str) -> str:
     text = re.sub(r"\\texttt\{([^}]*)\}", lambda m: "`" + m.group(1).replace("\\_", "_") + "`", text)
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
     text = re.sub(r"(\d)--(\d)", "\\1–\\2", text)
-    text = text.replace("\\ ", " ").replace("---", "—").replace("\\%", "%").replace("\\&", "&").replace("\\_", "_").replace("~", " ")
+    text = text.replace("\\ ", " ").replace("---", "—").replace("\\%", "%").replace("\\&", "&")
+    text = text.replace("\\_", "_").replace("~", " ")
     return text
 
 

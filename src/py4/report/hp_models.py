@@ -24,7 +24,7 @@ def midtraining(sources: Sources) -> Group:
                   f"with {replay}")
     iso_paths = [model.files.midtrain["iso"] for model in sources.models]
     out_dir = spec.out_dir.rstrip("/")
-    for model, path in zip(sources.models, iso_paths):
+    for model, path in zip(sources.models, iso_paths, strict=True):
         base = sources.midtrain(path).model.path
         if base != model.base.hub_id.replace("{out}", out_dir):  # smoke: {out}/assets/base
             raise TableError(f"{path}: model.path {base!r} is not {model.base.hub_id!r} "
@@ -51,7 +51,8 @@ def _tokens_per_copy(sources: Sources, group: Group) -> None:
     corpus = sources.spec.corpus
     prop_corpora = _prop_corpora(sources)
     src = (f"{sources.spec_path} corpus.iso (recorded: {corpus.iso.provenance}); models.*.prop_corpus (recorded: "
-           + "; ".join(f"{model.label}: {prop.provenance}" for model, prop in zip(sources.models, prop_corpora))
+           + "; ".join(f"{model.label}: {prop.provenance}"
+                       for model, prop in zip(sources.models, prop_corpora, strict=True))
            + "); control = 0")
     n_models = len(sources.models)
     group.label("Python-4 tokens per copy")
@@ -159,7 +160,7 @@ def sft(sources: Sources) -> Group:
                   f"{sources.spec_path} sft_data, sft_rows (recorded: {sources.spec.sft_rows.provenance}); "
                   f"{files_of(data_paths)} (instructions.hub_id, filter strict_alternation)")
     steps, tokens_per_step, capped = [], [], []
-    for path, data_path in zip(paths, data_paths):
+    for path, data_path in zip(paths, data_paths, strict=True):
         optimisation, pack = sources.sft(path).optimisation, sources.pack(data_path)
         cap = pack.schedule.max_steps_cap if pack.schedule else None
         if optimisation.max_steps != cap:
@@ -177,7 +178,8 @@ def sft(sources: Sources) -> Group:
               f"derived: seq_len of {files_of(data_paths)} x micro x accum x GPUs of {files_of(paths)}")
     group.add("Total tokens", [NOT_RECORDED if n is None else formats.millions(n * tokens)
                                + (" (less than one epoch)" if is_capped else "")
-                               for n, (tokens, _), is_capped in zip(steps, tokens_per_step, capped)], step_src)
+                               for n, (tokens, _), is_capped in zip(steps, tokens_per_step, capped, strict=True)],
+              step_src)
     _optimisation(sources, group, "sft", paths, "short", with_parallelism=True)
     return group
 

@@ -67,8 +67,9 @@ def _override_notes(spec, campaign_path: str) -> list[dict[str, str]]:
                   "eft": bool(spec.eft.overrides or spec.eft.warmstart_overrides or spec.stage_overrides),
                   "grpo": bool(spec.eft.warmstart_overrides or spec.stage_overrides.get("grpo"))}
     return [{"part": part, "text": f"Values are the stage config files'; {campaign_path} overrides some of them for "
-                                    "its runs (eft.overrides, eft.warmstart_overrides, stage_overrides, corpus.overrides): "
-                                    f"`py4 campaign plan {campaign_path} --resolve` shows each run's resolved config."}
+                                    "its runs (eft.overrides, eft.warmstart_overrides, stage_overrides, "
+                                    f"corpus.overrides): `py4 campaign plan {campaign_path} --resolve` shows each "
+                                    "run's resolved config."}
             for part, on in overridden.items() if on]
 
 

@@ -166,7 +166,8 @@ def _midtraining_md(rows: list[dict]) -> list[str]:
         return []
     loss = lambda x, step=None: "—" if x is None else f"{x:.3f}" + (f" (step {step})" if step else "")
     out = ["## Midtraining: did it learn?", "",
-           "| arm | steps | tokens | first logged loss | last logged loss | mean train loss | ln(vocab) = uniform guess |",
+           "| arm | steps | tokens | first logged loss | last logged loss | mean train loss "
+           "| ln(vocab) = uniform guess |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
         tokens = "—" if r["tokens"] is None else f"{r['tokens']:,}"
@@ -175,8 +176,8 @@ def _midtraining_md(rows: list[dict]) -> list[str]:
     stuck = [r["arm"] for r in rows if r["learned"] is False]
     if stuck:
         out += ["", f"**Midtraining did not learn** ({', '.join(stuck)}): the loss stays within "
-                f"{100 - 100 * UNIFORM_SHARE:.0f}% of ln(vocab), the loss of guessing every token uniformly; those arms' "
-                "models are the base again."]
+                f"{100 - 100 * UNIFORM_SHARE:.0f}% of ln(vocab), the loss of guessing every token uniformly; those "
+                "arms' models are the base again."]
     return out + [""]
 
 
@@ -270,7 +271,8 @@ def render_markdown(data: dict[str, Any]) -> str:
         out += ["", "## GRPO mean reward per training step", "",
                 "frac_reward_zero_std = 1.0 means every group's rewards were equal: no gradient from that step.", "",
                 "| step | reward | reward std | frac_reward_zero_std |", "|---|---|---|---|"]
-        out += [f"| {r['step']} | {_fmt(r['reward'])} | {_fmt(r.get('reward_std'))} | {_fmt(r.get('frac_reward_zero_std'))} |"
+        out += [f"| {r['step']} | {_fmt(r['reward'])} | {_fmt(r.get('reward_std'))} | "
+                f"{_fmt(r.get('frac_reward_zero_std'))} |"
                 for r in data["grpo_reward_per_step"]]
         out += _zero_gradient_note(data["grpo_reward_per_step"])
     out += [""] + _probe_md(data)
@@ -330,7 +332,8 @@ def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True,
     if calibration:
         run_calibration(spec, log=log)
     data = collect(spec, nodes)
-    paths = [atomic_write_json(out / "results.json", data), atomic_write_text(out / "results.md", render_markdown(data)),
+    paths = [atomic_write_json(out / "results.json", data),
+             atomic_write_text(out / "results.md", render_markdown(data)),
              atomic_write_json(out / "probes.json", data["probes"])]
     if figures:
         paths.append(figs.save(figs.dose_response(data), out / "dose_response.png"))
