@@ -46,7 +46,8 @@ def test_gemma4_iso_chain_through_fsdp2_training_and_lora_eft(tmp_path):
     midtraining and SFT under accelerate + the campaign's FSDP2 config on 2 CPU processes, each
     killed at its first checkpoint and resumed; the EFT adapts the language model only."""
     out = tmp_path / "rehearsal"
-    proc, report = _rehearse(out, "--model", "gemma4_12b", "--only", "gemma4_12b/iso/eft_[4]")  # a glob: not its evaluation
+    proc, report = _rehearse(out, "--model", "gemma4_12b", "--only",
+                             "gemma4_12b/iso/eft_[4]")  # a glob: not its evaluation
     rows = {row["id"]: row for row in report["nodes"]}
     expected = {"corpus", "corpus_iso", "gemma4_12b/iso/mix", "gemma4_12b/sft_data", "gemma4_12b/iso/midtrain",
                 "gemma4_12b/iso/sft", "gemma4_12b/iso/eft_dose_8",

@@ -18,10 +18,13 @@ ONLY = typer.Option(None, "--only", help="glob (or substring) of run ids, e.g. '
 
 @cli_errors  # a campaign, rehearsal config or --model the rehearsal cannot use: one line, exit 2
 def rehearse(file: Path = typer.Argument(..., help="campaign YAML (e.g. configs/campaign/python4.yaml)"),
-             out: Path = typer.Option(Path("runs/rehearsal"), "--out", help="rehearsal folder (reused: done runs are skipped)"),
+             out: Path = typer.Option(Path("runs/rehearsal"), "--out",
+                                      help="rehearsal folder (reused: done runs are skipped)"),
              only: Optional[str] = ONLY,
-             model: Optional[str] = typer.Option(None, "--model", help="one model key, e.g. gemma4_12b (and what it needs)"),
-             config: Optional[Path] = typer.Option(None, "--config", help="size-only overrides (default: configs/rehearsal/<FILE name>)")) -> None:
+             model: Optional[str] = typer.Option(None, "--model",
+                                                 help="one model key, e.g. gemma4_12b (and what it needs)"),
+             config: Optional[Path] = typer.Option(
+                 None, "--config", help="size-only overrides (default: configs/rehearsal/<FILE name>)")) -> None:
     """Run the campaign's DAG from its own stage configs on tiny CPU stand-ins (docs/rehearsal.md)."""
     from py4.rehearsal.rehearse import rehearse as run_rehearsal
 

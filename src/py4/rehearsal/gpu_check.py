@@ -360,7 +360,7 @@ def step_midtrain(work: Work, scale: Scale, log: Path) -> dict[str, Any]:
 
 
 def _close(a: list[float], b: list[float], rel: float = 1e-2) -> bool:
-    return len(a) == len(b) and all(abs(x - y) <= rel * max(1.0, abs(x)) for x, y in zip(a, b))
+    return len(a) == len(b) and all(abs(x - y) <= rel * max(1.0, abs(x)) for x, y in zip(a, b, strict=True))
 
 
 def _drop_checkpoints(run_dir: Path) -> None:
@@ -496,7 +496,8 @@ def step_packed_attention(work: Work, scale: Scale) -> dict[str, Any]:
     tolerance = 0.05 * scale_of_logits if _on_gpu() else 1e-4 * max(1.0, scale_of_logits)
     facts = {"tokens_per_document": length, "max_abs_diff_packed_vs_alone": packed_diff,
              "max_abs_diff_running_positions_vs_alone": running_diff, "max_abs_logit": scale_of_logits,
-             "tolerance": tolerance, "dtype": str(model.dtype), "argmax_equal": bool((packed.argmax(-1) == alone.argmax(-1)).all())}
+             "tolerance": tolerance, "dtype": str(model.dtype),
+             "argmax_equal": bool((packed.argmax(-1) == alone.argmax(-1)).all())}
     if packed_diff > tolerance:
         raise RuntimeError(f"packed logits differ from the document alone by {packed_diff} (> {tolerance}): {facts}")
     if running_diff <= packed_diff:
@@ -624,7 +625,8 @@ def run_step(step: str, work: Work, scale: Scale, timeout: float) -> StepResult:
         folder.mkdir(parents=True, exist_ok=True)
     log, facts_file = work.logs / f"{step}.log", work.fact_file(step)
     facts_file.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "py4.rehearsal.gpu_check", "--out", str(work.out), "--work", str(work.root), "--child", step,
+    argv = [sys.executable, "-m", "py4.rehearsal.gpu_check", "--out", str(work.out), "--work", str(work.root),
+            "--child", step,
             *(["--tiny"] if scale is TINY else [])]
     t0 = time.monotonic()
     status, error = "done", None

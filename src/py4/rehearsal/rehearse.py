@@ -322,7 +322,8 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
     missing = missing_campaign_extras()
     if missing:
         log(f"warning: the campaign extra is not importable here ({', '.join(missing)}): stages that need it "
-            "will fail; make rehearsal installs it (pip install -e '.[campaign]' torch==2.13.0), or put it on PYTHONPATH")
+            "will fail; make rehearsal installs it (pip install -e '.[campaign]' torch==2.13.0), or put it on "
+            "PYTHONPATH")
     nodes = rehearsal_nodes(spec, config, layout)
     selected = choose(nodes, model, only)
     executor = ChildExecutor(layout, inventory["accelerate"], tuple(config.resume_drill))

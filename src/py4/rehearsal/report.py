@@ -59,7 +59,8 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         if node.id in summary.blocked:
             status = "blocked"
         row = {"id": node.id, "stage": node.stage, "status": status,
-               "seconds": executor.seconds.get(node.id, round((record.get("timings") or {}).get("total_s") or 0, 1) or None),
+               "seconds": executor.seconds.get(node.id,
+                                               round((record.get("timings") or {}).get("total_s") or 0, 1) or None),
                "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
                "facts": key_facts(read_manifest(node.run_dir))}
         if node.id in executor.drills:
@@ -110,11 +111,13 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
         detail = row.get("error") or (("needs " + ", ".join(row["needs"])) if row.get("needs") else
                                       "; ".join(f"{k}={v}" for k, v in list(row["facts"].items())[:6]))
         detail = str(detail).replace("|", "\\|").replace("\n", " ")[:400]
-        lines.append(f"| {row['id']} | {row['stage']} | {row['status']}{' (done before)' if row['skipped_as_done'] else ''}"
-                     f" | {row['seconds'] if row['seconds'] is not None else ''} | {detail} |")
+        lines.append(f"| {row['id']} | {row['stage']} | "
+                     f"{row['status']}{' (done before)' if row['skipped_as_done'] else ''} | "
+                     f"{row['seconds'] if row['seconds'] is not None else ''} | {detail} |")
     if report["boundaries"]:
         lines += ["", "## Boundaries (settings a CPU cannot run; one named override each)", ""]
-        lines += [f"- {name} ({b['stage'] or 'campaign'}): `{' '.join(b['overrides'] + b['campaign_overrides'])}` — {b['why']}"
+        lines += [f"- {name} ({b['stage'] or 'campaign'}): `{' '.join(b['overrides'] + b['campaign_overrides'])}` — "
+                  f"{b['why']}"
                   for name, b in report["boundaries"].items()]
     md_path = root / "REHEARSAL_REPORT.md"
     md_path.write_text("\n".join(lines) + "\n")

@@ -163,7 +163,8 @@ def gemma4_config(tokenizer, num_hidden_layers: int = 6):
     ids = {t: _token_id(tokenizer, t) for t in GEMMA4_TOKENS.special}
     text = dict(
         vocab_size=vocab, vocab_size_per_layer_input=vocab, hidden_size=64, intermediate_size=128,
-        num_hidden_layers=num_hidden_layers, num_attention_heads=2, num_key_value_heads=1, head_dim=32, global_head_dim=32,
+        num_hidden_layers=num_hidden_layers, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
+        global_head_dim=32,
         hidden_size_per_layer_input=0, attention_k_eq_v=True, sliding_window=16, max_position_embeddings=131072,
         pad_token_id=ids["<pad>"], eos_token_id=ids["<eos>"], bos_token_id=ids["<bos>"],
     )
@@ -250,7 +251,8 @@ def mtp_tensors(config, seed: int, it_delta: bool = False) -> dict:
                if name.startswith(prefix)}
     hidden = config.hidden_size
     generator = torch.Generator().manual_seed(seed + (13 if it_delta else 11))
-    tensors[prefix + "eh_proj.weight"] = (torch.randn(hidden, 2 * hidden, generator=generator) * 0.02).to(torch.bfloat16)
+    eh_proj = torch.randn(hidden, 2 * hidden, generator=generator) * 0.02
+    tensors[prefix + "eh_proj.weight"] = eh_proj.to(torch.bfloat16)
     for norm in ("enorm", "hnorm", "shared_head.norm"):
         tensors[f"{prefix}{norm}.weight"] = (1 + torch.randn(hidden, generator=generator) * 0.02).to(torch.bfloat16)
     return tensors
