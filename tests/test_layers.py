@@ -29,7 +29,8 @@ LAYERS: list[set[str]] = [
     {"campaign"},
     {"report"},
     {"rehearsal"},
-    {"cli", "cli_help", "boa_cli", "stage_cli", "demo", "rehearsal.cli", "train.__main__"},  # command lines (python -m py4.train too)
+    # command lines (python -m py4.train too)
+    {"cli", "cli_help", "boa_cli", "stage_cli", "demo", "rehearsal.cli", "train.__main__"},
 ]
 
 # (importing module, imported module): arrows that point up today.
