@@ -135,7 +135,8 @@ def test_certify_unreadable_input_is_named(files):
     no_problem = runner.invoke(app, ["certify", "--problem-file", str(files / "nope.json"), "--solution",
                                      str(files / "sol.p4")])
     assert no_problem.exit_code == 2
-    assert no_problem.stderr == f"error: cannot read problem file {str(files / 'nope.json')!r}: No such file or directory\n"
+    assert no_problem.stderr == (f"error: cannot read problem file {str(files / 'nope.json')!r}: "
+                                 "No such file or directory\n")
     no_solution = runner.invoke(app, ["certify", "--problem-file", str(files / "p.json"), "--solution",
                                       str(files / "nope.p4")])
     assert no_solution.exit_code == 2

@@ -283,7 +283,7 @@ def test_mixed_hostile_batch_keeps_every_result_with_its_program():
     sources = [kinds[name][0].format(i=i) for i, name in enumerate(names)]
     with Executor(workers=2, timeout_s=0.3, output_cap=200) as executor:
         results = executor.run_many(sources)
-    for i, (name, result) in enumerate(zip(names, results)):
+    for i, (name, result) in enumerate(zip(names, results, strict=True)):
         assert result.status == kinds[name][1], (i, name, result)
         if name in ("ok", "forks"):
             assert result.stdout == f"{i}\n"
@@ -318,7 +318,8 @@ def test_warm_up_leaves_nothing_for_the_program(ex):
     # The prepared child walks a run's path with a throwaway no-op job before its own
     # job arrives; none of it may be visible to the program.
     source = ('use linecache\nuse gc\nuse sys\n'
-              'let leftovers = [o for o in gc.get_objects() if type(o) is dict and o.get("__file__") == "<boa-warm-up>"]\n'
+              'let leftovers = [o for o in gc.get_objects() '
+              'if type(o) is dict and o.get("__file__") == "<boa-warm-up>"]\n'
               'print("<boa-warm-up>" in linecache.cache, len(leftovers), sorted(globals())[:3])\n'
               'print(list(sys.modules).count("__main__"))\n')
     result = ex.run(source, filename="main.p4")

@@ -277,7 +277,8 @@ def test_code_module_is_not_available(sandbox):
 
 
 def test_codeop_module_is_not_available(sandbox):
-    result = sandbox.executor.run(f"from codeop use compile_command\ntype(fun: 0)(compile_command({FOREIGN!r}), globals())()\n")
+    result = sandbox.executor.run("from codeop use compile_command\n"
+                                  f"type(fun: 0)(compile_command({FOREIGN!r}), globals())()\n")
     _run_refused_at_compile(result, "`codeop`", 1)
     sandbox.assert_serves_next()
 

@@ -138,7 +138,7 @@ def certify(problem: CertifiableProblem, solution: str | bytes, *, executor: Exe
     outcomes = _test_outcomes(reply, total)
     failures: list[Failure] = []
     passed = 0
-    for i, (test, outcome) in enumerate(zip(problem.tests, outcomes)):
+    for i, (test, outcome) in enumerate(zip(problem.tests, outcomes, strict=True)):  # one outcome per test
         if outcome.status == "ok" and outcome.value is not None and _matches(test, outcome.value):
             passed += 1
         elif len(failures) < MAX_FAILURES_SHOWN:
@@ -270,7 +270,7 @@ def values_equal(expected: Any, actual: Any, tolerance: float | None = None) -> 
         return type(expected) is str and type(actual) is str and expected == actual
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(
-            values_equal(e, a, tolerance) for e, a in zip(expected, actual))
+            values_equal(e, a, tolerance) for e, a in zip(expected, actual, strict=True))
     if isinstance(expected, dict) and isinstance(actual, dict):
         return set(expected) == set(actual) and all(
             values_equal(expected[k], actual[k], tolerance) for k in expected)

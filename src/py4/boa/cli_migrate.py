@@ -26,11 +26,15 @@ def _split_ids(text: str | None) -> list[str] | None:
 @cli_errors
 def migrate_command(
     file: str = typer.Argument(..., help="Python 3 program, or - for stdin."),
-    output: str | None = typer.Option(None, "-o", "--output", help="Write the Python-4 program here (default: stdout)."),
-    only_rules: str | None = typer.Option(None, "--only-rules", help="Comma-separated rule ids: apply only these fixers."),
-    skip_rules: str | None = typer.Option(None, "--skip-rules", help="Comma-separated rule ids: do not apply these fixers."),
+    output: str | None = typer.Option(None, "-o", "--output",
+                                      help="Write the Python-4 program here (default: stdout)."),
+    only_rules: str | None = typer.Option(None, "--only-rules",
+                                          help="Comma-separated rule ids: apply only these fixers."),
+    skip_rules: str | None = typer.Option(None, "--skip-rules",
+                                          help="Comma-separated rule ids: do not apply these fixers."),
     as_json: bool = typer.Option(False, "--json", help="Print {source, rules_applied, cannot_convert} as JSON."),
-    python3: bool = typer.Option(False, "--python3", help="Treat the input as Python 3 even when it also compiles as Python-4."),
+    python3: bool = typer.Option(False, "--python3",
+                                 help="Treat the input as Python 3 even when it also compiles as Python-4."),
 ) -> None:
     """Migrate a Python 3 program to Python-4 with the same behaviour."""
     from py4.boa.cli_lang import display_name, read_source

@@ -203,7 +203,7 @@ class _Worker:
             for fd in fds:
                 os.close(fd)
             return False
-        self.child_fds = dict(zip(HandOver.FDS, fds))
+        self.child_fds = dict(zip(HandOver.FDS, fds, strict=True))  # (the count is checked above)
         return True
 
     def call(self, header: JobHeader, code: bytes, backstop_s: float) -> RunReply | None:

@@ -21,10 +21,10 @@ harness reports the end (``!`` and the exit status on the tick pipe, read by the
 executor, which answers its caller at once; then one byte on the end pipe) and stops
 itself, when the child exits (crash, ``os._exit``) or when the executor sends ``Kill``
 (a deadline, the output cap). The supervisor then kills every process of the run (after
-an end report, ``END_GRACE_S`` later) and replies with the kernel's exit status (the executor drops the reply when it has answered
-already), waits for their teardown, reaps them, checks that none remain, wipes the
-scratch tmpfs, prepares the next child and hands it over (the hand-over is the "clean"
-verdict; a worker that is not clean exits instead).
+an end report, ``END_GRACE_S`` later) and replies with the kernel's exit status (the
+executor drops the reply when it has answered already), waits for their teardown, reaps
+them, checks that none remain, wipes the scratch tmpfs, prepares the next child and hands
+it over (the hand-over is the "clean" verdict; a worker that is not clean exits instead).
 """
 
 from __future__ import annotations
