@@ -71,7 +71,7 @@ def dose_response(data: dict[str, Any]):
     models = sorted({e["model"] for e in es})
     arms = [a for a in ARM_STYLE if any(e["arm"] == a for e in es)]
     calibration = data.get("calibration") or []
-    for ax, split in zip(axes[0], splits, strict=False):
+    for ax, split in zip(axes[0], splits, strict=False):  # no splits still make one (empty) axis
         panel = [e for e in es if e["split"] == split]
         series = [(m, a) for m in models for a in arms]
         for si, (model, arm) in enumerate(series):
