@@ -132,7 +132,7 @@ class _Builder:
             call = StageCall(stage=stage, config=config, overrides=(*given, *every_run))
             return load_stage_config(call).optimisation.gpus
         except ConfigError as exc:
-            raise DagError(f"{stage} config {config}: {exc}") from None
+            raise DagError(f"{stage}: {exc}") from None
 
 
 def build_dag(spec: CampaignSpec) -> list[Node]:
