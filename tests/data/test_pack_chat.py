@@ -223,3 +223,19 @@ def test_unknown_template_without_markers_names_the_families(tmp_path, chat_dir,
         run_pack(pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template=str(plain)))
     with pytest.raises(ValueError, match="unknown chat template family 'llama'; families: smoke, gemma4, glm4moe"):
         pack_config(tmp_path / "out", chat_dir, tokenizer_dir, chat_template_family="llama")
+
+
+def test_a_bug_while_rendering_keeps_its_traceback(monkeypatch, tokenizer_dir):
+    """Only the template's own failure is the data's fault (DataError naming the conversation);
+    a KeyError inside the rendering code is a bug and is not turned into one line (issue 20)."""
+    from py4.data import pack_chat
+    from py4.data.instructions import Conversation
+    from py4.data.tokens import load_tokenizer
+
+    def broken(tokenizer, conversations, template_kwargs):
+        raise KeyError("assistant_masks")
+
+    monkeypatch.setattr(pack_chat, "_render", broken)
+    conversation = Conversation(messages=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
+    with pytest.raises(KeyError, match="assistant_masks"):
+        pack_chat.render_conversations(load_tokenizer(str(tokenizer_dir)), [conversation])

@@ -86,11 +86,15 @@ def render_conversations(tokenizer: Any, conversations: Sequence[Conversation],
     """Render conversations with the chat template; labels are the assistant tokens only.
 
     Raises DataError naming the conversation (``first_index`` + its position) when the
-    template fails on it (e.g. a role the template does not know).
+    template fails on it (e.g. a role the template does not know: jinja's TemplateError, which
+    ``raise_exception`` in a template raises) or its tool-call arguments are not a JSON object.
+    Any other error is a bug and keeps its traceback.
     """
+    from jinja2 import TemplateError
+
     try:
         return _render(tokenizer, conversations, template_kwargs)
-    except Exception as batch_error:  # find the conversation that broke the template
+    except (TemplateError, ChatTemplateError) as batch_error:  # find the conversation that broke it
         if len(conversations) == 1:
             raise DataError(f"conversation {first_index}: the chat template failed: {batch_error} "
                             f"(roles: {[m.get('role') for m in conversations[0].messages]})") from None
