@@ -24,10 +24,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/py4 demo
 
-# ruff (bug-catching rules) on src and tests, mypy on the pure packages; both read their settings
+# ruff (bug-catching rules) on src, tests, benchmarks and scripts, mypy on the pure packages; both read their settings
 # from pyproject.toml. A few seconds; docs/dev/lint.md.
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
 
 test: $(STAMP)

@@ -21,6 +21,7 @@ Everything is written under ``--dir`` (default: a temporary folder) and deleted 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -98,19 +99,21 @@ def build_checkpoints(root: Path, size_bytes: int) -> dict[str, Path]:
 
 
 def _vm_hwm_bytes() -> int:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
     return 0
 
 
 def child_copy(dirs: dict[str, Path], out_file: Path, out_bytes: int, chunk: int = 32 * 2**20) -> dict:
     """Read every input weight file in chunks, interleaved, and write ``out_bytes`` to one file."""
-    files = [open(p, "rb", buffering=0) for role in ("mid", "it", "base") for p in sorted(dirs[role].glob("*.safetensors"))]
+    paths = [p for role in ("mid", "it", "base") for p in sorted(dirs[role].glob("*.safetensors"))]
     buffers = [bytearray(chunk) for _ in range(3)]
     t0, cpu0 = time.perf_counter(), time.process_time()
     written, read = 0, 0
-    with open(out_file, "wb", buffering=0) as out:
+    with contextlib.ExitStack() as stack, open(out_file, "wb", buffering=0) as out:
+        files = [stack.enter_context(open(p, "rb", buffering=0)) for p in paths]
         active = list(files)
         while active:
             for i, fh in enumerate(list(active)):
@@ -129,9 +132,8 @@ def child_copy(dirs: dict[str, Path], out_file: Path, out_bytes: int, chunk: int
                 out.write(memoryview(pad)[:take])
                 written += take
     seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    for fh in files:
-        fh.close()
-    return {"seconds": seconds, "cpu_seconds": cpu, "read_bytes": read, "written_bytes": written, "vm_hwm": _vm_hwm_bytes()}
+    return {"seconds": seconds, "cpu_seconds": cpu, "read_bytes": read, "written_bytes": written,
+            "vm_hwm": _vm_hwm_bytes()}
 
 
 def child_graft(dirs: dict[str, Path], out: Path, defaults: bool, hash_outputs: bool) -> dict:
@@ -143,7 +145,8 @@ def child_graft(dirs: dict[str, Path], out: Path, defaults: bool, hash_outputs: 
     t0 = time.perf_counter()
     result = run(config, show_progress=False)
     total = time.perf_counter() - t0
-    return {"seconds": result.stream_seconds, "cpu_seconds": result.stream_cpu_seconds, "total_seconds": total, "written_bytes": result.total_size,
+    return {"seconds": result.stream_seconds, "cpu_seconds": result.stream_cpu_seconds, "total_seconds": total,
+            "written_bytes": result.total_size,
             "largest_tensor": result.largest_tensor_bytes, "vm_hwm": _vm_hwm_bytes(),
             "shards": len(result.shards)}
 
@@ -214,11 +217,13 @@ def report(runs: dict[str, list[dict]], default_run: dict, first: dict, args) ->
     largest = first["largest_tensor"]
     budget = 4 * largest + 500 * 10**6
     load = os.getloadavg()[0]
-    print(f"\nload average {load:.1f} on {os.cpu_count()} cores; inputs read {read_bytes / 1e9:.2f} GB, output {out_bytes / 1e9:.2f} GB, largest tensor "
-          f"{largest / 1e6:.0f} MB; median of {args.repeats} alternating runs")
+    print(f"\nload average {load:.1f} on {os.cpu_count()} cores; inputs read {read_bytes / 1e9:.2f} GB, "
+          f"output {out_bytes / 1e9:.2f} GB, largest tensor {largest / 1e6:.0f} MB; "
+          f"median of {args.repeats} alternating runs")
     print(f"{'kind':34s} {'seconds':>8s} {'GB/s moved':>10s} {'x copy':>7s} {'peak RSS':>9s}   "
           f"best s (x best copy)   CPU s (x copy CPU)")
-    rows = [("copy (read 3, write 1)", "copy"), ("graft stream", "graft"), ("graft stream + output sha256", "graft_hash")]
+    rows = [("copy (read 3, write 1)", "copy"), ("graft stream", "graft"),
+            ("graft stream + output sha256", "graft_hash")]
     best_copy = min(r["seconds"] for r in runs["copy"])
     copy_cpu = statistics.median(r["cpu_seconds"] for r in runs["copy"])
     for label, kind in rows:

@@ -89,7 +89,8 @@ def main() -> None:
     from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import TinyModelSpec, build_tiny_model
 
-    problems = [t.problem(f"bench/{i}", 4 + i, t.names[0], "grpo", ["P4-12"]) for i, t in enumerate(PROBLEM_TEMPLATES[:2])]
+    problems = [t.problem(f"bench/{i}", 4 + i, t.names[0], "grpo", ["P4-12"])
+                for i, t in enumerate(PROBLEM_TEMPLATES[:2])]
     config = EpisodeConfig(max_tool_calls=args.rounds, token_budget=8192, run_timeout_s=args.timeout,
                            enable_thinking=False)
     tokenizer = train_tokenizer(stdlib_texts(150_000), vocab_size=400)
@@ -107,7 +108,8 @@ def main() -> None:
         for mode, base in (("plain", GRPOTrainer), ("batched", batched_tools_trainer())):
             grpo_args = GRPOConfig(output_dir=f"/tmp/grpo-tools-bench-{mode}", use_cpu=True, bf16=False,
                                    per_device_train_batch_size=len(rows), num_generations=per_problem, max_steps=1,
-                                   max_completion_length=config.token_budget, max_tool_calling_iterations=args.rounds + 1,
+                                   max_completion_length=config.token_budget,
+                                   max_tool_calling_iterations=args.rounds + 1,
                                    chat_template_kwargs={"enable_thinking": False}, gradient_checkpointing=False,
                                    beta=0.0, report_to=[], save_strategy="no")
             trainer = _trainer(base, problems, args.rounds)(model=model, processing_class=tokenizer, args=grpo_args,
@@ -121,10 +123,11 @@ def main() -> None:
         for _ in range(args.repeats):
             for mode, trainer in trainers.items():
                 started = time.perf_counter()
-                trainer._generate_and_score_completions(rows)  # noqa: SLF001 - one step's rollouts
+                trainer._generate_and_score_completions(rows)  # one step's rollouts (a private TRL method)
                 steps[mode].append(time.perf_counter() - started)
                 rewards[mode] = [env.episode.reward for env in trainer.environments]
-        if trainers["plain"].transcripts[-1] != trainers["batched"].transcripts[-1] or rewards["plain"] != rewards["batched"]:
+        same_transcripts = trainers["plain"].transcripts[-1] == trainers["batched"].transcripts[-1]
+        if not same_transcripts or rewards["plain"] != rewards["batched"]:
             raise SystemExit("batched and plain transcripts or rewards differ")
 
     print(f"{len(rows)} rollouts x {args.rounds} calls = {calls} tool calls per step ({timeouts} time out at "

@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "migrate"))
 
-from doctest_corpus import build_programs  # noqa: E402
+from doctest_corpus import build_programs
 
-from py4.lang.compile import compile_py4  # noqa: E402
-from py4.lang.migrate import migrate  # noqa: E402
+from py4.lang.compile import compile_py4
+from py4.lang.migrate import migrate
 
 
 def best_of(repeat: int, func) -> float:

@@ -51,7 +51,8 @@ def main() -> None:
     report = validate_problems(sample, held_out=held_out, check_coverage=False)
     gates_s = time.perf_counter() - t
     per = gates_s / len(sample)
-    print(f"all gates on {len(sample)} problems: {gates_s:.1f} s ({1000 * per:.0f} ms/problem, {len(report.failures)} failures); "
+    print(f"all gates on {len(sample)} problems: {gates_s:.1f} s "
+          f"({1000 * per:.0f} ms/problem, {len(report.failures)} failures); "
           f"extrapolated whole bank ({len(bank)}): {per * len(bank) / 60:.1f} min")
 
 

@@ -74,7 +74,7 @@ def measure(name: str, sources: list[str], repeats: int) -> dict:
         else:
             py4_times.append(_seconds(run_py4))
             cpython_times.append(_seconds(run_cpython))
-    ratios = [p / c for p, c in zip(py4_times, cpython_times)]
+    ratios = [p / c for p, c in zip(py4_times, cpython_times, strict=True)]
     lines = sum(s.count("\n") + 1 for s in sources)
     return {"corpus": name, "programs": len(sources), "lines": lines,
             "compile_py4_ms": min(py4_times) * 1e3, "cpython_compile_ms": min(cpython_times) * 1e3,
@@ -105,7 +105,7 @@ def stage_breakdown(sources: list[str], repeats: int) -> dict[str, float]:
             marks.append(time.process_time())
             compile(tree, "<bench>", "exec", dont_inherit=True)
             marks.append(time.process_time())
-            for stage, start, end in zip(spent, marks, marks[1:]):
+            for stage, start, end in zip(spent, marks[:-1], marks[1:], strict=True):
                 spent[stage] += end - start
         for stage, seconds in spent.items():
             best[stage] = min(best.get(stage, seconds), seconds)
