@@ -2,7 +2,8 @@
 
 The stages it takes are the registry's stages whose command is ``train STAGE`` (`py4.stages`).
 On several GPUs, launch the same module through accelerate with an FSDP2 config:
-``accelerate launch --config_file configs/accelerate/fsdp2_8gpu.yaml -m py4.train sft --config FILE``
+``accelerate launch --config_file configs/accelerate/fsdp2.yaml --num_processes N -m py4.train sft --config FILE``
+(N: the config's ``optimisation.gpus``)
 (``python -m py4.train`` is this command: py4/train/__main__.py).
 
 A user's error (a :class:`~py4.errors.Py4Error`: an unknown stage, a config problem, a missing or

@@ -56,8 +56,8 @@ def test_python4_dependencies_and_commands(python4):
     assert ids["gemma4_31b/prop/midtrain"].gpus == 8
     # accelerate of this interpreter, never a bare `accelerate` from PATH (defect 16)
     assert ids["gemma4_31b/prop/midtrain"].command.startswith(
-        f"{sys.executable} -m accelerate.commands.launch --config_file configs/accelerate/fsdp2_8gpu.yaml "
-        "-m py4.train midtrain --config ")
+        f"{sys.executable} -m accelerate.commands.launch --config_file configs/accelerate/fsdp2.yaml "
+        "--num_processes 8 -m py4.train midtrain --config ")
     assert ids["gemma4_12b/iso/eft_1024"].command.startswith("py4 train eft --config configs/train/gemma4_12b/eft.yaml")
     assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
     grpo = ids["gemma4_31b/prop/grpo"]  # one training process; the node's 8 GPUs also hold vLLM
@@ -173,11 +173,101 @@ def test_a_dag_error_is_a_user_error_for_every_command():
     assert issubclass(DagError, Py4Error) and issubclass(DagError, ValueError)
 
 
-def test_a_stage_override_of_gpus_sets_the_runs_gpus():
+def _processes(launch: list[str]) -> int:
+    """``--num_processes`` of an accelerate launch command."""
+    return int(launch[launch.index("--num_processes") + 1])
+
+
+def _launch_config(launch: list[str]) -> Path:
+    return ROOT / launch[launch.index("--config_file") + 1]
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 6])
+def test_a_stage_override_of_gpus_is_the_runs_gpus_slurm_request_and_process_count(gpus):
     # stage_overrides reach every run of the stage's command line, so they must reach its GPU count
-    # (the plan, the Slurm request, accelerate's config) too: they used to be left out of it.
-    spec = load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.midtrain=[optimisation.gpus=4]"])
-    midtrain = [n for n in build_dag(spec) if n.stage == "midtrain"]
-    assert len(midtrain) == 9 and {n.gpus for n in midtrain} == {4}  # gemma4_31b's config says 8
-    assert all("optimisation.gpus=4" in n.argv for n in midtrain)
-    assert all("configs/accelerate/fsdp2_4gpu.yaml" in n.command for n in midtrain)
+    # (the plan, the Slurm request, accelerate's process count) too: they used to be left out of it;
+    # then a count with no configs/accelerate/fsdp2_<N>gpu.yaml (2, 6) launched with a missing file.
+    from py4.campaign.slurm import gpu_request
+    from py4.stages import load
+
+    spec = load_campaign(ROOT / "configs/campaign/python4.yaml",
+                         [f"stage_overrides.midtrain=[optimisation.gpus={gpus}]",
+                          f"stage_overrides.eft=[optimisation.gpus={gpus}]"])
+    runs = [n for n in build_dag(spec) if n.stage in ("midtrain", "eft")]
+    assert len(runs) == 9 + 28 and {n.gpus for n in runs} == {gpus}  # the configs say 1, 4 and 8
+    for n in runs:
+        assert load(n.call).optimisation.gpus == gpus and f"optimisation.gpus={gpus}" in n.argv
+        assert _processes(n.launch_argv) == gpus and _launch_config(n.launch_argv).is_file(), n.command
+        assert gpu_request(n, spec)[0] == gpus
+
+
+def test_every_training_run_launches_as_many_processes_as_its_stage_config_says(python4):
+    from py4.stages import load
+
+    trained = [n for n in python4 if n.stage in ("midtrain", "sft", "eft", "grpo")]
+    assert len(trained) == 9 + 9 + 28 + 2
+    for n in trained:
+        gpus = load(n.call).optimisation.gpus
+        assert n.gpus == gpus, n.id
+        if gpus == 1:  # one process: py4 itself
+            assert n.launch_argv is None and n.command.startswith(f"py4 train {n.stage} "), n.id
+        else:
+            assert _processes(n.launch_argv) == gpus and _launch_config(n.launch_argv).is_file(), n.command
+
+
+def test_the_fsdp2_launch_config_leaves_the_process_count_to_the_launch():
+    # One file for every GPU count: a launch without --num_processes is refused by accelerate
+    # (num_processes -1), so a run never takes its process count from the file.
+    import yaml
+
+    config = yaml.safe_load((ROOT / "configs/accelerate/fsdp2.yaml").read_text())
+    assert config["num_processes"] == -1 and config["fsdp_config"]["fsdp_version"] == 2
+    assert sorted(p.name for p in (ROOT / "configs/accelerate").glob("*.yaml")) == ["fsdp2.yaml"]
+
+
+def test_a_training_run_on_no_gpu_is_refused_when_the_dag_is_built():
+    with pytest.raises(DagError, match=r"configs/train/gemma4_12b/sft.yaml: optimisation.gpus is 0; a training run "
+                                       r"needs at least 1"):
+        build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.sft=[optimisation.gpus=0]"]))
+
+
+def test_a_smoke_training_run_on_several_gpus_is_refused_when_the_dag_is_built():
+    # Smoke scale runs each training stage in one process on the CPU (no launch): it used to plan
+    # and then stop at the stage's world-size guard.
+    with pytest.raises(DagError, match=r"configs/train/smoke/midtrain.yaml: optimisation.gpus is 2, but at smoke "
+                                       r"scale a training run is one CPU process"):
+        build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
+                                ["stage_overrides.midtrain=[optimisation.gpus=2]"]))
+
+
+def test_several_gpus_for_a_stage_without_a_launch_module_are_refused(monkeypatch):
+    # A stage that cannot be started as several processes cannot train on several GPUs (it used to
+    # plan as one process asking Slurm for 4 GPUs).
+    import dataclasses
+
+    from py4 import stages
+
+    monkeypatch.setitem(stages.STAGES, "sft", dataclasses.replace(stages.STAGES["sft"], launch_module=None))
+    with pytest.raises(DagError, match=r"optimisation.gpus is 4, but stage sft has no launch module"):
+        build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml"))
+
+
+def test_the_smoke_sft_data_config_reads_what_the_smoke_campaign_gives_its_pack(smoke):
+    # configs/data/smoke/sft.yaml run by hand after `make demo` (docs/data.md) reads the instruction
+    # set the smoke assets write, as the campaign's pack does (it named a folder nothing writes).
+    from py4.stages import StageCall, load
+
+    node = next(n for n in smoke if n.id == "tiny/sft_data")
+    config = load(StageCall(stage="pack", config=node.config))
+    given = {o.key: o.value for o in node.overrides}
+    assert (config.instructions.path, config.tokenizer) == (given["instructions.path"], given["tokenizer"])
+
+
+def test_the_smoke_dose_keeps_its_configs_instruction_filter(smoke):
+    # The DAG gives the smoke doses the assets' instruction folder; the config's filter (none: the
+    # set's tool transcripts are kept) stays, where a plain folder used to reset it to Dolci's filter.
+    from py4.stages import load
+
+    for node in (n for n in smoke if n.stage == "eft_dose"):
+        instructions = load(node.call).replay_settings.instructions
+        assert (instructions.path, instructions.filter) == ("campaign-out/smoke/assets/instructions", "none")

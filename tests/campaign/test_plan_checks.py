@@ -79,11 +79,13 @@ def test_the_campaigns_plan_cleanly(monkeypatch):
 
 
 def test_a_bad_stage_override_at_full_scale_is_one_error_naming_the_file_and_key(monkeypatch):
-    # At full scale the GPU count of each training run is read from its config with the spec's
-    # stage_overrides, so a bad one is found while the DAG is built: named once, with its file.
+    # The GPU count of each training run is read from its config with the spec's stage_overrides
+    # while the DAG is built, so a bad one is found then: each run named once, with its file and key
+    # (as at smoke scale).
     monkeypatch.chdir(ROOT)
     result = _campaign("plan", ROOT / "configs/campaign/python4.yaml",
                        "stage_overrides.sft=[optimisation.learning_rat=0.1]")
     assert result.exit_code == 2, result.output
-    assert result.output.startswith("error: sft: invalid config configs/train/")
-    assert "optimisation.learning_rat: unknown key; did you mean 'learning_rate'?" in result.output
+    assert result.output.startswith("error: 9 problem(s) in the campaign's runs:")
+    assert ("run gemma4_12b/iso/sft (sft): configs/train/gemma4_12b/sft.yaml: optimisation.learning_rat: unknown "
+            "key; did you mean 'learning_rate'?") in result.output

@@ -62,7 +62,7 @@ def test_lora_adapter_under_fsdp2_is_saved_and_loads(tmp_path):
     standin = build_standin("glm45", "base", tmp_path / "glm45-base", seed=0)
     docs = [("def g%d(x):\n    return x * %d\n" % (i, i)) * 20 for i in range(8)]
     data = pack_text(tmp_path / "data", standin, docs, seq_len=64, micro_batch=1, warmup=0.25)
-    config = yaml.safe_load((REPO / "configs/accelerate/fsdp2_4gpu.yaml").read_text())
+    config = yaml.safe_load((REPO / "configs/accelerate/fsdp2.yaml").read_text())
     config["num_processes"], config["use_cpu"] = 2, True
     (tmp_path / "accelerate.yaml").write_text(yaml.safe_dump(config))
     with socket.socket() as sock:

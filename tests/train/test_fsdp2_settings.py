@@ -14,7 +14,7 @@ import yaml
 from py4.train import common, fsdp, loading
 
 REPO = Path(__file__).resolve().parents[2]
-FSDP_CONFIGS = sorted((REPO / "configs/accelerate").glob("fsdp2_*.yaml"))
+FSDP_CONFIGS = sorted((REPO / "configs/accelerate").glob("fsdp2*.yaml"))
 
 LAUNCH_ENV = {"ACCELERATE_USE_FSDP": "true", "FSDP_VERSION": "2", "FSDP_STATE_DICT_TYPE": "SHARDED_STATE_DICT",
               "FSDP_CPU_RAM_EFFICIENT_LOADING": "true", "FSDP_ACTIVATION_CHECKPOINTING": "true",
@@ -23,7 +23,7 @@ LAUNCH_ENV = {"ACCELERATE_USE_FSDP": "true", "FSDP_VERSION": "2", "FSDP_STATE_DI
 
 @pytest.fixture
 def fsdp_launch(monkeypatch):
-    """The environment accelerate launch gives rank 1 of the campaign's 8-GPU config."""
+    """The environment accelerate launch gives rank 1 of the campaign's config on 8 GPUs."""
     for key, value in LAUNCH_ENV.items():
         monkeypatch.setenv(key, value)
 

@@ -1,6 +1,6 @@
 """Full-parameter training under ``accelerate launch`` with the campaign's FSDP2 config (issue 17).
 
-The campaign's ``configs/accelerate/fsdp2_8gpu.yaml`` with only ``num_processes: 2`` and
+The campaign's ``configs/accelerate/fsdp2.yaml`` with only ``num_processes: 2`` and
 ``use_cpu: true`` changed, two CPU processes over gloo, the campaign's Gemma-4 31B midtraining
 config with size-only overrides (model, data, steps, batch, save interval; a larger LR so
 that every update survives bf16 rounding), on a tiny Gemma-4 stand-in stored in bf16:
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CAMPAIGN_ACCELERATE = Path("configs/accelerate/fsdp2_8gpu.yaml")
+CAMPAIGN_ACCELERATE = Path("configs/accelerate/fsdp2.yaml")
 CAMPAIGN_MIDTRAIN = Path("configs/train/gemma4_31b/midtrain_iso.yaml")
 GLM_MIDTRAIN = Path("configs/train/glm45_air/midtrain_iso.yaml")
 

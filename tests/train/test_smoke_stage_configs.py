@@ -23,7 +23,7 @@ BY_HAND = {
     "configs/train/smoke/sft.yaml": ("tiny/iso/sft", ["model.path", "model.tokenizer_path", "data.path",
                                                      "data.schedule"], "run.output_dir"),
     "configs/train/smoke/eft_dose.yaml": ("tiny/iso/eft_dose_32", ["replay_settings.parent.path",
-                                                                   "replay_settings.instructions"], "out"),
+                                                                   "replay_settings.instructions.path"], "out"),
     "configs/train/smoke/eft.yaml": ("tiny/iso/eft_32", ["model.path", "data.path"], "run.output_dir"),
     "configs/train/smoke/grpo.yaml": ("tiny/prop/grpo", ["model.path", "adapter"], "run.output_dir"),
 }

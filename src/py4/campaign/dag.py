@@ -29,6 +29,13 @@ from py4.stages import argv as stage_argv
 # table's 'Grafted onto' row cites this.
 GRAFT_ONTO = "midtrain"
 
+# The FSDP2 config every multi-GPU training run launches with, whatever its GPU count: the file
+# leaves the process count to the launch (num_processes: -1), which gives the run's own
+# (``--num_processes``: its stage config's optimisation.gpus; accelerate 1.16 takes a value on the
+# command line over the file's). The rehearsal swaps in a copy with use_cpu (py4.rehearsal.assets).
+ACCELERATE_CONFIG = "configs/accelerate/fsdp2.yaml"
+
+
 
 @dataclass(kw_only=True)
 class Node:
@@ -48,6 +55,8 @@ class Node:
     """``key=value`` overrides of the stage's config, in command-line order."""
     inputs: list[str] = field(default_factory=list)
     gpus: int = 0
+    """GPUs the run asks for. A training run's: its stage config's ``optimisation.gpus`` as its call
+    resolves it (`set_training_gpus`), which is also its process count (``launch_argv``)."""
     meta: dict[str, Any] = field(default_factory=dict)
     server: ServerPlan | None = None
     """An evaluation through a served endpoint: the server the runner starts around this run."""
@@ -63,7 +72,8 @@ class Node:
 
     @property
     def launch_argv(self) -> list[str] | None:
-        """Multi-GPU training runs start under accelerate + FSDP2 (configs/accelerate/); None otherwise.
+        """Multi-GPU training runs start under accelerate + FSDP2 (`ACCELERATE_CONFIG`) as ``gpus``
+        processes; None otherwise.
 
         accelerate is started by this interpreter (``python -m accelerate.commands.launch``), not
         as a bare ``accelerate`` looked up on PATH: the runner must work from ``.venv/bin/py4``
@@ -71,9 +81,8 @@ class Node:
         """
         module = get_stage(self.stage).launch_module
         if self.gpus > 1 and module:
-            return [sys.executable, "-m", "accelerate.commands.launch",
-                    "--config_file", f"configs/accelerate/fsdp2_{self.gpus}gpu.yaml",
-                    "-m", module, *self.argv[1:]]
+            return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", ACCELERATE_CONFIG,
+                    "--num_processes", str(self.gpus), "-m", module, *self.argv[1:]]
         return None
 
     @property
@@ -120,19 +129,6 @@ class _Builder:
         """A run's GPUs: none at smoke scale (CPU), else ``count``."""
         return 0 if self.smoke() else count
 
-    def training_gpus(self, stage: str, config: str, given: list[Override]) -> int:
-        """A training run's processes: its config's ``optimisation.gpus`` as the stage's config type
-        reads it (its default when the file does not say), with the node's own overrides and then the
-        spec's ``stage_overrides`` of the stage (build_dag appends them in that order); none at smoke
-        scale (CPU)."""
-        if self.smoke():
-            return 0
-        try:
-            every_run = overrides(self.spec.stage_overrides.get(stage, []))
-            call = StageCall(stage=stage, config=config, overrides=(*given, *every_run))
-            return load_stage_config(call).optimisation.gpus
-        except ConfigError as exc:
-            raise DagError(f"{stage}: {exc}") from None
 
 
 def build_dag(spec: CampaignSpec) -> list[Node]:
@@ -148,7 +144,64 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
     _compare_probes_with_control(b)
     for node in b.nodes.values():
         node.overrides += overrides(spec.stage_overrides.get(node.stage, []))
-    return topological(list(b.nodes.values()))
+    nodes = topological(list(b.nodes.values()))
+    set_training_gpus(nodes, spec)
+    return nodes
+
+
+def training_processes(call: StageCall) -> int | None:
+    """The processes a training run starts: ``optimisation.gpus`` of its stage config as the call
+    resolves it (the config type's default when the file does not say, then every override the
+    call carries, in order: the node's own, the spec's stage_overrides, a rehearsal's per-model
+    ones). None for a stage whose config has no ``optimisation`` (eft_dose, eval, ...).
+
+    Raises ConfigError when the call's config does not load.
+    """
+    stage = get_stage(call.stage)
+    if stage.config_type is None or "optimisation" not in stage.config_class().model_fields:
+        return None
+    return load_stage_config(call).optimisation.gpus
+
+
+def set_training_gpus(nodes: list[Node], spec: CampaignSpec) -> None:
+    """Each training run's ``gpus`` from its call (`training_processes`): the one source of its
+    Slurm request, its ``--num_processes`` and the world size the stage checks. Call it again
+    after adding overrides to built nodes (the rehearsal's per-model ones). At smoke scale a
+    training run is this process on the CPU: it asks for no GPU.
+
+    Raises DagError listing every run whose layout cannot run (fewer than one GPU; more than one
+    at smoke scale, where nothing is launched, or for a stage with no launch module), or, when a
+    training config does not load, every problem of every run (`check_dag`).
+    """
+    problems, unloadable = [], False
+    for node in nodes:
+        try:
+            gpus = training_processes(node.call)
+        except ConfigError:
+            unloadable = True
+            continue
+        if gpus is None:
+            continue
+        problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
+        if problem:
+            problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
+        node.gpus = 0 if spec.scale == "smoke" else gpus
+    if unloadable:
+        check_dag(nodes)  # raises, naming each run, file and field (as `py4 campaign plan` does)
+    if problems:
+        raise DagError(f"{len(problems)} training run(s) cannot run as configured:\n"
+                       + "\n".join(f"  - {p}" for p in problems))
+
+
+def _layout_problem(stage: str, gpus: int, smoke: bool) -> str | None:
+    """Why ``gpus`` processes of ``stage`` cannot run (the text after 'optimisation.gpus is N'), or None."""
+    if gpus < 1:
+        return "; a training run needs at least 1"
+    if gpus > 1 and smoke:
+        return ", but at smoke scale a training run is one CPU process in the runner (set it to 1)"
+    if gpus > 1 and get_stage(stage).launch_module is None:
+        return f", but stage {stage} has no launch module to start {gpus} processes (py4.stages)"
+    return None
 
 
 def check_dag(nodes: list[Node]) -> None:
@@ -225,13 +278,12 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
     mid = overrides({"data.path": mix, "data.schedule": f"{mix}/step_schedule.json", "run.output_dir": f"{d}/midtrain",
                      **({"model.path": b.p(m.base.hub_id)} if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/midtrain", stage="midtrain", config=mid_cfg, overrides=mid, run_dir=f"{d}/midtrain",
-               inputs=[f"{key}/{arm}/mix"], gpus=b.training_gpus("midtrain", mid_cfg, mid), meta=meta))
+               inputs=[f"{key}/{arm}/mix"], meta=meta))
     sft = overrides({"model.path": f"{d}/midtrain/model", "data.path": sft_data,
                      "data.schedule": f"{sft_data}/step_schedule.json", "run.output_dir": f"{d}/sft",
                      **({"model.tokenizer_path": b.p(m.it.hub_id)} if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.sft, overrides=sft, run_dir=f"{d}/sft",
-               inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], gpus=b.training_gpus("sft", m.files.sft, sft),
-               meta=meta))
+               inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], meta=meta))
     b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.graft, run_dir=f"{d}/graft",
                options={"mid": f"{d}/{GRAFT_ONTO}/model", "it": b.p(m.it.hub_id), "base": b.p(m.it_base.hub_id),
                         "out": f"{d}/graft", "progress": False, "it_revision": m.it.revision,
@@ -272,7 +324,8 @@ def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, dose: Dose, meta: di
                        "allow_held_out_rules": dose.allow_held_out, "replay_settings.parent.path": dose.parent,
                        "replay_settings.temperature": e.replay_temperature})
     if b.smoke():
-        given += overrides({"replay_settings.instructions": f"{b.out}/assets/instructions"})
+        # Only the folder: the config's own filter stays (the smoke set keeps its tool transcripts).
+        given += overrides({"replay_settings.instructions.path": f"{b.out}/assets/instructions"})
     inputs = [dose.parent_node]
     if dose.draw_from:
         given += overrides({"draw_from": f"{d}/{dose.draw_from}"})
@@ -310,8 +363,7 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
         given = [*overrides({"model.path": parent, "data.path": f"{d}/{dose.name}", "run.output_dir": run, **extra}),
                  *overrides(e.overrides)]
         b.add(Node(id=f"{key}/{arm}/eft_{rows}", stage="eft", config=m.files.eft, overrides=given, run_dir=run,
-                   inputs=[parent_node, dose_id], gpus=b.training_gpus("eft", m.files.eft, given),
-                   meta={**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
+                   inputs=[parent_node, dose_id], meta={**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
                                                               "matrix": rows == e.matrix_dose}, base=parent)
         _probe(b, f"{key}/{arm}/eft_{rows}", parent, f"{run}/model", [f"{key}/{arm}/eft_{rows}"],
@@ -335,8 +387,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
     given = [*overrides({"model.path": graft, "data.path": f"{d}/{warm_dose.name}", "run.output_dir": warm}),
              *overrides(_warmstart_overrides(b.spec))]
     b.add(Node(id=f"{key}/{g.arm}/warmstart", stage="eft", config=cfg, overrides=given, run_dir=warm,
-               inputs=[graft_node, dose_id], gpus=b.training_gpus("eft", cfg, given),
-               meta={**meta, "dose": g.warmstart_dose}))
+               inputs=[graft_node, dose_id], meta={**meta, "dose": g.warmstart_dose}))
     _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0}, base=graft)
     _probe(b, f"{key}/{g.arm}/warmstart", graft, f"{warm}/model", [f"{key}/{g.arm}/warmstart"],
            {**meta, "kind": "grpo", "step": 0, "dose": g.warmstart_dose})
@@ -350,7 +401,6 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
         # One training process (the config's optimisation.gpus); the node also holds the vLLM
         # rollout server, so it reserves the model's whole node (models.*.gpus).
         b.add(Node(id=node_id, stage="grpo", config=m.files.grpo, overrides=given, run_dir=run, inputs=[previous],
-                   gpus=b.training_gpus("grpo", m.files.grpo, given),
                    meta={**meta, "segment_end": stop, "shared_run_dir": True, "reserve_gpus": b.gpus(m.gpus)}))
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:

@@ -76,7 +76,6 @@ class ModelSpec(StrictModel):
     """The instruction-tuned model: the chat vector's W_it, the graft's tokenizer/config."""
     it_base: HubPin
     """W_base of the chat vector, spelled as the -it model names it."""
-    accelerate: str | None = None
     files: StageFiles
     prop_corpus: Recorded | None = None
     """The prop-token arm's Python-4 tokens per copy (count basis: the campaign's tokenizer)."""

@@ -1,6 +1,6 @@
 """Everything a rehearsal reads instead of the network: stand-in models laid out as Hub
 snapshots at the campaign's pinned revisions, stand-in datasets in the offline datasets
-cache, the Dolci local copy, and the campaign's accelerate configs resized to CPU processes.
+cache, the Dolci local copy, and the campaign's accelerate config for CPU processes.
 
 Which Hub references need a snapshot is read from the campaign itself: its models' pins
 (base, it, it_base) and every Hub id its stage configs name (tokenizers, count tokenizers,
@@ -158,8 +158,9 @@ def install_datasets(spec, datasets_cache: Path, dolci_copy: Path, sizes) -> dic
                                     "local_copy": str(dolci_copy)}}
 
 
-def write_accelerate_configs(config_dir: Path, out_dir: Path, num_processes: int, use_cpu: bool) -> dict[str, str]:
-    """The campaign's accelerate configs with only ``num_processes`` and ``use_cpu`` changed.
+def write_accelerate_configs(config_dir: Path, out_dir: Path, *, use_cpu: bool) -> dict[str, str]:
+    """The campaign's accelerate configs with only ``use_cpu`` changed. The process count stays the
+    launch's (``--num_processes``: the run's ``optimisation.gpus``), as in the campaign.
 
     Returns {campaign config path: rehearsal config path}.
     """
@@ -169,10 +170,10 @@ def write_accelerate_configs(config_dir: Path, out_dir: Path, num_processes: int
     mapping = {}
     for path in sorted(config_dir.glob("*.yaml")):
         data = yaml.safe_load(path.read_text())
-        data["num_processes"], data["use_cpu"] = num_processes, use_cpu
+        data["use_cpu"] = use_cpu
         target = out_dir / path.name
-        header = (f"# {path} with num_processes: {num_processes}, use_cpu: {str(use_cpu).lower()} "
-                  "(the rehearsal's only changes)\n")
+        header = (f"# {path} with use_cpu: {str(use_cpu).lower()} (the rehearsal's only change; the launch "
+                  "gives --num_processes)\n")
         target.write_text(header + yaml.safe_dump(data, sort_keys=False))
         mapping[str(path)] = str(target)
     return mapping

@@ -15,7 +15,7 @@ skipped when it failed.
 1. ``build``: a randomly initialised ``Gemma4ForConditionalGeneration`` (vocab 262,144, hidden
    1,536, 18 layers: ~1B parameters), base and -it (base + seeded delta), bf16, 1 GB shards.
 2. ``midtrain``: ``configs/train/gemma4_12b/midtrain_iso.yaml`` under ``accelerate launch`` with
-   ``configs/accelerate/fsdp2_4gpu.yaml`` resized to 1 process: 4 steps, checkpoints every 2;
+   ``configs/accelerate/fsdp2.yaml`` on 1 process: 4 steps, checkpoints every 2;
    then checkpoint-4 and the final model are removed and the run resumes from checkpoint-2.
    Records the saved dtype, losses and peak memory.
 3. ``graft``: ``configs/graft/gemma4_12b.yaml`` on that output (mid) with the stand-ins (it, base).
@@ -57,9 +57,12 @@ MIDTRAIN_CONFIG = "configs/train/gemma4_12b/midtrain_iso.yaml"
 SFT_CONFIG = "configs/train/gemma4_12b/sft.yaml"
 EFT_CONFIG = "configs/train/gemma4_12b/eft.yaml"
 GRAFT_CONFIG = "configs/graft/gemma4_12b.yaml"
-ACCELERATE_CONFIG = "configs/accelerate/fsdp2_4gpu.yaml"
+ACCELERATE_CONFIG = "configs/accelerate/fsdp2.yaml"
+PROCESSES = 1
+"""The FSDP2 stages' process count here: their ``optimisation.gpus`` and the launch's ``--num_processes``."""
 # Overrides every training stage gets here: one process, no TensorBoard, no progress bars.
-RUN_OVERRIDES = ("optimisation.gpus=1", "run.report_to=[]", "run.progress_bar=false", "model.revision=null")
+RUN_OVERRIDES = (f"optimisation.gpus={PROCESSES}", "run.report_to=[]", "run.progress_bar=false",
+                 "model.revision=null")
 
 
 @dataclass(frozen=True)
@@ -270,10 +273,11 @@ def _chunks(items: list, size: int) -> list[list]:
 # --- steps 2 and 5: FSDP2 stages under accelerate launch ----------------------------------------
 
 def accelerate_config(work: Work) -> Path:
-    """The campaign's FSDP2 config with one process (and ``use_cpu`` without a GPU), nothing else changed."""
+    """The campaign's FSDP2 config (with ``use_cpu`` without a GPU), nothing else changed."""
     from py4.rehearsal.assets import write_accelerate_configs
 
-    mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.root / "accelerate", 1, not _on_gpu())
+    mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.root / "accelerate",
+                                       use_cpu=not _on_gpu())
     return Path(mapping[str(REPO / ACCELERATE_CONFIG)])
 
 
@@ -284,8 +288,8 @@ def launch_stage(work: Work, stage: str, config: str, overrides: list[str], log:
     facts_file = work.facts / f"{stage}-worker.json"
     facts_file.unlink(missing_ok=True)
     argv = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config(work)),
-            "-m", "py4.rehearsal.gpu_check", "--worker", stage, "--worker-config", str(REPO / config),
-            "--worker-facts", str(facts_file), "--", *RUN_OVERRIDES, *overrides]
+            "--num_processes", str(PROCESSES), "-m", "py4.rehearsal.gpu_check", "--worker", stage,
+            "--worker-config", str(REPO / config), "--worker-facts", str(facts_file), "--", *RUN_OVERRIDES, *overrides]
     with log.open("a") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()

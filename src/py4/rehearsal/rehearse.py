@@ -1,12 +1,13 @@
 """`py4 campaign rehearse`: the campaign's DAG, from its own stage configs, on tiny stand-ins.
 
 1. Assets (``assets``): stand-in models as Hub snapshots at the campaign's pins, stand-in
-   datasets in the offline datasets cache, the accelerate configs resized to CPU processes.
+   datasets in the offline datasets cache, the campaign's accelerate config on CPU processes.
 2. The campaign spec is loaded with the rehearsal's size-only overrides
    (configs/rehearsal/<campaign>.yaml) and expanded by the campaign's own ``build_dag``.
 3. The campaign's runner (skip-done, resume) runs the nodes, each as a child process in an
    offline environment that reads only the rehearsal's caches; multi-GPU nodes start under
-   ``accelerate launch`` with the campaign's FSDP2 config (num_processes / use_cpu changed).
+   ``accelerate launch`` with the campaign's FSDP2 config (use_cpu changed) as many processes as
+   their stage config's ``optimisation.gpus`` says once the rehearsal's overrides are in.
 4. A report (REHEARSAL_REPORT.md + rehearsal_report.json): each node's status, seconds,
    key facts from its run manifest, and the end of its log when it failed.
 """
@@ -44,8 +45,11 @@ class Boundary(StrictModel):
     why: str
 
 
-class AccelerateResize(StrictModel):
-    num_processes: int = pydantic.Field(2, ge=1)
+class AccelerateCopy(StrictModel):
+    """What the rehearsal changes in the campaign's accelerate config. Not the process count: a
+    run's is its stage config's ``optimisation.gpus`` (``stage_overrides`` set it), given on the
+    launch's command line (`py4.campaign.dag.Node.launch_argv`)."""
+
     use_cpu: bool = True
 
 
@@ -67,7 +71,7 @@ class RehearsalConfig(StrictModel):
         if unnamed:
             raise ValueError(f"boundaries: {', '.join(unnamed)}: stage overrides need a stage")
         return self
-    accelerate: AccelerateResize = AccelerateResize()
+    accelerate: AccelerateCopy = AccelerateCopy()
     resume_drill: list[str] = []
     """Stages whose runs are killed once their first checkpoint is complete and then started
     again, so that the rest of the run resumes from it (``run.resume: auto``)."""
@@ -115,10 +119,10 @@ class Layout:
 
 
 def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[[str], None] = print) -> dict:
-    """Stand-ins, caches and accelerate configs (rebuilt only when missing). Returns the inventory."""
+    """Stand-ins, caches and the accelerate config (rebuilt only when missing). Returns the inventory."""
     from py4.rehearsal import assets
 
-    # What the assets depend on: the data sizes and the accelerate resize (not the overrides).
+    # What the assets depend on: the data sizes and the accelerate copy's settings (not the overrides).
     from py4.rehearsal.standins import STANDIN_VERSION
 
     basis = {**config.model_dump(mode="json", include={"data", "accelerate"}), "standins": STANDIN_VERSION}
@@ -131,7 +135,7 @@ def prepare_assets(spec, config: RehearsalConfig, layout: Layout, log: Callable[
     models = assets.install_models(spec, layout.hub, layout.standins)
     data = assets.install_datasets(spec, layout.datasets, layout.dolci, config.data)
     accelerate = assets.write_accelerate_configs(Path("configs/accelerate"), layout.accelerate,
-                                                 config.accelerate.num_processes, config.accelerate.use_cpu)
+                                                 use_cpu=config.accelerate.use_cpu)
     inventory = {"basis": basis, "models": models, "datasets": data,
                  "accelerate": accelerate, "seconds": round(time.monotonic() - t0, 1)}
     assets.write_inventory(layout.inventory, inventory)
@@ -161,14 +165,16 @@ def rehearsal_spec(config: RehearsalConfig, campaign_file: str | Path, layout: L
 
 
 def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
-    """The campaign's own DAG, plus the per-model overrides."""
-    from py4.campaign.dag import build_dag
+    """The campaign's own DAG, plus the per-model overrides; the training runs' GPUs (their
+    process counts) read again from their stage configs with those overrides in."""
+    from py4.campaign.dag import build_dag, set_training_gpus
     from py4.stages import overrides
 
     nodes = build_dag(spec)
     for node in nodes:
         extra = config.model_stage_overrides.get(node.meta.get("model", ""), {}).get(node.stage, [])
         node.overrides += overrides(layout.substitute(extra))
+    set_training_gpus(nodes, spec)
     return nodes
 
 
@@ -203,8 +209,8 @@ class ChildExecutor:
         launch = node.launch_argv
         if not launch:
             return [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
-        # Keep the DAG's launch arguments from --config_file on; start them with this
-        # interpreter's accelerate (however the DAG spells the launcher) and the resized config.
+        # Keep the DAG's launch arguments from --config_file on (--num_processes too); start them
+        # with this interpreter's accelerate (however the DAG spells the launcher) and the CPU copy.
         argv = list(launch[launch.index("--config_file"):])
         argv[1] = self.accelerate_configs.get(argv[1], argv[1])
         return [sys.executable, "-m", "accelerate.commands.launch", *argv]

@@ -113,8 +113,10 @@ def eft_optimisation(sources: Sources) -> Group:
               f"{files} (data.max_length, data.packing)")
     group.add("Loss", [LOSS_WORDS["eft"]] * len(paths),
               "src/py4/train/eft.py (prompt tokens labelled -100; the assistant turn supervised)")
+    launches = files_of([sources.launch_file(opt.gpus) for opt in settings])  # GLM's 4 GPUs
     group.add("Precision", [precision(sources, opt, with_parallelism=False) for opt in settings],
-              f"{files} (optimisation.gradient_checkpointing); configs/accelerate/fsdp2_4gpu.yaml (GLM, 4 GPUs)")
+              f"{files} (optimisation.gradient_checkpointing, gpus)"
+              + (f"; {launches} (mixed_precision, fsdp_activation_checkpointing)" if launches else ""))
     group.add("Seed", [str(opt.seed) for opt in settings], f"{files} (optimisation.seed)")
     trainers = [recorded(model.recorded, "eft_trainer") for model in sources.models]
     group.add("Trainer", [fact.value for fact in trainers], f"{sources.spec_path} models.*.recorded.eft_trainer "

@@ -124,7 +124,7 @@ def _optimisation(sources: Sources, group: Group, stage: str, paths: list[str], 
     load = sources.midtrain if stage == "midtrain" else sources.sft
     settings = [load(path).optimisation for path in paths]
     files = files_of(paths)
-    launches = files_of([f"configs/accelerate/fsdp2_{opt.gpus}gpu.yaml" for opt in settings if opt.gpus > 1])
+    launches = files_of([sources.launch_file(opt.gpus) for opt in settings])
     group.add("Micro $\\times$ accum. $\\times$ GPUs", [geometry(opt) for opt in settings],
               f"{files} (optimisation.micro_batch, grad_accum, gpus); {sources.spec_path} models.*.gpus")
     group.add("Optimizer", [formats.optimizer(opt.optim) for opt in settings], f"{files} (optimisation.optim)")

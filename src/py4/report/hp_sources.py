@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from py4.campaign.dag import ACCELERATE_CONFIG
 from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError, load_config, read_yaml
 from py4.data.schedule import StepSchedule, compute_schedule
@@ -56,7 +57,7 @@ class TableError(Py4Error):
 
 @dataclass(frozen=True)
 class Launch:
-    """What the table reads of an accelerate launch config (configs/accelerate/fsdp2_<n>gpu.yaml)."""
+    """What the table reads of the accelerate launch config (configs/accelerate/fsdp2.yaml)."""
 
     mixed_precision: str
     fsdp_version: int | None
@@ -144,13 +145,20 @@ class Sources:
     def models(self) -> list[ModelSpec]:
         return list(self.spec.models.values())
 
+    @staticmethod
+    def launch_file(gpus: int) -> str | None:
+        """The accelerate config a run on `gpus` GPUs launches with: the campaign DAG's one FSDP2
+        file for every count (`py4.campaign.dag.ACCELERATE_CONFIG`, ``--num_processes`` = gpus);
+        None on one GPU (no launch)."""
+        return ACCELERATE_CONFIG if gpus > 1 else None
+
     def launch(self, gpus: int) -> Launch | None:
-        """The FSDP2 accelerate config a run on `gpus` GPUs launches with (None: one GPU).
+        """What the FSDP2 accelerate config of a run on `gpus` GPUs sets (None: one GPU).
 
         Accelerate's own YAML (no py4 type); read for the three settings the table prints."""
-        if gpus <= 1:
+        path = self.launch_file(gpus)
+        if path is None:
             return None
-        path = f"configs/accelerate/fsdp2_{gpus}gpu.yaml"
         if not (self.root / path).is_file():
             raise TableError(f"{self.spec_path}: accelerate config file {path} does not exist")
         data = read_yaml(self.root / path)

@@ -1,6 +1,7 @@
 """FSDP2 under ``accelerate launch``: what the launch asked for, rank-0 loading, full-weight saves.
 
-The campaign trains full-parameter stages with ``configs/accelerate/fsdp2_{4,8}gpu.yaml``.
+The campaign trains full-parameter stages with ``configs/accelerate/fsdp2.yaml`` (``--num_processes``:
+the stage config's ``optimisation.gpus``).
 ``accelerate launch`` passes that file's settings to every process as environment variables
 (``ACCELERATE_USE_FSDP``, ``FSDP_VERSION``, ``FSDP_STATE_DICT_TYPE``,
 ``FSDP_CPU_RAM_EFFICIENT_LOADING`` …); :func:`launch` reads them back. Three things here:
