@@ -36,7 +36,6 @@ GRAFT_ONTO = "midtrain"
 ACCELERATE_CONFIG = "configs/accelerate/fsdp2.yaml"
 
 
-
 @dataclass(kw_only=True)
 class Node:
     """One run of the campaign: a stage call (stage, config file, options, typed overrides) with
@@ -130,12 +129,13 @@ class _Builder:
         return 0 if self.smoke() else count
 
 
-
 def build_dag(spec: CampaignSpec) -> list[Node]:
     """Expand a campaign into its runs, in a dependency (topological) order.
 
-    Raises DagError for a node that names an unknown input. The nodes' overrides are checked
-    against their stages' config types by `check_dag` (``py4 campaign plan`` and ``run``).
+    Raises DagError for a node that names an unknown input, or a training run that cannot run as
+    its stage config says (`set_training_gpus`, which reads every training config with its
+    overrides). All the nodes' overrides are checked against their stages' config types by
+    `check_dag` (``py4 campaign plan`` and ``run``).
     """
     b = _Builder(spec)
     _global_nodes(b)
