@@ -23,7 +23,8 @@ from typing import IO, Any
 
 from py4.errors import FileFormatError, Py4Error, where
 
-__all__ = ["read_json_object", "iter_jsonl", "open_text", "temp_file_beside", "atomic_write_text", "atomic_write_json"]
+__all__ = ["read_json_object", "iter_jsonl", "parse_json_line", "open_text", "temp_file_beside", "atomic_write_text",
+           "atomic_write_json"]
 
 
 def open_text(path: Path) -> IO[str]:
@@ -75,12 +76,7 @@ def iter_jsonl(path: str | Path, *, fields: dict[str, type | tuple[type, ...]] |
             for lineno, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise error(f"{where(path, lineno)}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-                if not isinstance(row, dict):
-                    raise error(f"{where(path, lineno)}: expected a JSON object, got {type(row).__name__}")
+                row = parse_json_line(line, where(path, lineno), error)
                 for name, kind in (fields or {}).items():
                     if not isinstance(row.get(name), kind):
                         got = type(row[name]).__name__ if name in row else "nothing"
@@ -91,6 +87,17 @@ def iter_jsonl(path: str | Path, *, fields: dict[str, type | tuple[type, ...]] |
             raise error(f"{where(path, lineno + 1)}: not UTF-8 text (byte {exc.start} of a block)") from None
         except (OSError, EOFError) as exc:  # a truncated or corrupt .gz, a folder, a read error
             raise error(f"{where(path, lineno + 1)}: cannot read: {exc}") from None
+
+
+def parse_json_line(line: str, at: str, error: type[Py4Error] = FileFormatError) -> dict[str, Any]:
+    """One JSONL line, which must be a JSON object; ``at`` (``path:line``) starts the error's message."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise error(f"{at}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise error(f"{at}: expected a JSON object, got {type(row).__name__}")
+    return row
 
 
 def temp_file_beside(path: str | Path) -> tuple[int, str]:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from py4.errors import FileFormatError, where
-from py4.fileio import read_json_object
+from py4.fileio import parse_json_line, read_json_object
 from py4.lang.rules import RULES
 from py4.probes.templates import VARIANTS, _expressions, _syntax
 
@@ -170,15 +170,6 @@ def load_probes(data_dir: str | Path | None = None, verify: bool = True) -> list
         raise FileFormatError(f"{path}: cannot read the probe set: {exc} ({rebuild})") from None
     if verify and hashlib.sha256(raw).hexdigest() != manifest.get("jsonl_sha256"):
         raise FileFormatError(f"{path}: content hash does not match {manifest_path.name} jsonl_sha256; {rebuild}")
-    return [_probe(line, where(path, lineno)) for lineno, line in enumerate(raw.decode().splitlines(), 1)
+    return [parse_json_line(line, where(path, lineno)) for lineno, line in enumerate(raw.decode().splitlines(), 1)
             if line.strip()]
 
-
-def _probe(line: str, at: str) -> dict:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise FileFormatError(f"{at}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-    if not isinstance(record, dict):
-        raise FileFormatError(f"{at}: expected a JSON object, got {type(record).__name__}")
-    return record
