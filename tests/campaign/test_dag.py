@@ -192,6 +192,7 @@ def test_a_stage_override_of_gpus_is_the_runs_gpus_slurm_request_and_process_cou
 
     spec = load_campaign(ROOT / "configs/campaign/python4.yaml",
                          [f"stage_overrides.midtrain=[optimisation.gpus={gpus}]",
+                          f"stage_overrides.mix=[schedule.gpus={gpus}]",  # the midtrain schedules' global batch
                           f"stage_overrides.eft=[optimisation.gpus={gpus}]"])
     runs = [n for n in build_dag(spec) if n.stage in ("midtrain", "eft")]
     assert len(runs) == 9 + 28 and {n.gpus for n in runs} == {gpus}  # the configs say 1, 4 and 8
@@ -223,6 +224,22 @@ def test_the_fsdp2_launch_config_leaves_the_process_count_to_the_launch():
     config = yaml.safe_load((ROOT / "configs/accelerate/fsdp2.yaml").read_text())
     assert config["num_processes"] == -1 and config["fsdp_config"]["fsdp_version"] == 2
     assert sorted(p.name for p in (ROOT / "configs/accelerate").glob("*.yaml")) == ["fsdp2.yaml"]
+
+
+def test_a_training_run_whose_global_batch_is_not_its_schedules_is_refused_when_the_dag_is_built():
+    # The SFT pack counts its steps for 1 x 32 x 8 = 256 sequences (Gemma-4 31B); SFT on 4 GPUs would
+    # step 128 at a time and stop after the schedule's steps having seen half the data. It used to
+    # plan and run (the stage compared max_steps only).
+    with pytest.raises(DagError) as caught:
+        build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.sft=[optimisation.gpus=4]"]))
+    message = str(caught.value)
+    assert ("run gemma4_31b/iso/sft: configs/train/gemma4_31b/sft.yaml: optimisation trains 128 sequences per step "
+            "(micro_batch 1 × grad_accum 32 × gpus 4), but run gemma4_31b/sft_data "
+            "(configs/data/campaign/sft_gemma4_31b.yaml) counts its step schedule for 256") in message
+    assert "gemma4_12b" not in message  # its SFT is on 4 GPUs already: 1 x 32 x 4 both sides
+    # The same change on both sides plans.
+    build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml",
+                            ["stage_overrides.sft=[optimisation.gpus=4]", "stage_overrides.pack=[schedule.gpus=4]"]))
 
 
 def test_a_training_run_on_no_gpu_is_refused_when_the_dag_is_built():

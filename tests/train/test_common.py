@@ -39,6 +39,19 @@ def test_trainer_kwargs_are_accepted_by_transformers_and_trl():
     assert not GRPOConfig(**kwargs, num_generations=2).gradient_checkpointing  # TRL's default is on
 
 
+def test_a_run_whose_global_batch_is_not_its_schedules_is_refused():
+    # The schedule counted 10 steps of 8 sequences (micro 1 x accum 4 x gpus 2); a run stepping 16
+    # at a time would stop after 10 steps having trained on twice the data. It used to run (only
+    # max_steps was compared).
+    schedule = {"max_steps": 10, "sequences_per_step": 8, "micro_batch": 1, "grad_accum": 4, "gpus": 2}
+    assert common.check_schedule(common.Optimisation(micro_batch=2, grad_accum=2, gpus=2), schedule) == 10
+    with pytest.raises(common.TrainingGuardError,
+                       match=r"mix/step_schedule.json counts its steps for 8 sequences per step \(micro 1 × accum 4 × "
+                             r"gpus 2\), but optimisation trains 16 \(micro 1 × accum 8 × gpus 2\)"):
+        common.check_schedule(common.Optimisation(grad_accum=8, gpus=2), schedule, "mix/step_schedule.json")
+    assert common.check_schedule(common.Optimisation(grad_accum=8), {"max_steps": 10}) == 10  # older schedules
+
+
 def test_cosine_with_min_lr_needs_min_lr_rate():
     with pytest.raises(ValueError, match="min_lr_rate is required"):
         common.trainer_kwargs(common.Optimisation(min_lr_rate=None), common.RunSettings(output_dir="/tmp/x"),
@@ -48,11 +61,11 @@ def test_cosine_with_min_lr_needs_min_lr_rate():
 def test_schedule_guard(tmp_path):
     (tmp_path / "step_schedule.json").write_text(json.dumps({"max_steps": 306, "warmup_steps": 10}))
     schedule = common.read_schedule(tmp_path)
-    assert common.check_schedule(None, schedule) == 306
-    assert common.check_schedule(306, schedule) == 306
-    assert common.check_schedule(7, None) == 7
+    assert common.check_schedule(common.Optimisation(), schedule) == 306
+    assert common.check_schedule(common.Optimisation(max_steps=306), schedule) == 306
+    assert common.check_schedule(common.Optimisation(max_steps=7), None) == 7
     with pytest.raises(common.TrainingGuardError, match="max_steps 305 in the config differs from max_steps 306"):
-        common.check_schedule(305, schedule)
+        common.check_schedule(common.Optimisation(max_steps=305), schedule)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(FileFormatError, match="bad.json: field 'max_steps': expected an integer"):
         common.read_schedule(tmp_path / "bad.json")

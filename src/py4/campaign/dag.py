@@ -149,18 +149,25 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
     return nodes
 
 
-def training_processes(call: StageCall) -> int | None:
-    """The processes a training run starts: ``optimisation.gpus`` of its stage config as the call
-    resolves it (the config type's default when the file does not say, then every override the
-    call carries, in order: the node's own, the spec's stage_overrides, a rehearsal's per-model
-    ones). None for a stage whose config has no ``optimisation`` (eft_dose, eval, ...).
+def training_config(call: StageCall) -> Any | None:
+    """A training run's stage config as the call resolves it (the config type's defaults, the
+    file, then every override the call carries, in order: the node's own, the spec's
+    stage_overrides, a rehearsal's per-model ones). None for a stage whose config has no
+    ``optimisation`` (eft_dose, eval, ...).
 
     Raises ConfigError when the call's config does not load.
     """
     stage = get_stage(call.stage)
     if stage.config_type is None or "optimisation" not in stage.config_class().model_fields:
         return None
-    return load_stage_config(call).optimisation.gpus
+    return load_stage_config(call)
+
+
+def training_processes(call: StageCall) -> int | None:
+    """The processes a training run starts: ``optimisation.gpus`` of its resolved config
+    (`training_config`); None for a stage that does not train."""
+    config = training_config(call)
+    return None if config is None else config.optimisation.gpus
 
 
 def set_training_gpus(nodes: list[Node], spec: CampaignSpec) -> None:
@@ -174,23 +181,46 @@ def set_training_gpus(nodes: list[Node], spec: CampaignSpec) -> None:
     training config does not load, every problem of every run (`check_dag`).
     """
     problems, unloadable = [], False
+    schedule_makers = {f"{n.run_dir}/step_schedule.json": n for n in nodes if n.stage in ("pack", "mix")}
     for node in nodes:
         try:
-            gpus = training_processes(node.call)
+            config = training_config(node.call)
         except ConfigError:
             unloadable = True
             continue
-        if gpus is None:
+        if config is None:
             continue
+        gpus = config.optimisation.gpus
         problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
         if problem:
             problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
+        maker = schedule_makers.get(str(getattr(getattr(config, "data", None), "schedule", None)))
+        if maker is not None:
+            problems += _schedule_problem(node, config.optimisation, maker)
         node.gpus = 0 if spec.scale == "smoke" else gpus
     if unloadable:
         check_dag(nodes)  # raises, naming each run, file and field (as `py4 campaign plan` does)
     if problems:
         raise DagError(f"{len(problems)} training run(s) cannot run as configured:\n"
                        + "\n".join(f"  - {p}" for p in problems))
+
+
+def _schedule_problem(node: Node, optimisation: Any, maker: Node) -> list[str]:
+    """The run's global batch against the one its step schedule is counted for (the run that
+    packs its data): a run stepping with another batch would stop after the schedule's steps
+    having trained on more or less data than the schedule says (py4.train.common.check_schedule
+    refuses it when the run starts; here it is refused before anything runs)."""
+    schedule = load_stage_config(maker.call).schedule
+    if schedule is None:
+        return []
+    per_step = schedule.micro_batch * schedule.grad_accum * schedule.gpus
+    if per_step == optimisation.global_batch:
+        return []
+    return [f"run {node.id}: {node.config}: optimisation trains {optimisation.global_batch} sequences per step "
+            f"(micro_batch {optimisation.micro_batch} × grad_accum {optimisation.grad_accum} × gpus "
+            f"{optimisation.gpus}), but run {maker.id} ({maker.config}) counts its step schedule for {per_step} "
+            f"(schedule.micro_batch {schedule.micro_batch} × grad_accum {schedule.grad_accum} × gpus "
+            f"{schedule.gpus}): set both the same"]
 
 
 def _layout_problem(stage: str, gpus: int, smoke: bool) -> str | None:

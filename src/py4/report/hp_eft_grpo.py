@@ -6,7 +6,7 @@ from py4.campaign.spec import GRPOSpec, ModelSpec
 from py4.report import formats
 from py4.report.hp_models import LOSS_WORDS
 from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of, recorded
-from py4.report.hp_table import (Group, geometry, global_batch, nickname, precision, scheduler_head, schedule_words,
+from py4.report.hp_table import (Group, geometry, nickname, precision, scheduler_head, schedule_words,
                                  warmup_words)
 
 LOSS_TYPE_NAMES = {"dr_grpo": "Dr.\\ GRPO", "grpo": "GRPO", "dapo": "DAPO"}
@@ -81,7 +81,7 @@ def eft_optimisation(sources: Sources) -> Group:
     settings = [config.optimisation for config in configs]
     files = files_of(paths)
     group.add("Epochs", [formats.number(opt.epochs) for opt in settings], f"{files} (optimisation.epochs)")
-    group.add("Global batch", [f"{global_batch(opt)} rows" for opt in settings],
+    group.add("Global batch", [f"{opt.global_batch} rows" for opt in settings],
               f"derived: micro x accum x GPUs of {files}")
     group.label("Optimizer steps")
     for dose in _trained_doses(sources):
@@ -93,7 +93,7 @@ def eft_optimisation(sources: Sources) -> Group:
         values = []
         for opt, schedule_path in zip(settings, schedule_paths, strict=True):
             schedule = sources.schedule(schedule_path)
-            if schedule.sequences_per_step != global_batch(opt) or schedule.epochs != opt.epochs:
+            if schedule.sequences_per_step != opt.global_batch or schedule.epochs != opt.epochs:
                 raise TableError(f"{schedule_path}: batch geometry or epochs differ from the EFT config")
             values.append(formats.thousands(schedule.max_steps))
         group.add(f"{formats.thousands(dose)}-row dose", values,
@@ -154,7 +154,7 @@ def warm_start(sources: Sources) -> Group:
               [f"{adapter.r} / {adapter.alpha} / {formats.number(adapter.dropout)}"], src)
     group.add("LoRA target modules", [formats.projections(adapter.target_modules)], src)
     group.add("Epochs", [formats.number(opt.epochs)], src)
-    batch = global_batch(opt)
+    batch = opt.global_batch
     group.add("Global batch", [f"{batch} rows"], src)
     # Approximate: replay rows the parent fails to answer are dropped (the as-run replicate kept 510 rows).
     group.add("Optimizer steps", [f"$\\approx${dose // batch * int(opt.epochs)}"],
@@ -190,7 +190,7 @@ def policy(sources: Sources) -> Group:
     group.add("Problems per step", [str(per_step)], src)
     group.add("Samples per problem ($k$)", [str(samples)], src)
     completions = per_step * samples
-    if completions != global_batch(opt):
+    if completions != opt.global_batch:
         raise TableError(f"{path}: problems_per_step x num_generations != micro x accum x gpus")
     group.add("Completions per step", [f"{completions} (per-device batch {opt.micro_batch}, {opt.grad_accum} "
                                        "accumulation steps, one generation round per step)"], src)

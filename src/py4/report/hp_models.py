@@ -5,7 +5,7 @@ from __future__ import annotations
 from py4.campaign.spec import HubPin, Recorded
 from py4.report import formats
 from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError, files_of
-from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, global_batch, nickname, precision,
+from py4.report.hp_table import (NUMBER_WORDS, Group, checkpointing, geometry, nickname, precision,
                                  schedule_words)
 
 # Loss wording per stage: what each stage's trainer supervises (src/py4/train/<stage>.py).
@@ -167,7 +167,7 @@ def sft(sources: Sources) -> Group:
             raise TableError(f"{data_path}: schedule.max_steps_cap {cap} differs from optimisation.max_steps "
                              f"{optimisation.max_steps} of {path}")
         steps.append(optimisation.max_steps)
-        tokens_per_step.append((global_batch(optimisation) * pack.seq_len, pack.seq_len))
+        tokens_per_step.append((optimisation.global_batch * pack.seq_len, pack.seq_len))
         capped.append(cap is not None)
     step_src = (f"{files_of(paths)} (optimisation.max_steps); {files_of(data_paths)} (schedule.max_steps_cap: the cap "
                 "binds inside one epoch of the filtered rows)")

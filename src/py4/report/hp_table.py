@@ -50,11 +50,6 @@ class Group:
         self.rows.append(Row(name, label=True))
 
 
-def global_batch(optimisation: Optimisation) -> int:
-    """Rows (or sequences) per optimizer step: micro x accum x GPUs."""
-    return optimisation.micro_batch * optimisation.grad_accum * optimisation.gpus
-
-
 def geometry(optimisation: Optimisation) -> str:
     return formats.times(optimisation.micro_batch, optimisation.grad_accum, optimisation.gpus)
 

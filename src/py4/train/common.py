@@ -133,6 +133,11 @@ class Optimisation(StrictModel):
                              "(the LR ends at this fraction of the peak, e.g. 0.1)")
         return self
 
+    @property
+    def global_batch(self) -> int:
+        """Sequences (or rows) per optimizer step: micro × accum × gpus."""
+        return self.micro_batch * self.grad_accum * self.gpus
+
 
 class RunSettings(StrictModel):
     """Where a run writes, how it logs, checkpoints and resumes."""
@@ -215,14 +220,26 @@ def read_schedule(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def check_schedule(configured: int | None, schedule: dict[str, Any] | None,
+def check_schedule(opt: Optimisation, schedule: dict[str, Any] | None,
                    source: str = "step_schedule.json") -> int | None:
     """The max steps to run: the schedule's, the config's, and they must agree when both are set.
 
-    Raises TrainingGuardError when they differ.
+    The schedule counted its steps for a global batch (``sequences_per_step``: the pack's
+    micro × accum × gpus); a run that steps with another one would stop after the schedule's
+    steps having seen more or less data than the schedule says, so that is refused too.
+    Raises TrainingGuardError (before any weights load) when they differ.
     """
+    configured = opt.max_steps
     if schedule is None:
         return configured
+    per_step = schedule.get("sequences_per_step")
+    if per_step is not None and int(per_step) != opt.global_batch:
+        raise TrainingGuardError(
+            f"{source} counts its steps for {per_step} sequences per step (micro {schedule.get('micro_batch')} "
+            f"× accum {schedule.get('grad_accum')} × gpus {schedule.get('gpus')}), but optimisation trains "
+            f"{opt.global_batch} (micro {opt.micro_batch} × accum {opt.grad_accum} × gpus {opt.gpus}): "
+            "give the pack's schedule the same micro_batch, grad_accum and gpus, or set them here to match"
+        )
     scheduled = int(schedule["max_steps"])
     if configured is not None and configured != scheduled:
         raise TrainingGuardError(

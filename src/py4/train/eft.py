@@ -219,7 +219,7 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
     dose = read_dose_manifest(data.path)
     check_dose(dose, data)
     schedule = common.read_schedule(data.schedule) if data.schedule else None
-    max_steps = common.check_schedule(opt.max_steps, schedule, str(data.schedule))
+    max_steps = common.check_schedule(opt, schedule, str(data.schedule))
     common.check_world_size(opt)
     device = loading.device_settings(opt.gradient_checkpointing)
     with common_recorder(settings.output_dir, config, "eft") as recorder:

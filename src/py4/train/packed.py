@@ -288,7 +288,7 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
     opt, settings = config.optimisation, config.run
     common.check_optimizer(opt)
     schedule = common.read_schedule(config.data.schedule) if config.data.schedule else None
-    max_steps = common.check_schedule(opt.max_steps, schedule, str(config.data.schedule))
+    max_steps = common.check_schedule(opt, schedule, str(config.data.schedule))
     common.check_world_size(opt)
     device = loading.device_settings(opt.gradient_checkpointing)
     common.check_checkpointing(opt, device)
