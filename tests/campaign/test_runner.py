@@ -173,11 +173,15 @@ def test_a_done_run_whose_command_changed_runs_again(tmp_path):
     run_campaign(nodes, spec.out_dir, FakeStages().table(nodes), progress=False, log=lambda s: None)
     changed = build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
                                       [f"out_dir={tmp_path}", "corpus.iso.value=1234"]))
-    fake = FakeStages()
-    run_campaign(changed, spec.out_dir, fake.table(changed), progress=False, log=lambda s: None)
+    fake, logs = FakeStages(), []
+    run_campaign(changed, spec.out_dir, fake.table(changed), progress=False, log=logs.append)
     # the subset and everything downstream of it (the iso and control mixes, their models, ...)
     assert fake.calls[0] == "corpus_iso" and "tiny/control/mix" in fake.calls and "tiny/iso/sft" in fake.calls
     assert "corpus" not in fake.calls and "tiny/prop/midtrain" not in fake.calls
+    # It starts again, it does not resume: the log and the record said "resuming after done".
+    assert not [line for line in logs if "resuming" in line]
+    record = json.loads((tmp_path / "_campaign/runs/corpus_iso/run_manifest.json").read_text())
+    assert record["resumed_from"] is None
 
 
 def test_a_changed_run_starts_from_scratch_but_grpo_segments_keep_their_shared_folder(tmp_path):

@@ -159,10 +159,12 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
     SIGTERM that the caller turns into KeyboardInterrupt) marks the record interrupted and propagates.
     """
     recorded = _recorded_fingerprint(out_dir, node)
-    if recorded is not None and recorded != fingerprint:
+    stale = recorded is not None and recorded != fingerprint
+    if stale:
         log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
         _clear_stale_run(node, nodes, out_dir, log)
-    previous = node_status(out_dir, node)
+    # A stale run starts afresh: its record's status is the old command's, nothing to resume.
+    previous = "pending" if stale else node_status(out_dir, node)
     resuming = f" (resuming after {previous})" if previous != "pending" else ""
     log(f"[{node.stage}] {node.id}{resuming}\n  {node.command}")
     t0 = time.monotonic()
