@@ -11,7 +11,8 @@ import pytest
 
 from py4.campaign.dag import Node, build_dag
 from py4.campaign.ledgers import write_ledgers
-from py4.campaign.runner import node_status, run_campaign
+from py4.campaign.records import node_status
+from py4.campaign.runner import run_campaign
 from py4.campaign.spec import load_campaign
 from py4.runs import RunRecorder
 
@@ -249,7 +250,7 @@ def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, e
     import httpx
 
     from py4.campaign.dag import Node
-    from py4.campaign.runner import record_dir
+    from py4.campaign.records import record_dir
     from py4.evaluate.serve import ServeConfig, plan_server
     from py4.rehearsal.standins import build_standin
 

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from py4.campaign.dag import build_dag
-from py4.campaign.runner import fingerprints, record_dir, run_campaign
+from py4.campaign.records import fingerprints, record_dir
+from py4.campaign.runner import run_campaign
 from py4.campaign.slurm import (
     SlurmError,
     cancel_campaign,

@@ -20,7 +20,8 @@ import slurm_cluster
 
 from py4.campaign.compare import compare_folders, normalise, outputs_only, spellings, written_files
 from py4.campaign.dag import build_dag
-from py4.campaign.runner import default_executors, record_dir, run_campaign
+from py4.campaign.records import record_dir
+from py4.campaign.runner import default_executors, run_campaign
 from py4.campaign.slurm import cancel_campaign, latest_jobs, query_jobs, submit_campaign
 from py4.campaign.spec import load_campaign
 from py4.campaign.status import run_states, summary_line

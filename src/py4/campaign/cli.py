@@ -55,7 +55,7 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
     from collections import Counter
 
     from py4.campaign.dag import select
-    from py4.campaign.runner import node_status
+    from py4.campaign.records import node_status
 
     spec, nodes = _load(file, out, overrides, check=True)
     chosen = select(nodes, only)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.campaign.dag import Node
-from py4.campaign.runner import NodeStatus, node_status, record_dir
+from py4.campaign.records import NodeStatus, node_status, record_dir
 from py4.errors import Py4Error
 from py4.runs import atomic_write_text, read_manifest
 

@@ -26,6 +26,8 @@ from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from py4.campaign.records import record_dir
+
 if TYPE_CHECKING:
     from py4.campaign.dag import Node
 
@@ -34,8 +36,6 @@ STAGE_LOG = "stage.log"
 
 def stage_log_path(out_dir: str | Path, node: "Node") -> Path:
     """Where a run's console output goes while the progress display is on."""
-    from py4.campaign.runner import record_dir
-
     return record_dir(out_dir, node) / STAGE_LOG
 
 
@@ -187,7 +187,6 @@ class CampaignProgress:
             self._bar.update(self._task, advance=1, eta=clock(self.eta()))
 
     def _error(self, node: "Node") -> str:
-        from py4.campaign.runner import record_dir
         from py4.runs import read_manifest
 
         error = (read_manifest(record_dir(self.out_dir, node)) or {}).get("error") or "see its log"

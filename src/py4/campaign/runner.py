@@ -1,8 +1,7 @@
 """Run a campaign's DAG: dependency order, skip-done, resume, progress.
 
-Each node's completion is recorded by the runner in
-``<out_dir>/_campaign/runs/<node id>/run_manifest.json`` (a `py4.runs.RunRecorder`, kind
-``campaign.node``): a node whose record says ``done`` is skipped; one that says
+Each node's completion is recorded by the runner (`py4.campaign.records`): a node whose record
+says ``done`` for its current fingerprint is skipped; one that says
 ``running`` / ``failed`` / ``interrupted`` is run again, and the stage itself resumes from
 its checkpoints (``run.resume: auto``). Stages are dispatched through an explicit table
 (`default_executors`, stage -> callable) so tests can substitute cheap fakes. In this process a
@@ -18,8 +17,6 @@ to ``<out_dir>/_campaign/runs/<node id>/server.log``.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -29,12 +26,14 @@ import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 
 from py4.campaign.dag import Node
 from py4.campaign.progress import CampaignProgress
+from py4.campaign.records import (NodeStatus, fingerprints, missing_inputs, node_is_done, node_status,
+                                  record_dir, recorded_fingerprint, resumes)
 from py4.errors import Py4Error
-from py4.runs import RunRecorder, read_manifest, run_is_done, run_status
+from py4.runs import RunRecorder, read_manifest
 from py4.stages import STAGES, result_summary, run_call
 
 Executor = Callable[[Node], None]
@@ -77,19 +76,6 @@ def default_executors(mode: str = "inprocess") -> dict[str, Executor]:
     return {s: fn for s in STAGES}
 
 
-def record_dir(out_dir: str | Path, node: Node) -> Path:
-    return Path(out_dir) / "_campaign" / "runs" / node.id.replace(":", "__").replace("@", "_at_")
-
-
-NodeStatus = Literal["pending", "running", "done", "failed", "interrupted"]
-"""A node's record: its RunStatus, or ``pending`` when it has none (never started)."""
-
-
-def node_status(out_dir: str | Path, node: Node) -> NodeStatus:
-    """pending | running | done | failed | interrupted (from the node's record)."""
-    return run_status(record_dir(out_dir, node)) or "pending"
-
-
 @dataclass
 class RunSummary:
     ran: list[str] = field(default_factory=list)
@@ -129,7 +115,7 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
                 summary.blocked.append(node.id)
                 bar.blocked(node, missing)
                 continue
-            bar.started(node, resumed=node_status(out_dir, node) != "pending")
+            bar.started(node, resumed=resumes(out_dir, node, prints[node.id]))
             ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
                           bar.node_log(node))
             (summary.ran if ok else summary.failed).append(node.id)
@@ -137,16 +123,6 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     finally:
         bar.close()
     return summary
-
-
-def node_is_done(out_dir: str | Path, node: Node, fingerprint: str) -> bool:
-    """Whether the node's record says done for this very command and inputs (its fingerprint)."""
-    return run_is_done(record_dir(out_dir, node)) and _recorded_fingerprint(out_dir, node) == fingerprint
-
-
-def missing_inputs(out_dir: str | Path, node: Node) -> list[str]:
-    """The node's inputs whose records do not say done."""
-    return [i for i in node.inputs if not run_is_done(record_dir(out_dir, _stub(i)))]
 
 
 def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Executor, fingerprint: str,
@@ -158,13 +134,12 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
     record was written starts from scratch; one that was interrupted resumes. Ctrl-C (and a
     SIGTERM that the caller turns into KeyboardInterrupt) marks the record interrupted and propagates.
     """
-    recorded = _recorded_fingerprint(out_dir, node)
-    stale = recorded is not None and recorded != fingerprint
-    if stale:
+    recorded = recorded_fingerprint(out_dir, node)
+    if recorded is not None and recorded != fingerprint:
         log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
         _clear_stale_run(node, nodes, out_dir, log)
     # A stale run starts afresh: its record's status is the old command's, nothing to resume.
-    previous = "pending" if stale else node_status(out_dir, node)
+    previous: NodeStatus = node_status(out_dir, node) if resumes(out_dir, node, fingerprint) else "pending"
     resuming = f" (resuming after {previous})" if previous != "pending" else ""
     log(f"[{node.stage}] {node.id}{resuming}\n  {node.command}")
     t0 = time.monotonic()
@@ -215,27 +190,3 @@ def _clear_stale_run(node: Node, nodes: list[Node], out_dir: str | Path, log: Ca
     shutil.rmtree(run_dir)
     log(f"  removed the previous outputs in {run_dir}")
 
-
-def fingerprints(nodes: list[Node]) -> dict[str, str]:
-    """id -> hash of the node's command and its inputs' fingerprints (nodes in dependency order).
-
-    A done run is redone when this changes: its own command changed, or any run upstream did.
-    """
-    out: dict[str, str] = {}
-    for n in nodes:
-        h = hashlib.sha256(json.dumps(n.argv).encode())
-        if n.server is not None:  # another server (engine, parser, base) is another evaluation
-            h.update(json.dumps(n.server.argv).encode())
-        for i in n.inputs:
-            h.update(out.get(i, i).encode())
-        out[n.id] = h.hexdigest()[:16]
-    return out
-
-
-def _recorded_fingerprint(out_dir: str | Path, node: Node) -> str | None:
-    manifest = read_manifest(record_dir(out_dir, node)) or {}
-    return manifest.get("fingerprint")
-
-
-def _stub(node_id: str) -> Node:
-    return Node(id=node_id, stage="", run_dir="")

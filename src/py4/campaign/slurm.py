@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from py4.campaign.dag import Node
-from py4.campaign.runner import fingerprints, node_is_done, record_dir
+from py4.campaign.records import fingerprints, node_is_done, record_dir
 from py4.campaign.spec import CampaignSpec
 from py4.errors import Py4Error, where
 from py4.runs import run_is_done

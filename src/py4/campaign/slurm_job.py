@@ -37,13 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from py4.campaign.dag import build_dag
-    from py4.campaign.runner import (
-        fingerprints,
-        missing_inputs,
-        node_is_done,
-        run_node,
-        run_subprocess,
-    )
+    from py4.campaign.records import fingerprints, missing_inputs, node_is_done
+    from py4.campaign.runner import run_node, run_subprocess
     from py4.campaign.spec import load_campaign
     from py4.errors import Py4Error
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from py4.campaign.dag import Node
-from py4.campaign.runner import fingerprints, node_is_done, record_dir
+from py4.campaign.records import fingerprints, node_is_done, record_dir
 from py4.campaign.slurm import LIVE_STATES
 from py4.runs import run_status
 

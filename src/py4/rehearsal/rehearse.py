@@ -25,6 +25,7 @@ from typing import Callable, Literal
 import pydantic
 
 from py4.config import StrictModel, load_config
+from py4.rehearsal.logs import last_error
 from py4.errors import Py4Error
 
 
@@ -279,18 +280,6 @@ def _descendants(pid: int) -> list[int]:
 
 def _checkpoints(run_dir: str | Path) -> list[Path]:
     return sorted(Path(run_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-
-
-def last_error(log_path: Path, lines: int = 1) -> str:
-    """The last exception line(s) of a log (what a reader needs to route the failure)."""
-    text = log_path.read_text(encoding="utf-8", errors="replace").splitlines() if log_path.exists() else []
-    starts = [i for i, ln in enumerate(text) if ln.startswith("$ ")]
-    text = text[starts[-1]:] if starts else text  # the last attempt only (the log is appended to)
-    stated = list(dict.fromkeys(ln for ln in text if ln.startswith("error:")))  # py4's own, file and field named
-    if stated:
-        return " | ".join(stated[:lines])
-    errors = [ln for ln in text if ln and not ln.startswith(" ") and ("Error" in ln or "Exception" in ln)]
-    return " | ".join(errors[-lines:]) if errors else (text[-1] if text else "(empty log)")
 
 
 def missing_campaign_extras() -> list[str]:

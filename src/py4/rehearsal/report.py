@@ -46,8 +46,8 @@ def saved_dtypes(run_dir: str | Path) -> dict[str, int] | None:
 
 
 def build_report(nodes, selected: set[str], layout, executor, summary, config, campaign_file, seconds: float) -> dict:
-    from py4.campaign.runner import node_status, record_dir
-    from py4.rehearsal.rehearse import last_error
+    from py4.campaign.records import node_status, record_dir
+    from py4.rehearsal.logs import last_error
     from py4.runs import read_manifest
 
     rows = []
