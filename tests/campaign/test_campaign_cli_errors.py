@@ -78,3 +78,17 @@ def test_status_of_a_campaign_with_a_malformed_run_record_names_the_file_and_lin
     result = _campaign("status", SMOKE, "--out", tmp_path)
     assert result.exit_code == 2, result.output
     assert f"error: {record}:2: invalid JSON" in result.output and "Traceback" not in result.output
+
+
+def test_status_reads_the_records_even_when_the_stage_configs_do_not_load(monkeypatch, tmp_path):
+    # From another folder the smoke spec's stage configs (relative paths) do not load. `plan` and
+    # `run` must refuse that; `status` (and `cancel`) must still show what runs: building the DAG
+    # used to read every training config and stop with "29 problem(s) in the campaign's runs".
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    status = _campaign("status", SMOKE, "--out", tmp_path / "out")
+    assert status.exit_code == 0, status.output
+    assert "assets" in status.output and "pending" in status.output
+    plan = _campaign("plan", SMOKE, "--out", tmp_path / "out")
+    assert plan.exit_code == 2 and "problem(s) in the campaign's runs" in plan.output, plan.output

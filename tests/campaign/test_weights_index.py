@@ -75,3 +75,6 @@ def test_a_midtrain_row_names_the_base_its_last_model_path_override_gives(tmp_pa
     assert external_parents(mid, {}) == [("base", f"{tmp_path}/last")]
     mid.overrides += overrides({"model.revision": "abc123"})  # a pin the command gives is shown too
     assert external_parents(mid, {}) == [("base", f"{tmp_path}/last@abc123")]
+    # A folder that exists loads as it is (the loader ignores the revision): the ledger used to pin it.
+    Path(tmp_path, "last").mkdir()
+    assert external_parents(mid, {}) == [("base", f"{tmp_path}/last")]

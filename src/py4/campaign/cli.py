@@ -39,7 +39,7 @@ def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None,
         spec = load_campaign(file, _spec_overrides(out, overrides))
     except OSError as exc:
         raise fail(str(exc)) from None
-    nodes = build_dag(spec)
+    nodes = build_dag(spec, check=check)
     if check:
         check_dag(nodes)
     return spec, nodes

@@ -129,13 +129,16 @@ class _Builder:
         return 0 if self.smoke() else count
 
 
-def build_dag(spec: CampaignSpec) -> list[Node]:
+def build_dag(spec: CampaignSpec, check: bool = True) -> list[Node]:
     """Expand a campaign into its runs, in a dependency (topological) order.
 
-    Raises DagError for a node that names an unknown input, or a training run that cannot run as
-    its stage config says (`set_training_gpus`, which reads every training config with its
-    overrides). All the nodes' overrides are checked against their stages' config types by
-    `check_dag` (``py4 campaign plan`` and ``run``).
+    Raises DagError for a node that names an unknown input, or (with ``check``) a training run
+    that cannot run as its stage config says (`set_training_gpus`, which reads every training
+    config with its overrides). All the nodes' overrides are checked against their stages'
+    config types by `check_dag` (``py4 campaign plan`` and ``run``). Without ``check`` (what reads
+    a campaign's records: status, cancel, the results report) a config that does not load or
+    does not fit leaves its run's GPU count unread instead: a broken config must not stop
+    anyone from seeing or cancelling what runs.
     """
     b = _Builder(spec)
     _global_nodes(b)
@@ -145,7 +148,7 @@ def build_dag(spec: CampaignSpec) -> list[Node]:
     for node in b.nodes.values():
         node.overrides += overrides(spec.stage_overrides.get(node.stage, []))
     nodes = topological(list(b.nodes.values()))
-    set_training_gpus(nodes, spec)
+    set_training_gpus(nodes, spec, check=check)
     return nodes
 
 
@@ -170,34 +173,38 @@ def training_processes(call: StageCall) -> int | None:
     return None if config is None else config.optimisation.gpus
 
 
-def set_training_gpus(nodes: list[Node], spec: CampaignSpec) -> None:
+def set_training_gpus(nodes: list[Node], spec: CampaignSpec, check: bool = True) -> None:
     """Each training run's ``gpus`` from its call (`training_processes`): the one source of its
     Slurm request, its ``--num_processes`` and the world size the stage checks. Call it again
     after adding overrides to built nodes (the rehearsal's per-model ones). At smoke scale a
     training run is this process on the CPU: it asks for no GPU.
 
     Raises DagError listing every run whose layout cannot run (fewer than one GPU; more than one
-    at smoke scale, where nothing is launched, or for a stage with no launch module), or, when a
-    training config does not load, every problem of every run (`check_dag`).
+    at smoke scale, where nothing is launched, or for a stage with no launch module; a global
+    batch other than its step schedule's), or, when a training config does not load, every
+    problem of every run (`check_dag`). Without ``check`` it raises nothing: a run whose config
+    does not load keeps the GPU count it had.
     """
     problems, unloadable = [], False
     schedule_makers = {f"{n.run_dir}/step_schedule.json": n for n in nodes if n.stage in ("pack", "mix")}
     for node in nodes:
         try:
             config = training_config(node.call)
+            if config is None:
+                continue
+            gpus = config.optimisation.gpus
+            problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
+            if problem:
+                problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
+            maker = schedule_makers.get(str(getattr(getattr(config, "data", None), "schedule", None)))
+            if maker is not None:
+                problems += _schedule_problem(node, config.optimisation, maker)
         except ConfigError:
             unloadable = True
             continue
-        if config is None:
-            continue
-        gpus = config.optimisation.gpus
-        problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
-        if problem:
-            problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
-        maker = schedule_makers.get(str(getattr(getattr(config, "data", None), "schedule", None)))
-        if maker is not None:
-            problems += _schedule_problem(node, config.optimisation, maker)
         node.gpus = 0 if spec.scale == "smoke" else gpus
+    if not check:
+        return
     if unloadable:
         check_dag(nodes)  # raises, naming each run, file and field (as `py4 campaign plan` does)
     if problems:

@@ -117,15 +117,17 @@ def _reference(entry: dict) -> str:
 
 def _planned_base(node: Node) -> str | None:
     """The pretrained model a midtrain run will load, as the stage resolves its call: the config
-    file, then the overrides in order (the last ``model.path`` wins), pinned to its revision."""
+    file, then the overrides in order (the last ``model.path`` wins); a Hub id with its revision,
+    a local folder as it is (the loader ignores a revision for a folder that exists: `is_local`)."""
     from py4.stages import load
+    from py4.train.loading import is_local
 
     try:
         model = load(node.call).model
     except Py4Error:  # a config that does not load (plan names it): the last path the command gives
         given = [o.text for o in node.overrides if o.key == "model.path"]
         return given[-1] if given else None
-    return f"{model.path}@{model.revision}" if model.revision else model.path
+    return f"{model.path}@{model.revision}" if model.revision and not is_local(model.path) else model.path
 
 
 def write_ledgers(nodes: list[Node], out_dir: str | Path, name: str) -> list[Path]:
