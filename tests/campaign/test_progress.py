@@ -50,7 +50,7 @@ def test_plain_console_gets_one_line_per_start_and_end_with_counter_and_eta(tmp_
     import py4.campaign.progress as progress
 
     now = [1000.0]  # a clock that moves only while a run runs: 7 s each
-    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(progress, "_now", lambda: now[0])
 
     def slow_noisy(node: Node) -> None:
         now[0] += 7
@@ -105,7 +105,7 @@ def test_eta_is_the_mean_run_time_times_the_runs_left(tmp_path, monkeypatch):
     import py4.campaign.progress as progress
 
     now = [100.0]
-    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(progress, "_now", lambda: now[0])
     bar = CampaignProgress(5, tmp_path, stream=io.StringIO())
     nodes = _nodes(tmp_path)
     assert bar.eta() is None

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 STAGE_LOG = "stage.log"
 
+_now = time.monotonic  # the display's clock, its own name so a test can set it for this module only
+
 
 def stage_log_path(out_dir: str | Path, node: "Node") -> Path:
     """Where a run's console output goes while the progress display is on."""
@@ -89,7 +91,7 @@ class CampaignProgress:
         self.total, self.out_dir, self.enabled, self._log = total, Path(out_dir), enabled and total > 0, log
         self.finished = 0
         self._run_seconds: list[float] = []
-        self._t0 = time.monotonic()
+        self._t0 = _now()
         self._started: float | None = None
         self._bar = None
         if not self.enabled:
@@ -145,7 +147,7 @@ class CampaignProgress:
         self.log(f"[{self.finished}/{self.total}] blocked {node.id}: needs {', '.join(missing)}")
 
     def started(self, node: "Node", resumed: bool) -> None:
-        self._started = time.monotonic()
+        self._started = _now()
         what = f"{'resume' if resumed else 'run'} [{node.stage}] {node.id}"
         if self._bar is not None:
             self._bar.update(self._task, description=what)
@@ -153,12 +155,12 @@ class CampaignProgress:
             self.log(f"[{self.finished + 1}/{self.total}] {what} (log: {stage_log_path(self.out_dir, node)})")
 
     def ended(self, node: "Node", ok: bool) -> None:
-        seconds = time.monotonic() - (self._started or time.monotonic())
+        seconds = _now() - (self._started or _now())
         self._run_seconds.append(seconds)
         self._advance()
         if not self.enabled:
             return
-        times = f"elapsed {clock(time.monotonic() - self._t0)}, ETA {clock(self.eta())}"
+        times = f"elapsed {clock(_now() - self._t0)}, ETA {clock(self.eta())}"
         if ok:
             self.log(f"[{self.finished}/{self.total}] done {node.id} in {seconds:.0f} s; {times}")
         else:
