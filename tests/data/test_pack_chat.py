@@ -239,3 +239,55 @@ def test_a_bug_while_rendering_keeps_its_traceback(monkeypatch, tokenizer_dir):
     conversation = Conversation(messages=[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}])
     with pytest.raises(KeyError, match="assistant_masks"):
         pack_chat.render_conversations(load_tokenizer(str(tokenizer_dir)), [conversation])
+
+
+# --- A row's `tools`: a list of schemas or that list as JSON text (as TRL's SFT reads it) ----------------
+
+
+def test_json_text_tools_pack_the_same_tokens_as_a_list(tmp_path):
+    """`py4 train sft` (TRL) accepts tools as JSON text; `py4 data pack` reads it the same way (issue 20)."""
+    from py4.rehearsal.standins import build_tokenizer
+
+    build_tokenizer("gemma4").save_pretrained(tmp_path / "tokenizer")
+    as_text = dict(FAMILY_ROW, tools=json.dumps(FAMILY_ROW["tools"]))
+    without = {k: v for k, v in FAMILY_ROW.items() if k != "tools"}
+    hashes = {}
+    for name, row in (("list", FAMILY_ROW), ("text", as_text), ("none", without)):
+        source = write_jsonl(tmp_path / name / "a.jsonl", [row]).parent
+        manifest = run_pack(pack_config(tmp_path / f"out-{name}", source, tmp_path / "tokenizer", seq_len=1024,
+                                        instructions={"path": str(source), "filter": "none"}))
+        hashes[name] = manifest["content_sha256"]
+    assert hashes["text"] == hashes["list"] != hashes["none"]  # the tools were rendered, from either form
+
+
+@pytest.mark.parametrize(("tools", "expected"), [
+    (FAMILY_ROW["tools"][0], "got dict"),
+    (json.dumps(FAMILY_ROW["tools"][0]), "got dict"),
+    ("run_code", "'tools' is text but not JSON"),
+    (["run_code"], "got a list with a non-object item"),
+])
+def test_a_bad_tools_value_is_one_error_naming_the_row(tmp_path, tokenizer_dir, tools, expected):
+    import yaml
+    from typer.testing import CliRunner
+
+    from py4.data.cli import app
+
+    good = {"messages": conversation(0)}
+    source = write_jsonl(tmp_path / "rows" / "a.jsonl", [good, dict(good, tools=tools)]).parent
+    config = tmp_path / "pack.yaml"
+    config.write_text(yaml.safe_dump({"kind": "data.pack", "out_dir": str(tmp_path / "out"), "format": "chat",
+                                      "instructions": {"path": str(source), "filter": "none"},
+                                      "tokenizer": str(tokenizer_dir), "seq_len": 256}))
+    result = CliRunner().invoke(app, ["pack", "--config", str(config)])
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    [line] = result.output.strip().splitlines()
+    assert line.startswith(f"error: {source}: row 1: 'tools' ") and expected in line
+
+
+def test_input_transformers_refuses_is_an_error_naming_the_conversation(tokenizer):
+    """apply_chat_template's own ValueError on a tool that is not a schema is the data's fault (issue 20)."""
+    good = Conversation(conversation(1))
+    bad = Conversation(conversation(2), tools=["run_code"])  # type: ignore[list-item]  # not a schema
+    with pytest.raises(DataError, match=r"conversation 8: the chat template failed: Tools should either be"):
+        render_conversations(tokenizer, [good, bad], first_index=7)

@@ -5,7 +5,9 @@ Format (what ``datasets.load_dataset("allenai/Dolci-Instruct-SFT", split="train"
 as far as this code relies on it): one row per conversation with a ``messages`` list of
 ``{"role": str, "content": str}`` dicts; other row fields (``id``, ``source`` ...) are
 ignored. A local folder holds the same rows as ``*.jsonl[.gz]`` or ``*.parquet`` files.
-An optional ``tools`` field (JSON schemas) is passed to the chat template. Null values
+An optional ``tools`` field (a list of JSON schemas, or that list as JSON text, which is decoded
+as TRL's SFT trainer decodes it) is passed to the chat template; any other ``tools`` value is
+a DataError naming the row. Null values
 inside messages and tools are dropped at every depth before rendering (Arrow fills keys
 absent from a row with null), so a template's ``is defined`` tests see them as absent.
 
@@ -17,6 +19,7 @@ strictly alternating; the last message is ``assistant``; every content a non-emp
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -89,6 +92,28 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
+def _tools(value: Any, where: str) -> list[dict[str, Any]] | None:
+    """A row's ``tools`` as a list of tool schemas (None when absent or empty).
+
+    JSON text is decoded first, as TRL's SFT trainer does (``json.loads`` when it is a
+    string), so ``py4 data pack`` and ``py4 train sft`` read the same rows the same way.
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{where}: 'tools' is text but not JSON ({exc}); expected a list of tool schemas "
+                            "(JSON objects) or that list as JSON text") from None
+    value = _drop_nulls(value)
+    if not value:
+        return None  # TRL's `tools or None`: an empty list renders as no tools
+    if not isinstance(value, list) or not all(isinstance(tool, dict) for tool in value):
+        got = type(value).__name__ if not isinstance(value, list) else "a list with a non-object item"
+        raise DataError(f"{where}: 'tools' must be a list of tool schemas (JSON objects) or that list as "
+                        f"JSON text; got {got}")
+    return value
+
+
 def _clean(messages: list[Any], where: str) -> list[dict[str, Any]]:
     cleaned = []
     for i, message in enumerate(messages):
@@ -130,7 +155,7 @@ class InstructionSource:
             elif not isinstance(messages, list) or not messages:
                 raise DataError(f"{where}: row {index}: {field!r} must be a non-empty list of messages")
             self.rows_kept += 1
-            tools = _drop_nulls(row.get("tools")) or None
+            tools = _tools(row.get("tools"), f"{where}: row {index}")
             yield Conversation(_clean(messages, f"{where}: row {index}"), tools)
 
 

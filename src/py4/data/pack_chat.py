@@ -87,20 +87,36 @@ def render_conversations(tokenizer: Any, conversations: Sequence[Conversation],
 
     Raises DataError naming the conversation (``first_index`` + its position) when the
     template fails on it (e.g. a role the template does not know: jinja's TemplateError, which
-    ``raise_exception`` in a template raises) or its tool-call arguments are not a JSON object.
-    Any other error is a bug and keeps its traceback.
+    ``raise_exception`` in a template raises), its tool-call arguments are not a JSON object, or
+    ``apply_chat_template`` refuses its input (the ValueError/TypeError transformers raises for a
+    message or tool it cannot take). Any other error is a bug and keeps its traceback.
     """
     from jinja2 import TemplateError
 
     try:
         return _render(tokenizer, conversations, template_kwargs)
-    except (TemplateError, ChatTemplateError) as batch_error:  # find the conversation that broke it
+    except (TemplateError, ChatTemplateError, _InputRefused) as batch_error:  # find the conversation that broke it
         if len(conversations) == 1:
             raise DataError(f"conversation {first_index}: the chat template failed: {batch_error} "
                             f"(roles: {[m.get('role') for m in conversations[0].messages]})") from None
         for i, conversation in enumerate(conversations):
             render_conversations(tokenizer, [conversation], template_kwargs, first_index + i)
         raise
+
+
+class _InputRefused(Exception):
+    """transformers' apply_chat_template refused a conversation it was given (bad data, not a bug)."""
+
+
+def _apply_template(tokenizer: Any, conversation: Any, **kwargs: Any) -> Any:
+    # transformers checks messages and tools itself and raises a plain ValueError or TypeError
+    # (e.g. "Tools should either be a JSON schema ...", "Chat messages should be dicts ...").
+    # Only this call's are the data's fault; the same types raised by our code stay bugs.
+    try:
+        return tokenizer.apply_chat_template(conversation, tokenize=True, return_assistant_tokens_mask=True,
+                                             return_dict=True, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise _InputRefused(str(exc)) from exc
 
 
 def _render(tokenizer: Any, conversations: Sequence[Conversation],
@@ -110,14 +126,12 @@ def _render(tokenizer: Any, conversations: Sequence[Conversation],
     plain = [c for c in conversations if not c.tools]
     # Batched rendering when no row carries tools (the common case); per row otherwise.
     if len(plain) == len(conversations) and conversations:
-        out = tokenizer.apply_chat_template([restore_tool_arguments(c.messages) for c in conversations], tokenize=True,
-                                            return_assistant_tokens_mask=True, return_dict=True, **kwargs)
-        pairs = zip(out["input_ids"], out["assistant_masks"], strict=True)
+        out = _apply_template(tokenizer, [restore_tool_arguments(c.messages) for c in conversations], **kwargs)
+        pairs: list[tuple[Any, Any]] = list(zip(out["input_ids"], out["assistant_masks"], strict=True))
     else:
         pairs = []
         for c in conversations:
-            out = tokenizer.apply_chat_template(restore_tool_arguments(c.messages), tools=c.tools, tokenize=True,
-                                                return_assistant_tokens_mask=True, return_dict=True, **kwargs)
+            out = _apply_template(tokenizer, restore_tool_arguments(c.messages), tools=c.tools, **kwargs)
             pairs.append((out["input_ids"], out["assistant_masks"]))
     for ids, mask in pairs:
         ids_arr = np.asarray(ids, dtype=np.int32)
