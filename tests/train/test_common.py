@@ -71,14 +71,55 @@ def test_schedule_guard(tmp_path):
         common.read_schedule(tmp_path / "bad.json")
 
 
+def fake_checkpoint(folder, weights="model.safetensors", state=True):
+    """A folder with the files the Trainer reads when it resumes (contents do not matter here)."""
+    folder.mkdir(parents=True)
+    if weights:
+        (folder / weights).write_bytes(b"weights")
+    if state:
+        (folder / "trainer_state.json").write_text("{}")
+    return folder
+
+
 def test_resume_picks_the_last_checkpoint(tmp_path):
     for step in (2, 10, 4):
-        (tmp_path / f"checkpoint-{step}").mkdir()
+        fake_checkpoint(tmp_path / f"checkpoint-{step}")
     assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))).endswith("checkpoint-10")
     assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume="never")) is None
     assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path / "new"))) is None
     with pytest.raises(FileNotFoundError):
         common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume=str(tmp_path / "nope")))
+
+
+@pytest.mark.parametrize(("make", "reason"), [
+    (lambda d: d.mkdir(), "no trainer_state.json"),
+    (lambda d: fake_checkpoint(d, weights=None), "no model or adapter weights"),
+])
+def test_resume_at_a_folder_that_is_not_a_checkpoint_is_refused_before_loading(tmp_path, make, reason):
+    """The Trainer raises ValueError("Can't find a valid checkpoint") only after the weights load (issue 20)."""
+    make(tmp_path / "notackpt")
+    run = common.RunSettings(output_dir=str(tmp_path / "out"), resume=str(tmp_path / "notackpt"))
+    with pytest.raises(common.TrainingInputMissing,
+                       match=rf"run.resume: {tmp_path / 'notackpt'} is not a checkpoint folder \({reason}; expected"):
+        common.resume_checkpoint(run)
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "adapter_model.safetensors", "pytorch_model_fsdp_0",
+                                     "default/adapter_model.safetensors"])
+def test_resume_accepts_each_kind_of_trainer_checkpoint(tmp_path, weights):
+    folder = fake_checkpoint(tmp_path / "checkpoint-3", weights=None)
+    target = folder / weights
+    target.parent.mkdir(exist_ok=True)
+    target.mkdir() if weights == "pytorch_model_fsdp_0" else target.write_bytes(b"w")
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume=str(folder))) == str(folder)
+
+
+def test_auto_resume_passes_over_a_checkpoint_cut_short(tmp_path):
+    """A save killed before trainer_state.json (written last) is not resumed from; the one before is."""
+    fake_checkpoint(tmp_path / "checkpoint-2")
+    fake_checkpoint(tmp_path / "checkpoint-4", state=False)
+    (tmp_path / "checkpoint-x").mkdir()
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))) == str(tmp_path / "checkpoint-2")
 
 
 def test_model_sources_must_exist_or_be_pinned(tmp_path):

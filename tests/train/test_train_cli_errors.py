@@ -136,3 +136,25 @@ def test_a_reward_function_that_is_not_there_names_its_field(smoke_assets, tmp_p
                       f"optimisation: {{grad_accum: 4, max_steps: 1}}\nrun: {{output_dir: {tmp_path / 'out'}}}\n")
     line = _error_line(runner.invoke(app, ["train", "grpo", "--config", str(config)]))
     assert "reward_functions[0].function: 'no_such_module_xyz:f' not found" in line
+
+
+@pytest.mark.smoke
+def test_resume_at_a_folder_that_is_not_a_checkpoint_is_one_line_before_the_weights_load(smoke_assets, tmp_path,
+                                                                                         monkeypatch):
+    """The Trainer's own ValueError ("Can't find a valid checkpoint") came after the weights loaded,
+    as a traceback (issue 20); run.resume is now checked first and named."""
+    from py4.train import loading
+
+    def no_weights(*args, **kwargs):
+        raise AssertionError("the weights were loaded before run.resume was checked")
+
+    monkeypatch.setattr(loading, "load_model", no_weights)
+    (tmp_path / "notackpt").mkdir()
+    config = tmp_path / "sft.yaml"
+    config.write_text(f"model: {{path: {smoke_assets / 'it'}}}\n"
+                      f"chat_data: {{path: {smoke_assets / 'instructions'}, limit: 8}}\n"
+                      "optimisation: {optim: adamw_torch, max_steps: 1}\n"
+                      f"run: {{output_dir: {tmp_path / 'out'}, resume: {tmp_path / 'notackpt'}, report_to: []}}\n")
+    line = _error_line(runner.invoke(app, ["train", "sft", "--config", str(config)]))
+    assert line.startswith(f"error: run.resume: {tmp_path / 'notackpt'} is not a checkpoint folder "
+                           "(no trainer_state.json; expected a checkpoint-N folder")

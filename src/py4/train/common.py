@@ -80,6 +80,7 @@ __all__ = [
     "check_optimizer",
     "OPTIMIZER_PACKAGES",
     "resume_checkpoint",
+    "checkpoint_problem",
     "trainable_summary",
 ]
 
@@ -310,19 +311,58 @@ def check_checkpointing(opt: Optimisation, device) -> None:
         )
 
 
+# What transformers 5.24's Trainer reads when it resumes (Trainer.train, _load_from_checkpoint):
+# trainer_state.json always, and weights as one of these files, an FSDP state dict (a
+# pytorch_model_fsdp* folder or file) or adapter weights in a subfolder.
+_CHECKPOINT_STATE = "trainer_state.json"
+_ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
+_CHECKPOINT_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                       "pytorch_model.bin.index.json", *_ADAPTER_WEIGHTS)
+_CHECKPOINT_EXPECTED = (f"expected a checkpoint-N folder written by the Trainer: {_CHECKPOINT_STATE} and the "
+                        "weights (model.safetensors, adapter_model.safetensors, a pytorch_model_fsdp_0 folder, …)")
+
+
+def checkpoint_problem(folder: Path) -> str | None:
+    """Why ``folder`` cannot be resumed from by the Trainer (a short reason), or None when it can."""
+    if not folder.is_dir():
+        return "no such folder"
+    if not (folder / _CHECKPOINT_STATE).is_file():
+        return f"no {_CHECKPOINT_STATE}"
+    entries = list(folder.iterdir())
+    weights = (any((folder / name).is_file() for name in _CHECKPOINT_WEIGHTS)
+               or any("pytorch_model_fsdp" in e.name for e in entries)
+               or any(e.is_dir() and any((e / name).is_file() for name in _ADAPTER_WEIGHTS) for e in entries))
+    return None if weights else "no model or adapter weights"
+
+
 def resume_checkpoint(run: RunSettings) -> str | None:
-    """The checkpoint to resume from, per ``run.resume``; raises TrainingInputMissing (a
-    FileNotFoundError) for a missing path."""
+    """The checkpoint to resume from, per ``run.resume``, checked before any weights load.
+
+    ``auto``: the newest ``checkpoint-N`` in ``run.output_dir`` that the Trainer can resume
+    from; one without trainer_state.json or weights (a save cut short: the Trainer writes the
+    state last) is passed over, and the step is trained again. A path: raises
+    TrainingInputMissing (a FileNotFoundError) naming ``run.resume`` when it is missing or not
+    a checkpoint (the Trainer would say so only after the weights are loaded).
+    """
     if run.resume == "never":
         return None
     if run.resume == "auto":
-        from transformers.trainer_utils import get_last_checkpoint
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
         out = Path(run.output_dir)
-        return get_last_checkpoint(str(out)) if out.is_dir() else None
-    if not Path(run.resume).is_dir():
+        steps = {}
+        for folder in out.glob(f"{PREFIX_CHECKPOINT_DIR}-*") if out.is_dir() else ():
+            suffix = folder.name[len(PREFIX_CHECKPOINT_DIR) + 1:]
+            if suffix.isdigit() and checkpoint_problem(folder) is None:
+                steps[int(suffix)] = folder
+        return str(steps[max(steps)]) if steps else None
+    problem = checkpoint_problem(Path(run.resume))
+    if problem == "no such folder":
         raise TrainingInputMissing(f"run.resume: checkpoint folder not found: {run.resume} "
                                    "(expected a checkpoint-N folder, auto or never)")
+    if problem is not None:
+        raise TrainingInputMissing(f"run.resume: {run.resume} is not a checkpoint folder ({problem}; "
+                                   f"{_CHECKPOINT_EXPECTED}; or auto or never)")
     return run.resume
 
 

@@ -227,6 +227,7 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         recorder.add_input("dose", path=data.path, manifest={k: v for k, v in dose.items() if k != "row_ids"})
         tokenizer = loading.load_tokenizer(config.model)
         sft.check_training_template(tokenizer, config.model)
+        resumed_from = common.resume_checkpoint(settings)
         model = loading.load_model(config.model, device)
         targeted = check_lora_targets(model, config.lora)
         rows = sft.read_chat_rows(data.path)
@@ -246,7 +247,6 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
                      lora={"adapted_modules": adapted, "target_modules": config.lora.target_pattern()},
                      held_out_rules_in_targets=int(dose.get("held_out_rules_in_targets", 0) or 0),
                      schedule=schedule)
-        resumed_from = common.resume_checkpoint(settings)
         stop_at_max_steps(trainer)  # resumed at the last step: no step more
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)

@@ -525,6 +525,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         rows, dropped = drop_long_prompts(problem_rows(config.problems, config.episode, opt.seed), tokenizer,
                                           environment_tools(factory), g.max_prompt_length,
                                           config.episode.enable_thinking)
+        resumed_from = common.resume_checkpoint(settings)
         model, frozen_vision = load_policy(config, device)
         from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep
 
@@ -540,7 +541,6 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
                      reward_functions=list(trainer.reward_func_names),
                      reward_weights=[float(w) for w in trainer.reward_weights])
-        resumed_from = common.resume_checkpoint(settings)
         stop_at_max_steps(trainer, g.stop_at_step)  # resumed at the segment's end: no step more
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)

@@ -298,6 +298,8 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         args = TrainingArguments(**common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1))
         args.device  # noqa: B018 — accelerate's PartialState (process group) is created on first use
         tokenizer = loading.load_tokenizer(config.model)
+        resumed_from = common.resume_checkpoint(settings)
+        recorder.set(resumed_from=resumed_from)
         model = loading.load_model(config.model, device)
         recorder.set(loading=loading.loading_facts(model))
         dataset = load_packed(config.data.path)
@@ -310,8 +312,6 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
             data_collator=common.guarded_collator(PackedBlockCollator(tokenizer.pad_token_id)),
             callbacks=[GuardCallback(), lr_trace, *callbacks],
         )
-        resumed_from = common.resume_checkpoint(settings)
-        recorder.set(resumed_from=resumed_from)
         stop_at_max_steps(trainer)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)

@@ -173,6 +173,7 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         recorder.add_input("chat_data", path=chat.path)
         tokenizer = loading.load_tokenizer(config.model)
         check_training_template(tokenizer, config.model)
+        resumed_from = common.resume_checkpoint(settings)
         model = loading.load_model(config.model, device)
         rows = read_chat_rows(chat.path, chat.limit)
         recorder.set(data_rows=len(rows))
@@ -183,7 +184,6 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
                                      opt.max_steps if opt.max_steps else -1, chat.max_length, chat.packing,
                                      callbacks=[lr_trace, *callbacks])
         recorder.set(training_template=trainer.training_template)
-        resumed_from = common.resume_checkpoint(settings)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
