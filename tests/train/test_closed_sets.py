@@ -40,10 +40,14 @@ def test_grpo_reward_scalings_are_trls():
     assert _allowed(grpo.GRPOSettings, "scale_rewards") == {"batch", "group", "none"}
 
 
-def test_training_splits_are_the_banks():
-    from py4.problems.splits import TRAINING_SPLITS
+def test_training_splits_are_those_the_shipped_bank_stores_for_training():
+    """Not train_sanity: no bank a stage loads has it, so GRPO and EFT doses found no problem (issue 20)."""
+    from py4.problems.bank import load_bank
+    from py4.problems.splits import TEST_SPLITS, TRAINING_SPLITS
 
-    assert set(typing.get_args(common.TrainingSplit)) == set(TRAINING_SPLITS)
+    stored = {p.split for p in load_bank()}
+    assert set(typing.get_args(common.TrainingSplit)) == stored - set(TEST_SPLITS)
+    assert set(typing.get_args(common.TrainingSplit)) <= set(TRAINING_SPLITS)
 
 
 @pytest.mark.parametrize(("config_type", "path", "override", "field"), [
@@ -51,6 +55,8 @@ def test_training_splits_are_the_banks():
     (grpo.GRPOStageConfig, "configs/train/gemma4_31b/grpo.yaml", "grpo.scale_rewards=std", "grpo.scale_rewards"),
     (grpo.GRPOStageConfig, "configs/train/gemma4_31b/grpo.yaml", "problems.split=test_heldout", "problems.split"),
     (eft_data.EFTDoseConfig, "configs/campaign/eft_dose.yaml", "split=test_heldin", "split"),
+    (grpo.GRPOStageConfig, "configs/train/gemma4_31b/grpo.yaml", "problems.split=train_sanity", "problems.split"),
+    (eft_data.EFTDoseConfig, "configs/campaign/eft_dose.yaml", "split=train_sanity", "split"),
 ])
 def test_a_value_outside_the_set_names_the_field_and_the_choices(config_type, path, override, field):
     with pytest.raises(ConfigError) as caught:

@@ -85,9 +85,12 @@ __all__ = [
 ]
 
 
-TrainingSplit = Literal["eft_pool", "grpo", "eft_large", "train_sanity"]
-"""The bank's training splits (py4.problems.splits.TRAINING_SPLITS): a stage never trains on a test
-split, and a misspelt split is a config error naming the allowed ones, not an empty problem list."""
+TrainingSplit = Literal["eft_pool", "grpo", "eft_large"]
+"""The splits a training stage draws problems from: those the shipped bank stores for its training
+families (py4.problems.splits.assign_splits). A stage never trains on a test split, nor on
+``train_sanity`` (an evaluation split that only the smoke study's sanity bank holds, written after
+EFT: no bank a stage loads has it); a misspelt split is a config error naming the allowed ones, not
+an empty problem list at run time."""
 
 
 class Optimisation(StrictModel):
