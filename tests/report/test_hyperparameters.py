@@ -83,3 +83,29 @@ def test_formats():
     assert formats.power_of_ten(1e-5) == "$1\\times10^{-5}$"
     assert formats.signed(-0.1) == "$-$0.10" and formats.signed(1.0) == "+1"
     assert formats.projections(["q_proj", "k_proj", "v_proj", "o_proj"]) == "q, k, v, o (attention only)"
+
+
+def test_every_grpo_loss_type_has_its_name():
+    """The table's Loss row names whichever grpo.loss_type the config allows (was: KeyError for 5 of 8)."""
+    import typing
+
+    from py4.report.hp_eft_grpo import LOSS_TYPE_NAMES
+    from py4.train.grpo import GRPOSettings
+
+    assert set(LOSS_TYPE_NAMES) == set(typing.get_args(GRPOSettings.model_fields["loss_type"].annotation))
+
+
+def _loss_row(table) -> str:
+    [values] = [row["values"] for group in table["groups"] if group["part"] == "grpo"
+                for row in group["rows"] if row["name"] == "Loss"]
+    return values[0]
+
+
+def test_the_loss_row_names_a_loss_type_the_campaign_did_not_use(tmp_path, table):
+    import shutil
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    grpo = tmp_path / "configs/train/gemma4_31b/grpo.yaml"
+    grpo.write_text(grpo.read_text().replace("grpo:\n", "grpo:\n  loss_type: cispo\n", 1))
+    campaign = _loss_row(table)
+    assert campaign.startswith("Dr.\\ GRPO, ")  # the default, dr_grpo
+    assert _loss_row(build_table(CAMPAIGN, root=tmp_path)) == campaign.replace("Dr.\\ GRPO", "CISPO")

@@ -9,7 +9,10 @@ from py4.report.hp_sources import NOT_RECORDED, NotRecorded, Sources, TableError
 from py4.report.hp_table import (Group, geometry, nickname, precision, scheduler_head, schedule_words,
                                  warmup_words)
 
-LOSS_TYPE_NAMES = {"dr_grpo": "Dr.\\ GRPO", "grpo": "GRPO", "dapo": "DAPO"}
+# Every grpo.loss_type value (TRL 1.16's GRPOConfig.loss_type) by the name of the paper or method
+# TRL's docstring gives it (tests/report/test_hyperparameters.py checks the keys against the Literal).
+LOSS_TYPE_NAMES = {"grpo": "GRPO", "dr_grpo": "Dr.\\ GRPO", "dapo": "DAPO", "bnpo": "BNPO", "cispo": "CISPO",
+                   "sapo": "SAPO", "luspo": "LUSPO", "vespo": "VESPO"}
 
 
 def dose_split(rows: int, replay_fraction: float) -> tuple[int, int]:
