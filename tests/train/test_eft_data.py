@@ -89,3 +89,24 @@ def test_drawing_refuses_a_source_of_another_format(bank, tmp_path):
     drawn = eft_data.build_dose(eft_data.EFTDoseConfig(out=str(tmp_path / "new"), gold=1, replay=0,
                                                        draw_from=str(source), gold_format="fenced"))
     assert json.loads((drawn / "manifest.json").read_text())["rows"] == 1
+
+
+def test_replay_prompts_skip_rows_with_tools_whatever_the_tools_hold(tmp_path):
+    # The replay pool only needs "has tools?": a row whose tools are one schema object (not a list),
+    # or text that is not JSON, is skipped as it always was, not an error that stops the dose
+    # (the pack's stricter tools check reached it through the shared reader); blank text is no tools.
+    import random
+
+    from py4.train.eft_data import ReplaySettings, replay_prompts
+
+    def row(prompt, **extra):
+        return {"messages": [{"role": "user", "content": prompt}, {"role": "assistant", "content": "ok"}], **extra}
+
+    rows = [row("plain one"), row("a dict", tools={"type": "function"}), row("not json", tools="run_code"),
+            row("blank", tools=" "), row("listed", tools=[{"type": "function"}]), row("plain two")]
+    folder = tmp_path / "instructions"
+    folder.mkdir()
+    (folder / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    settings = ReplaySettings(instructions={"path": str(folder), "filter": "none"}, parent={"path": "unused"},
+                              prompt_pool=10)
+    assert sorted(replay_prompts(settings, 3, random.Random(0))) == ["blank", "plain one", "plain two"]

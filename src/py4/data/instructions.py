@@ -45,6 +45,8 @@ class Conversation:
 
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] | None = None
+    has_tools: bool = False
+    """The row has a non-empty ``tools`` field, valid or not (what a tool-free prompt pool skips)."""
 
 
 class InstructionSourceSpec(_RowSource):
@@ -98,6 +100,8 @@ def _tools(value: Any, where: str) -> list[dict[str, Any]] | None:
     JSON text is decoded first, as TRL's SFT trainer does (``json.loads`` when it is a
     string), so ``py4 data pack`` and ``py4 train sft`` read the same rows the same way.
     """
+    if isinstance(value, str) and not value.strip():
+        return None  # blank text: no tools, like an empty list
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -126,8 +130,11 @@ def _clean(messages: list[Any], where: str) -> list[dict[str, Any]]:
 class InstructionSource:
     """Iterates the kept rows as :class:`Conversation`; ``stats`` counts as it goes."""
 
-    def __init__(self, spec: InstructionSourceSpec):
+    def __init__(self, spec: InstructionSourceSpec, check_tools: bool = True):
         self.spec = spec
+        self.check_tools = check_tools
+        """False: ``tools`` is only noted (``has_tools``), not read, so a malformed one is no error
+        (a reader that skips rows with tools, such as EFT's replay prompts, needs no more)."""
         self.rows_total = 0
         self.rows_kept = 0
         self.rejected: Counter[str] = Counter()
@@ -155,16 +162,20 @@ class InstructionSource:
             elif not isinstance(messages, list) or not messages:
                 raise DataError(f"{where}: row {index}: {field!r} must be a non-empty list of messages")
             self.rows_kept += 1
-            tools = _tools(row.get("tools"), f"{where}: row {index}")
-            yield Conversation(_clean(messages, f"{where}: row {index}"), tools)
+            raw = row.get("tools")
+            has_tools = bool(raw.strip()) if isinstance(raw, str) else bool(_drop_nulls(raw))
+            tools = _tools(raw, f"{where}: row {index}") if self.check_tools else None
+            yield Conversation(_clean(messages, f"{where}: row {index}"), tools, has_tools)
 
 
-def load_instruction_source(spec: InstructionSourceSpec | dict[str, Any]) -> InstructionSource:
+def load_instruction_source(spec: InstructionSourceSpec | dict[str, Any],
+                            check_tools: bool = True) -> InstructionSource:
     """Open an instruction source (Hub id + revision, streamed; or a local folder).
 
     Nothing is read until iteration. Raises pydantic.ValidationError on a bad spec dict;
-    iteration raises DataError on a row without messages.
+    iteration raises DataError on a row without messages, or (``check_tools``) with a
+    ``tools`` field that is not a list of tool schemas.
     """
     if isinstance(spec, dict):
         spec = InstructionSourceSpec.model_validate(spec)
-    return InstructionSource(spec)
+    return InstructionSource(spec, check_tools)

@@ -336,9 +336,10 @@ def replay_prompts(settings: ReplaySettings, count: int, rng: random.Random) -> 
     from py4.data.instructions import load_instruction_source
 
     prompts = []
-    for conversation in load_instruction_source(settings.instructions):
+    # Rows with tools are skipped whatever their tools hold, so they are not read (check_tools).
+    for conversation in load_instruction_source(settings.instructions, check_tools=False):
         first = next((m for m in conversation.messages if m["role"] != "system"), None)
-        if conversation.tools is None and first is not None and first["role"] == "user":
+        if not conversation.has_tools and first is not None and first["role"] == "user":
             prompts.append(first["content"])
         if len(prompts) >= settings.prompt_pool:
             break
