@@ -90,5 +90,18 @@ def test_status_reads_the_records_even_when_the_stage_configs_do_not_load(monkey
     status = _campaign("status", SMOKE, "--out", tmp_path / "out")
     assert status.exit_code == 0, status.output
     assert "assets" in status.output and "pending" in status.output
+    # ... but not rewrite the ledgers with GPU counts and commands it could not read.
+    assert "CAMPAIGN_STATUS.md and WEIGHTS_INDEX.md left as they are" in status.output
+    assert not (tmp_path / "out" / "CAMPAIGN_STATUS.md").exists()
     plan = _campaign("plan", SMOKE, "--out", tmp_path / "out")
     assert plan.exit_code == 2 and "problem(s) in the campaign's runs" in plan.output, plan.output
+
+
+def test_cancel_needs_no_stage_config(monkeypatch, tmp_path):
+    # Cancelling reads the spec's out_dir and the job ids it recorded: a stage config that does not
+    # load (here: none does, from another folder; the campaign scale reads its EFT schedules while
+    # the DAG is built) must not stand between a user and stopping a campaign. It used to stop there.
+    monkeypatch.chdir(tmp_path)
+    result = _campaign("cancel", ROOT / "configs/campaign/python4.yaml", "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert "nothing to cancel" in result.output

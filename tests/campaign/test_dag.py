@@ -236,10 +236,25 @@ def test_a_training_run_whose_global_batch_is_not_its_schedules_is_refused_when_
     assert ("run gemma4_31b/iso/sft: configs/train/gemma4_31b/sft.yaml: optimisation trains 128 sequences per step "
             "(micro_batch 1 × grad_accum 32 × gpus 4), but run gemma4_31b/sft_data "
             "(configs/data/campaign/sft_gemma4_31b.yaml) counts its step schedule for 256") in message
-    assert "gemma4_12b" not in message  # its SFT is on 4 GPUs already: 1 x 32 x 4 both sides
+    assert "gemma4_12b" not in message  # its SFT is on 4 GPUs already: 2 x 32 x 4 both sides
     # The same change on both sides plans.
     build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml",
                             ["stage_overrides.sft=[optimisation.gpus=4]", "stage_overrides.pack=[schedule.gpus=4]"]))
+
+
+def test_without_check_a_run_keeps_its_gpus_when_only_its_packs_config_does_not_load():
+    # status builds the DAG without checks; the SFT runs' own configs load, so their GPU counts (and
+    # launch lines) must not be lost because the pack that writes their schedule does not load.
+    from py4.campaign.dag import unresolved_training_runs
+
+    nodes = build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.pack=[no_such_key=1]"]),
+                      check=False)
+    sft = [n for n in nodes if n.stage == "sft"]
+    assert {n.id: n.gpus for n in sft if n.meta.get("model") == "gemma4_31b"} == {
+        f"gemma4_31b/{arm}/sft": 8 for arm in ("control", "iso", "prop")}
+    assert unresolved_training_runs(nodes) == []  # the training runs' configs all load
+    with pytest.raises(DagError, match="no_such_key"):
+        build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.pack=[no_such_key=1]"]))
 
 
 def test_a_training_run_on_no_gpu_is_refused_when_the_dag_is_built():

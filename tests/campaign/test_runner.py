@@ -168,19 +168,22 @@ def test_the_stage_log_says_what_a_non_training_stage_made_not_its_repr(tmp_path
                     'mean reward +1.000'], done
 
 
-def test_a_done_run_whose_command_changed_runs_again(tmp_path):
+def test_a_done_run_whose_command_changed_runs_again(tmp_path, capfd):
     spec = _spec(tmp_path)
     nodes = build_dag(spec)
     run_campaign(nodes, spec.out_dir, FakeStages().table(nodes), progress=False, log=lambda s: None)
     changed = build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
                                       [f"out_dir={tmp_path}", "corpus.iso.value=1234"]))
     fake, logs = FakeStages(), []
-    run_campaign(changed, spec.out_dir, fake.table(changed), progress=False, log=logs.append)
+    run_campaign(changed, spec.out_dir, fake.table(changed), progress=True, log=logs.append)
     # the subset and everything downstream of it (the iso and control mixes, their models, ...)
     assert fake.calls[0] == "corpus_iso" and "tiny/control/mix" in fake.calls and "tiny/iso/sft" in fake.calls
     assert "corpus" not in fake.calls and "tiny/prop/midtrain" not in fake.calls
-    # It starts again, it does not resume: the log and the record said "resuming after done".
-    assert not [line for line in logs if "resuming" in line]
+    # It starts again, it does not resume: the log, the progress line and the record said it resumed.
+    captured = capfd.readouterr()  # the progress display writes to (a copy of) the stderr descriptor
+    shown = logs + captured.out.splitlines() + captured.err.splitlines()
+    assert not [line for line in shown if "resum" in line], shown
+    assert any("run [subset] corpus_iso" in line for line in shown), shown
     record = json.loads((tmp_path / "_campaign/runs/corpus_iso/run_manifest.json").read_text())
     assert record["resumed_from"] is None
 

@@ -183,26 +183,28 @@ def set_training_gpus(nodes: list[Node], spec: CampaignSpec, check: bool = True)
     at smoke scale, where nothing is launched, or for a stage with no launch module; a global
     batch other than its step schedule's), or, when a training config does not load, every
     problem of every run (`check_dag`). Without ``check`` it raises nothing: a run whose config
-    does not load keeps the GPU count it had.
+    does not load keeps the GPU count it had (`unresolved_training_runs` lists them).
     """
     problems, unloadable = [], False
     schedule_makers = {f"{n.run_dir}/step_schedule.json": n for n in nodes if n.stage in ("pack", "mix")}
     for node in nodes:
         try:
             config = training_config(node.call)
-            if config is None:
-                continue
-            gpus = config.optimisation.gpus
-            problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
-            if problem:
-                problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
-            maker = schedule_makers.get(str(getattr(getattr(config, "data", None), "schedule", None)))
-            if maker is not None:
-                problems += _schedule_problem(node, config.optimisation, maker)
         except ConfigError:
             unloadable = True
             continue
+        if config is None:
+            continue
+        gpus = config.optimisation.gpus
         node.gpus = 0 if spec.scale == "smoke" else gpus
+        problem = _layout_problem(node.stage, gpus, spec.scale == "smoke")
+        if problem:
+            problems.append(f"run {node.id}: {node.config}: optimisation.gpus is {gpus}{problem}")
+        maker = schedule_makers.get(str(getattr(getattr(config, "data", None), "schedule", None)))
+        try:
+            problems += _schedule_problem(node, config.optimisation, maker) if maker is not None else []
+        except ConfigError:  # the pack's or mix's own config: check_dag names it
+            unloadable = True
     if not check:
         return
     if unloadable:
@@ -210,6 +212,18 @@ def set_training_gpus(nodes: list[Node], spec: CampaignSpec, check: bool = True)
     if problems:
         raise DagError(f"{len(problems)} training run(s) cannot run as configured:\n"
                        + "\n".join(f"  - {p}" for p in problems))
+
+
+def unresolved_training_runs(nodes: list[Node]) -> list[str]:
+    """Ids of the training runs whose stage config does not load (from this folder, with their
+    overrides): their GPU count, and so their command line, is unknown."""
+    unresolved = []
+    for node in nodes:
+        try:
+            training_config(node.call)
+        except ConfigError:
+            unresolved.append(node.id)
+    return unresolved
 
 
 def _schedule_problem(node: Node, optimisation: Any, maker: Node) -> list[str]:

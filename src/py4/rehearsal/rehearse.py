@@ -171,7 +171,7 @@ def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
     from py4.campaign.dag import build_dag, set_training_gpus
     from py4.stages import overrides
 
-    nodes = build_dag(spec)
+    nodes = build_dag(spec, check=False)  # checked below, once the per-model overrides are in
     for node in nodes:
         extra = config.model_stage_overrides.get(node.meta.get("model", ""), {}).get(node.stage, [])
         node.overrides += overrides(layout.substitute(extra))
