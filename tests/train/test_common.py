@@ -120,6 +120,11 @@ def test_auto_resume_passes_over_a_checkpoint_cut_short(tmp_path):
     fake_checkpoint(tmp_path / "checkpoint-4", state=False)
     (tmp_path / "checkpoint-x").mkdir()
     assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))) == str(tmp_path / "checkpoint-2")
+    # The Trainer writes trainer_state.json in place: a save killed while writing it leaves part of it.
+    (fake_checkpoint(tmp_path / "checkpoint-6") / "trainer_state.json").write_text('{"global_step": 6, "log_hi')
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))) == str(tmp_path / "checkpoint-2")
+    with pytest.raises(common.TrainingInputMissing, match="trainer_state.json is not whole JSON"):
+        common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume=str(tmp_path / "checkpoint-6")))
 
 
 def test_model_sources_must_exist_or_be_pinned(tmp_path):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -331,6 +332,10 @@ def checkpoint_problem(folder: Path) -> str | None:
         return "no such folder"
     if not (folder / _CHECKPOINT_STATE).is_file():
         return f"no {_CHECKPOINT_STATE}"
+    try:  # the Trainer writes it in place, not atomically: a save cut short can leave part of it
+        json.loads((folder / _CHECKPOINT_STATE).read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return f"{_CHECKPOINT_STATE} is not whole JSON (a save cut short?)"
     entries = list(folder.iterdir())
     weights = (any((folder / name).is_file() for name in _CHECKPOINT_WEIGHTS)
                or any("pytorch_model_fsdp" in e.name for e in entries)
