@@ -32,19 +32,9 @@ def flag_overrides(split: Iterable[str] | None = None, policy: str | None = None
         policy = "endpoint"
     elif policy is None and model:
         policy = "local"
-    if policy is not None:
-        out.append(f"policy.name={policy}")
-    if model is not None:
-        out.append(f"policy.model={model}")
-    if endpoint is not None:
-        out.append(f"policy.endpoint={endpoint}")
-    if samples is not None:
-        out.append(f"sampling.samples={samples}")
-    if temperature is not None:
-        out.append(f"sampling.temperature={temperature}")
-    if limit is not None:
-        out.append(f"limit={limit}")
-    return out
+    given = {"policy.name": policy, "policy.model": model, "policy.endpoint": endpoint, "sampling.samples": samples,
+             "sampling.temperature": temperature, "limit": limit}
+    return out + [f"{key}={value}" for key, value in given.items() if value is not None]
 
 
 def load_eval_config(config: str | Path | None, overrides: list[str]) -> EvalConfig:
