@@ -87,7 +87,8 @@ def test_midtrain_refuses_max_steps_that_differ_from_the_schedule(smoke_assets, 
 
     config = _config("midtrain", model={"path": str(smoke_assets / "base")},
                      data={"path": str(mid_data), "schedule": str(mid_data / "step_schedule.json")},
-                     optimisation={"max_steps": 99, "optim": "adamw_torch"}, run={"output_dir": str(tmp_path)})
+                     optimisation={"max_steps": 99, "optim": "adamw_torch", "micro_batch": 2},  # the pack's batch
+                     run={"output_dir": str(tmp_path)})
     with pytest.raises(common.TrainingGuardError, match="differs from max_steps"):
         midtrain.run(config)
 
