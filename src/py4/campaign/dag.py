@@ -166,18 +166,12 @@ def training_config(call: StageCall) -> Any | None:
     return load_stage_config(call)
 
 
-def training_processes(call: StageCall) -> int | None:
-    """The processes a training run starts: ``optimisation.gpus`` of its resolved config
-    (`training_config`); None for a stage that does not train."""
-    config = training_config(call)
-    return None if config is None else config.optimisation.gpus
-
-
 def set_training_gpus(nodes: list[Node], spec: CampaignSpec, check: bool = True) -> None:
-    """Each training run's ``gpus`` from its call (`training_processes`): the one source of its
-    Slurm request, its ``--num_processes`` and the world size the stage checks. Call it again
-    after adding overrides to built nodes (the rehearsal's per-model ones). At smoke scale a
-    training run is this process on the CPU: it asks for no GPU.
+    """Each training run's ``gpus``: ``optimisation.gpus`` of its call's resolved config
+    (`training_config`), the one source of its Slurm request, its ``--num_processes`` and the
+    world size the stage checks. Call it again after adding overrides to built nodes (the
+    rehearsal's per-model ones). At smoke scale a training run is this process on the CPU: it
+    asks for no GPU.
 
     Raises DagError listing every run whose layout cannot run (fewer than one GPU; more than one
     at smoke scale, where nothing is launched, or for a stage with no launch module; a global

@@ -69,8 +69,7 @@ def node_is_done(out_dir: str | Path, node: Node, fingerprint: str) -> bool:
 def resumes(out_dir: str | Path, node: Node, fingerprint: str) -> bool:
     """Whether running the node now continues its recorded run (started before, same fingerprint);
     a run of another fingerprint starts afresh, whatever its record says."""
-    recorded = recorded_fingerprint(out_dir, node)
-    return recorded is not None and recorded == fingerprint and node_status(out_dir, node) != "pending"
+    return recorded_fingerprint(out_dir, node) == fingerprint  # a record with a fingerprint has a status
 
 
 def missing_inputs(out_dir: str | Path, node: Node) -> list[str]:

@@ -138,8 +138,9 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
     if recorded is not None and recorded != fingerprint:
         log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
         _clear_stale_run(node, nodes, out_dir, log)
-    # A stale run starts afresh: its record's status is the old command's, nothing to resume.
-    previous: NodeStatus = node_status(out_dir, node) if resumes(out_dir, node, fingerprint) else "pending"
+    # A stale run starts afresh: its record's status is the old command's, nothing to resume
+    # (records.resumes, from the fingerprint already read).
+    previous: NodeStatus = node_status(out_dir, node) if recorded == fingerprint else "pending"
     resuming = f" (resuming after {previous})" if previous != "pending" else ""
     log(f"[{node.stage}] {node.id}{resuming}\n  {node.command}")
     t0 = time.monotonic()
