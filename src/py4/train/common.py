@@ -364,10 +364,10 @@ def resume_checkpoint(run: RunSettings) -> str | None:
             if suffix.isdigit() and checkpoint_problem(folder) is None:
                 steps[int(suffix)] = folder
         return str(steps[max(steps)]) if steps else None
-    problem = checkpoint_problem(Path(run.resume))
-    if problem == "no such folder":
+    if not Path(run.resume).is_dir():
         raise TrainingInputMissing(f"run.resume: checkpoint folder not found: {run.resume} "
                                    "(expected a checkpoint-N folder, auto or never)")
+    problem = checkpoint_problem(Path(run.resume))
     if problem is not None:
         raise TrainingInputMissing(f"run.resume: {run.resume} is not a checkpoint folder ({problem}; "
                                    f"{_CHECKPOINT_EXPECTED}; or auto or never)")

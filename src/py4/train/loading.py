@@ -118,15 +118,16 @@ def load_tokenizer(source: ModelSource, field: str = "model"):
     _check_source(source, field)
     path = source.tokenizer_path or source.path
     revision = source.tokenizer_revision if source.tokenizer_path else source.revision
-    if source.tokenizer_path and not is_local(path) and _looks_like_path(path):
-        raise TrainingInputMissing(f"{field}.tokenizer_path: tokenizer folder not found: {path} "
-                                   "(and it is not a Hub id 'owner/name')")
-    if source.tokenizer_path and is_local(path):
-        _check_folder(Path(path).expanduser(), f"{field}.tokenizer_path", "tokenizer",
-                      ("tokenizer_config.json", "tokenizer.json"))
-    if source.tokenizer_path and not is_local(path) and revision is None and not source.allow_unpinned:
-        raise TrainingError(f"{field}.tokenizer_path: Hub tokenizer {path!r} needs a pinned revision "
-                            f"(set {field}.tokenizer_revision)")
+    if source.tokenizer_path:  # checked as the model's own path is (_check_source)
+        if is_local(path):
+            _check_folder(Path(path).expanduser(), f"{field}.tokenizer_path", "tokenizer",
+                          ("tokenizer_config.json", "tokenizer.json"))
+        elif _looks_like_path(path):
+            raise TrainingInputMissing(f"{field}.tokenizer_path: tokenizer folder not found: {path} "
+                                       "(and it is not a Hub id 'owner/name')")
+        elif revision is None and not source.allow_unpinned:
+            raise TrainingError(f"{field}.tokenizer_path: Hub tokenizer {path!r} needs a pinned revision "
+                                f"(set {field}.tokenizer_revision)")
     tokenizer = AutoTokenizer.from_pretrained(path, **_hub_kwargs(path, revision))
     if tokenizer.pad_token is None:  # some base checkpoints ship none; padding needs one
         tokenizer.pad_token = tokenizer.eos_token
