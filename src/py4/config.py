@@ -26,6 +26,7 @@ __all__ = [
     "ConfigError",
     "StrictModel",
     "load_config",
+    "read_config_mapping",
     "parse_overrides",
     "apply_overrides",
     "dump_config",
@@ -183,18 +184,24 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), [f"{where}YAML syntax error: {getattr(exc, 'problem', exc)}"]) from None
 
 
+def read_config_mapping(path: str | Path | None, source: str, what: str = "a mapping") -> dict[str, Any]:
+    """The top-level mapping of a YAML config file: empty for no file or an empty one; ConfigError
+    naming ``source`` when the file holds something else (``what`` says what was expected)."""
+    data = read_yaml(path) if path is not None else None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, [f"<root>: expected {what}, got {type(data).__name__}"])
+    return data
+
+
 def load_config(model: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> T:
     """Load ``path`` (or the model's defaults when None), apply overrides, validate strictly.
 
     Raises ConfigError (a ValueError) listing every problem found.
     """
     source = str(path) if path is not None else f"<defaults of {model.__name__}>"
-    data = read_yaml(path) if path is not None else {}
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
-    data = apply_overrides(data, overrides)
+    data = apply_overrides(read_config_mapping(path, source), overrides)
     return validate_config(model, data, source)
 
 

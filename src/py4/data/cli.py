@@ -26,16 +26,11 @@ OVERRIDES = typer.Argument(None, help="key=value overrides of the config, e.g. s
 
 
 def _load(kind: str, config: Optional[Path], overrides: list[str] | None, extra: dict[str, Any] | None = None):
-    from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
+    from py4.config import apply_overrides, read_config_mapping, validate_config
     from py4.data.configs import config_type_for
 
     model = config_type_for(kind)
-    data = read_yaml(config) if config is not None else {}
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(str(config), ["<root>: expected a mapping"])
-    data = apply_overrides(data, overrides or [])
+    data = apply_overrides(read_config_mapping(config, str(config)), overrides or [])
     data.update({k: v for k, v in (extra or {}).items() if v is not None})
     return validate_config(model, data, str(config) if config else "<command line>")
 

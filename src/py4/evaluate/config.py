@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from py4.config import ConfigError, apply_overrides, read_yaml, validate_config
+from py4.config import ConfigError, apply_overrides, read_config_mapping, validate_config
 from py4.evaluate.harness import EvalConfig, check_config
 from py4.evaluate.policies import POLICY_NAMES
 
@@ -43,12 +43,8 @@ def load_eval_config(config: str | Path | None, overrides: list[str]) -> EvalCon
     A policy must be named: without one the config's default (the gold solutions) would give
     a perfect score to a forgotten ``--model``. A local model or tokenizer folder must exist.
     """
-    data = read_yaml(config) if config is not None else None
-    data = {} if data is None else data  # an empty file is an empty mapping, as load_config reads it
     source = str(config) if config is not None else "from the command line"
-    if not isinstance(data, dict):
-        raise ConfigError(source, [f"<root>: expected a mapping, got {type(data).__name__}"])
-    data = apply_overrides(data, overrides)
+    data = apply_overrides(read_config_mapping(config, source), overrides)
     if not isinstance(data.get("policy"), dict) or "name" not in data["policy"]:
         raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
                                    f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])

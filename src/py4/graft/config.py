@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from py4.config import ConfigError, StrictModel, apply_overrides, read_yaml, validate_config
+from py4.config import ConfigError, StrictModel, apply_overrides, read_config_mapping, validate_config
 
 __all__ = [
     "ModelSource",
@@ -228,12 +228,8 @@ def resolve_graft_config(config_file: str | Path | None, flags: Mapping[str, Any
     one), a checkpoint given as something other than a path or a mapping that a flag refines.
     """
     source = str(config_file) if config_file is not None else "<command line>"
-    data = read_yaml(config_file) if config_file is not None else None
-    if data is None:  # an empty file, or no file: no fields set (an explicit [], 0 or false is not that)
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(source, [f"<root>: expected a mapping of GraftConfig fields, got {type(data).__name__}"])
-    data = dict(data)
+    # An empty file, or no file: no fields set (an explicit [], 0 or false is not that, and is refused).
+    data = dict(read_config_mapping(config_file, source, "a mapping of GraftConfig fields"))
     for dotted, value in flags.items():
         if value is None:
             continue
