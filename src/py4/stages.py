@@ -369,12 +369,11 @@ def _eval_summary(results: dict) -> str:
 
 def _probes_summary(results: dict) -> str:
     """The model's probe accuracy (and the base's, when scored beside it)."""
-    parts = []
-    for label, summary in (("model", results["summary"]), ("base", (results.get("base") or {}).get("summary"))):
-        if summary:
-            a = summary["all"]
-            parts.append(f"{label} accuracy {a['accuracy']:.3f} [{a['ci_low']:.3f}, {a['ci_high']:.3f}], held-in "
-                         f"{summary['heldin']['accuracy']:.3f}, held-out {summary['heldout']['accuracy']:.3f}")
+    from py4.probes.stats import accuracy_text
+
+    parts = [f"{label} {accuracy_text(summary)}"
+             for label, summary in (("model", results["summary"]), ("base", (results.get("base") or {}).get("summary")))
+             if summary]
     return "; ".join(parts) + f" on {results['pairs']} pairs"
 
 

@@ -56,11 +56,11 @@ def eval_probes(
                                   compare=compare, limit=limit, batch_size=batch_size, progress=not no_progress)
     except EndpointError as exc:  # the server refused or kept failing: what to fix is in the message
         raise Py4Error(str(exc)) from None
+    from py4.probes.stats import accuracy_text
+
     for label, s in (("model", results["summary"]), ("base", (results.get("base") or {}).get("summary"))):
         if s:
-            a = s["all"]
-            typer.echo(f"{label}: accuracy {a['accuracy']:.3f} [{a['ci_low']:.3f}, {a['ci_high']:.3f}], held-in "
-                       f"{s['heldin']['accuracy']:.3f}, held-out {s['heldout']['accuracy']:.3f} on {a['pairs']} pairs")
+            typer.echo(f"{label}: {accuracy_text(s)} on {s['all']['pairs']} pairs")
     if not base:
         from py4.probes.evaluate import NO_BASE
 

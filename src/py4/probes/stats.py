@@ -70,6 +70,14 @@ def summarize(scores: list[dict], probes: list[dict], b: int = B_DEFAULT, seed: 
             "per_rule": {r: _group(pick(by[r]), b, seed) for r in rules if pick(by[r])}}
 
 
+def accuracy_text(summary: dict) -> str:
+    """A `summarize` result in words: accuracy with its interval, held-in and held-out accuracy
+    (``py4 eval probes``' lines and a campaign run's stage log)."""
+    a = summary["all"]
+    return (f"accuracy {a['accuracy']:.3f} [{a['ci_low']:.3f}, {a['ci_high']:.3f}], held-in "
+            f"{summary['heldin']['accuracy']:.3f}, held-out {summary['heldout']['accuracy']:.3f}")
+
+
 def paired_difference(a: list[dict], b_scores: list[dict], probes: list[dict], b: int = B_DEFAULT,
                       seed: int = 0) -> dict:
     """Accuracy and per-token accuracy of model a minus model b, per group, with paired bootstrap CIs."""
