@@ -21,7 +21,7 @@ import platform
 import socket
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -64,18 +64,20 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def tree_sha256(path: str | Path, exclude: Iterable[str] = (MANIFEST_NAME,)) -> str:
-    """Content hash of a file or of a folder (relative paths and file contents, sorted)."""
+def tree_sha256(path: str | Path, exclude: Iterable[str] = (MANIFEST_NAME,),
+                file_digest: Callable[[Path], str] = file_sha256) -> str:
+    """Content hash of a file or of a folder (relative paths and file contents, sorted);
+    ``file_digest`` hashes each file (py4.campaign.compare hashes them with paths rewritten)."""
     path = Path(path)
     if path.is_file():
-        return file_sha256(path)
+        return file_digest(path)
     excluded = set(exclude)
     h = hashlib.sha256()
     for file in sorted(p for p in path.rglob("*") if p.is_file()):
         rel = file.relative_to(path).as_posix()
         if file.name in excluded or any(part.startswith(".") for part in file.relative_to(path).parts):
             continue
-        h.update(rel.encode() + b"\0" + file_sha256(file).encode() + b"\n")
+        h.update(rel.encode() + b"\0" + file_digest(file).encode() + b"\n")
     return h.hexdigest()
 
 

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from py4.runs import file_sha256, tree_sha256
+
 EXCLUDED_KEYS = {
     "started_at", "finished_at", "timings", "hardware", "total_s", "wall_s", "seconds", "elapsed_s",
     "fingerprint", "ready_s", "peak_rss_bytes", "stream_seconds", "created_at", "train_runtime",
@@ -197,7 +199,7 @@ class _Folders:
             kinds["json"] += 1
             return first_difference(_training_args(pb, self.roots_b), _training_args(pa, self.roots_a))
         kinds["bytes"] += 1
-        return None if _sha256(pb) == _sha256(pa) else "bytes differ"
+        return None if file_sha256(pb) == file_sha256(pa) else "bytes differ"  # (weights: read in chunks)
 
     def settle_hashes(self, before: Any, after: Any, where: str = "") -> None:
         """Hashes that differ only because the hashed files hold each run's own folder: marked equal."""
@@ -248,27 +250,15 @@ def _jsonl(path: Path, roots: list[str]) -> list[Any]:
     return [normalise(json.loads(x), roots) for x in path.read_text().splitlines() if x.strip()]
 
 
-def _sha256(path: Path) -> bytes:
-    return hashlib.sha256(path.read_bytes()).digest()
-
-
 def _rewritten_hash(target: Path, old: list[str], new: str) -> str:
-    """sha256 of a file (or folder, as py4.runs.tree_sha256 hashes it) with ``old`` folders written ``new``."""
+    """sha256 of a file (or folder) as py4.runs.tree_sha256 hashes it, with ``old`` folders written ``new``."""
     def digest(path: Path) -> str:
         data = path.read_bytes()
         for root in old:
             data = data.replace(root.encode(), new.encode())
         return hashlib.sha256(data).hexdigest()
 
-    if target.is_file():
-        return digest(target)
-    h = hashlib.sha256()
-    for file in sorted(p for p in target.rglob("*") if p.is_file()):
-        rel = file.relative_to(target)
-        if file.name == "run_manifest.json" or any(part.startswith(".") for part in rel.parts):
-            continue
-        h.update(rel.as_posix().encode() + b"\0" + digest(file).encode() + b"\n")
-    return h.hexdigest()
+    return tree_sha256(target, file_digest=digest)
 
 
 def _training_args(path: Path, roots: list[str]) -> Any:
