@@ -36,6 +36,16 @@ GRAFT_ONTO = "midtrain"
 ACCELERATE_CONFIG = "configs/accelerate/fsdp2.yaml"
 
 
+def accelerate_launch(config_file: str, processes: int, *program: str) -> list[str]:
+    """``program`` (``-m module args…``) started as ``processes`` processes by accelerate with
+    ``config_file``. accelerate is started by this interpreter (``python -m
+    accelerate.commands.launch``), not as a bare ``accelerate`` looked up on PATH: the runner must
+    work from ``.venv/bin/py4`` without an activated venv, and must never pick up another
+    environment's accelerate."""
+    return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", config_file,
+            "--num_processes", str(processes), *program]
+
+
 @dataclass(kw_only=True)
 class Node:
     """One run of the campaign: a stage call (stage, config file, options, typed overrides) with
@@ -72,16 +82,10 @@ class Node:
     @property
     def launch_argv(self) -> list[str] | None:
         """Multi-GPU training runs start under accelerate + FSDP2 (`ACCELERATE_CONFIG`) as ``gpus``
-        processes; None otherwise.
-
-        accelerate is started by this interpreter (``python -m accelerate.commands.launch``), not
-        as a bare ``accelerate`` looked up on PATH: the runner must work from ``.venv/bin/py4``
-        without an activated venv, and must never pick up another environment's accelerate.
-        """
+        processes (`accelerate_launch`); None otherwise."""
         module = get_stage(self.stage).launch_module
         if self.gpus > 1 and module:
-            return [sys.executable, "-m", "accelerate.commands.launch", "--config_file", ACCELERATE_CONFIG,
-                    "--num_processes", str(self.gpus), "-m", module, *self.argv[1:]]
+            return accelerate_launch(ACCELERATE_CONFIG, self.gpus, "-m", module, *self.argv[1:])
         return None
 
     @property

@@ -57,7 +57,6 @@ MIDTRAIN_CONFIG = "configs/train/gemma4_12b/midtrain_iso.yaml"
 SFT_CONFIG = "configs/train/gemma4_12b/sft.yaml"
 EFT_CONFIG = "configs/train/gemma4_12b/eft.yaml"
 GRAFT_CONFIG = "configs/graft/gemma4_12b.yaml"
-ACCELERATE_CONFIG = "configs/accelerate/fsdp2.yaml"
 PROCESSES = 1
 """The FSDP2 stages' process count here: their ``optimisation.gpus`` and the launch's ``--num_processes``."""
 # Overrides every training stage gets here: one process, no TensorBoard, no progress bars.
@@ -274,6 +273,7 @@ def _chunks(items: list, size: int) -> list[list]:
 
 def accelerate_config(work: Work) -> Path:
     """The campaign's FSDP2 config (with ``use_cpu`` without a GPU), nothing else changed."""
+    from py4.campaign.dag import ACCELERATE_CONFIG
     from py4.rehearsal.assets import write_accelerate_configs
 
     mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.root / "accelerate",
@@ -287,9 +287,11 @@ def launch_stage(work: Work, stage: str, config: str, overrides: list[str], log:
     No timeout here: the step's timeout kills its whole process group, the workers included."""
     facts_file = work.facts / f"{stage}-worker.json"
     facts_file.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "accelerate.commands.launch", "--config_file", str(accelerate_config(work)),
-            "--num_processes", str(PROCESSES), "-m", "py4.rehearsal.gpu_check", "--worker", stage,
-            "--worker-config", str(REPO / config), "--worker-facts", str(facts_file), "--", *RUN_OVERRIDES, *overrides]
+    from py4.campaign.dag import accelerate_launch
+
+    argv = accelerate_launch(str(accelerate_config(work)), PROCESSES, "-m", "py4.rehearsal.gpu_check",
+                             "--worker", stage, "--worker-config", str(REPO / config), "--worker-facts",
+                             str(facts_file), "--", *RUN_OVERRIDES, *overrides)
     with log.open("a") as out:
         out.write("$ " + " ".join(argv) + "\n")
         out.flush()
