@@ -6,7 +6,9 @@ record. The pieces here keep that flow short and identical across stages:
 - :class:`Optimisation` and :class:`RunSettings`, the config blocks every stage has;
 - :func:`trainer_kwargs`, the ``TrainingArguments`` keywords they imply on this device
   (transformers 5: a float ``warmup_steps`` below 1 is a ratio; "cosine to 0.1×" is
-  ``cosine_with_min_lr`` with ``min_lr_rate``);
+  ``cosine_with_min_lr`` with ``min_lr_rate``), valid for both transformers releases the
+  stages run under (5.24 here, 5.17 in the vLLM environment: activation checkpointing under
+  the name the installed class knows, :func:`trainer_fields` and :func:`check_fields`);
 - guards that stop a run with a clear message: a batch with no supervised token
   (:func:`guarded_collator`), a NaN/inf loss (``callbacks.GuardCallback``), max steps that
   differ from ``step_schedule.json`` (:func:`check_schedule`), a world size that differs
@@ -29,6 +31,7 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,6 +76,12 @@ __all__ = [
     "TrainingInputMissing",
     "TrainingSplit",
     "trainer_kwargs",
+    "TRAINER_FIELDS",
+    "CHECKPOINTING_FIELDS",
+    "installed_fields",
+    "checkpointing_fields",
+    "trainer_fields",
+    "check_fields",
     "guarded_collator",
     "check_schedule",
     "read_schedule",
@@ -158,8 +167,71 @@ class RunSettings(StrictModel):
     progress_bar: bool = True
 
 
-def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) -> dict[str, Any]:
-    """TrainingArguments keywords shared by every stage (TRL configs accept them too)."""
+# TrainingArguments fields :func:`trainer_kwargs` sets besides activation checkpointing (checked against
+# each transformers the stages run under: tests/train/test_trainer_fields.py).
+TRAINER_FIELDS: tuple[str, ...] = (
+    "output_dir", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "weight_decay",
+    "max_grad_norm", "optim", "seed", "data_seed", "per_device_train_batch_size", "gradient_accumulation_steps",
+    "max_steps", "num_train_epochs", "use_cpu", "bf16", "logging_steps", "save_strategy", "save_steps",
+    "save_total_limit", "report_to", "disable_tqdm", "dataloader_num_workers", "remove_unused_columns",
+)
+
+# The fields that turn activation checkpointing on, newest name first. transformers 5.24 calls them
+# activation_checkpointing(_kwargs) and keeps gradient_checkpointing(_kwargs) as deprecated aliases that
+# warn; 5.17 (pinned by vLLM in the trainer environment, docs/training.md) has only the old names.
+CHECKPOINTING_FIELDS: tuple[tuple[str, str], ...] = (
+    ("activation_checkpointing", "activation_checkpointing_kwargs"),
+    ("gradient_checkpointing", "gradient_checkpointing_kwargs"),
+)
+
+
+def installed_fields(args_class=None) -> frozenset[str]:
+    """The dataclass fields of ``args_class`` (default: the installed ``TrainingArguments``)."""
+    import dataclasses
+
+    if args_class is None:
+        from transformers import TrainingArguments as args_class
+    return frozenset(f.name for f in dataclasses.fields(args_class))
+
+
+def checkpointing_fields(available: Collection[str]) -> tuple[str, str]:
+    """The (flag, kwargs) fields for activation checkpointing among ``available`` field names."""
+    for flag, kwargs in CHECKPOINTING_FIELDS:
+        if flag in available and kwargs in available:
+            return flag, kwargs
+    raise TrainingError("TrainingArguments has no activation-checkpointing field (expected one of "
+                        f"{', '.join(f for f, _ in CHECKPOINTING_FIELDS)}): transformers too old or too new")
+
+
+def trainer_fields(available: Collection[str]) -> frozenset[str]:
+    """Every TrainingArguments field :func:`trainer_kwargs` may set when the class has ``available``."""
+    return frozenset((*TRAINER_FIELDS, *checkpointing_fields(available)))
+
+
+def check_fields(args_class, names: Collection[str], what: str) -> None:
+    """Raises TrainingError (before any weights load) when ``args_class`` lacks one of ``names``.
+
+    ``what`` names the stage's configuration (e.g. "GRPO"). Without this check the missing field
+    is a TypeError from the config's constructor, after the model has loaded.
+    """
+    missing = sorted(set(names) - installed_fields(args_class))
+    if missing:
+        import transformers
+
+        raise TrainingError(
+            f"{what}: {args_class.__module__}.{args_class.__name__} of the installed transformers "
+            f"{transformers.__version__} ({sys.executable}) has no field {', '.join(missing)}: py4 sets them "
+            "for transformers 5.24 and 5.17 (the trainer environment's); install one of those")
+
+
+def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int,
+                   available: Collection[str] | None = None) -> dict[str, Any]:
+    """TrainingArguments keywords shared by every stage (TRL configs accept them too).
+
+    ``available``: the field names of the arguments class they are for (default: the installed
+    ``TrainingArguments``'s); the checkpointing fields take the name that class knows.
+    """
+    flag, flag_kwargs = checkpointing_fields(installed_fields() if available is None else available)
     kwargs: dict[str, Any] = dict(
         output_dir=run.output_dir,
         learning_rate=opt.learning_rate,
@@ -176,7 +248,6 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
         num_train_epochs=opt.epochs,
         use_cpu=device.use_cpu,
         bf16=device.bf16,
-        activation_checkpointing=device.gradient_checkpointing,  # transformers 5.24's name (the old one warns)
         logging_steps=run.logging_steps,
         save_strategy="steps",
         save_steps=run.save_steps,
@@ -186,12 +257,13 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int) 
         dataloader_num_workers=0,
         remove_unused_columns=False,
     )
+    kwargs[flag] = device.gradient_checkpointing
     if opt.lr_scheduler == "cosine_with_min_lr":
         # Optimisation's validator makes min_lr_rate present here; a None is a bug, not a config.
         assert opt.min_lr_rate is not None, "Optimisation accepted cosine_with_min_lr without min_lr_rate"
         kwargs["lr_scheduler_kwargs"] = {"min_lr_rate": opt.min_lr_rate}
     if device.gradient_checkpointing:
-        kwargs["activation_checkpointing_kwargs"] = {"use_reentrant": False}
+        kwargs[flag_kwargs] = {"use_reentrant": False}
     if "wandb" in run.report_to and run.wandb_project:
         os.environ.setdefault("WANDB_PROJECT", run.wandb_project)
     return kwargs

@@ -228,6 +228,7 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         tokenizer = loading.load_tokenizer(config.model)
         sft.check_training_template(tokenizer, config.model)
         resumed_from = common.resume_checkpoint(settings)
+        sft.checked_chat_kwargs(opt, settings, device, max_steps or -1, data.max_length, data.packing)
         model = loading.load_model(config.model, device)
         targeted = check_lora_targets(model, config.lora)
         rows = sft.read_chat_rows(data.path)

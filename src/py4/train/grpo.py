@@ -21,6 +21,10 @@ TRL's colocate, which the 31B layout cannot use (its tensor parallelism must div
 size). A config with an impossible vLLM layout fails when it loads; ``check_vllm_launch`` checks
 vLLM, the server and the GPU split before any weights load.
 
+Weight sync to vLLM: TRL merges the LoRA into the bf16 base and unmerges it after each sync,
+which moves the frozen base; the trainer here sends exactly merged weights instead and never
+writes the base (``py4.train.weight_sync``).
+
 Tool calls: TRL runs a round's tool calls one rollout at a time; the trainer here
 (``batched_tools_trainer``, ``grpo.batch_tool_calls``) runs each round's Boa work at once.
 
@@ -45,6 +49,7 @@ from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading
 from py4.train.errors import FunctionNotFound
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
+from py4.train.weight_sync import use_exact_sync
 
 
 
@@ -482,24 +487,53 @@ def batched_tools_trainer():
     return BatchedToolsGRPOTrainer
 
 
-def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_weights: list[float]):
-    from trl import GRPOConfig
+# GRPOConfig fields (TRL 1.16's own, beyond TrainingArguments) that :func:`grpo_kwargs` may set.
+GRPO_FIELDS: tuple[str, ...] = (
+    "use_vllm", "vllm_mode", "vllm_tensor_parallel_size", "vllm_server_base_url", "num_generations", "loss_type",
+    "scale_rewards", "reward_weights", "beta", "epsilon", "epsilon_high", "mask_truncated_completions",
+    "temperature", "max_completion_length", "max_tool_calling_iterations", "chat_template_kwargs",
+    "shuffle_dataset", "steps_per_generation", "log_completions",
+)
 
+
+def config_fields(available) -> frozenset[str]:
+    """Every GRPOConfig field py4 may set when the class has the field names ``available``."""
+    return common.trainer_fields(available) | frozenset(GRPO_FIELDS)
+
+
+def grpo_kwargs(config: GRPOStageConfig, device: loading.DeviceSettings, reward_weights: list[float],
+                available=None) -> dict:
+    """The GRPOConfig keywords; ``available``: its field names (default: the installed GRPOConfig's)."""
+    if available is None:
+        from trl import GRPOConfig
+
+        available = common.installed_fields(GRPOConfig)
     g = config.grpo
-    kwargs = common.trainer_kwargs(config.optimisation, config.run, device, config.optimisation.max_steps or -1)
-    vllm = {"use_vllm": g.use_vllm}
+    kwargs = common.trainer_kwargs(config.optimisation, config.run, device, config.optimisation.max_steps or -1,
+                                   available)
+    kwargs["use_vllm"] = g.use_vllm
     if g.use_vllm:
-        vllm.update(vllm_mode=g.vllm_mode, vllm_tensor_parallel_size=g.vllm_tensor_parallel_size)
+        kwargs.update(vllm_mode=g.vllm_mode, vllm_tensor_parallel_size=g.vllm_tensor_parallel_size)
         if g.vllm_server_base_url:
-            vllm["vllm_server_base_url"] = g.vllm_server_base_url
-    return GRPOConfig(
-        **kwargs, **vllm, num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
+            kwargs["vllm_server_base_url"] = g.vllm_server_base_url
+    kwargs.update(
+        num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
         reward_weights=reward_weights, beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
         mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature,
         max_completion_length=config.episode.token_budget, max_tool_calling_iterations=config.episode.max_tool_calls,
         chat_template_kwargs={"enable_thinking": config.episode.enable_thinking}, shuffle_dataset=False,
         steps_per_generation=config.optimisation.grad_accum, log_completions=False,
     )
+    return kwargs
+
+
+def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_weights: list[float]):
+    """The GRPOConfig; raises TrainingError when the installed one lacks a field py4 sets."""
+    from trl import GRPOConfig
+
+    kwargs = grpo_kwargs(config, device, reward_weights)
+    common.check_fields(GRPOConfig, kwargs, "GRPO")
+    return GRPOConfig(**kwargs)
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
@@ -526,16 +560,19 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                                           environment_tools(factory), g.max_prompt_length,
                                           config.episode.enable_thinking)
         resumed_from = common.resume_checkpoint(settings)
+        args = grpo_args(config, device, weights)  # a field this transformers lacks stops here, not after loading
         model, frozen_vision = load_policy(config, device)
         from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep
 
         lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
         trainer_class = batched_tools_trainer() if g.batch_tool_calls else GRPOTrainer
-        trainer = trainer_class(model=model, reward_funcs=rewards, args=grpo_args(config, device, weights),
+        trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
                                 train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                 environment_factory=factory,
                                 callbacks=[GuardCallback(), lr_trace, *extra, *callbacks])
+        if use_exact_sync(trainer):  # vLLM gets W + scale·B·A computed apart; the base is never written
+            recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,

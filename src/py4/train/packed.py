@@ -295,7 +295,9 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
     with common_recorder(settings.output_dir, config, kind) as recorder:
         record_inputs(recorder, config.model, config.data.path, schedule)
         # The arguments first: they start the process group, which rank-0-only loading needs.
-        args = TrainingArguments(**common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1))
+        kwargs = common.trainer_kwargs(opt, settings, device, max_steps if max_steps else -1)
+        common.check_fields(TrainingArguments, kwargs, kind)
+        args = TrainingArguments(**kwargs)
         args.device  # noqa: B018 — accelerate's PartialState (process group) is created on first use
         tokenizer = loading.load_tokenizer(config.model)
         resumed_from = common.resume_checkpoint(settings)

@@ -108,6 +108,37 @@ def chat_dataset(rows: list[dict[str, Any]]):
     return Dataset.from_list(prepared, features=Features(features))
 
 
+# SFTConfig fields (TRL 1.16's own, beyond TrainingArguments) that :func:`chat_kwargs` sets.
+SFT_FIELDS: tuple[str, ...] = ("assistant_only_loss", "packing", "max_length", "dataset_num_proc", "eos_token")
+
+
+def config_fields(available) -> frozenset[str]:
+    """Every SFTConfig field py4 may set when the class has the field names ``available``."""
+    return common.trainer_fields(available) | frozenset(SFT_FIELDS)
+
+
+def chat_kwargs(opt: common.Optimisation, settings: common.RunSettings, device: loading.DeviceSettings,
+                max_steps: int, max_length: int, packing: bool, available=None) -> dict:
+    """The SFTConfig keywords of a chat run; ``available``: its field names (default: the installed SFTConfig's)."""
+    if available is None:
+        from trl import SFTConfig
+
+        available = common.installed_fields(SFTConfig)
+    return {**common.trainer_kwargs(opt, settings, device, max_steps, available), "assistant_only_loss": True,
+            "packing": packing, "max_length": max_length, "dataset_num_proc": None, "eos_token": None}
+
+
+def checked_chat_kwargs(opt: common.Optimisation, settings: common.RunSettings, device: loading.DeviceSettings,
+                        max_steps: int, max_length: int, packing: bool) -> dict:
+    """:func:`chat_kwargs`, after checking the installed SFTConfig has every one (TrainingError if not).
+    The stages call it before any weights load."""
+    from trl import SFTConfig
+
+    kwargs = chat_kwargs(opt, settings, device, max_steps, max_length, packing)
+    common.check_fields(SFTConfig, kwargs, "SFT")
+    return kwargs
+
+
 def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, settings: common.RunSettings,
                        device: loading.DeviceSettings, max_steps: int, max_length: int, packing: bool,
                        peft_config=None, callbacks=(), plain_loss: bool = False,
@@ -128,9 +159,7 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
 
     from py4.train.callbacks import GuardCallback
 
-    kwargs = common.trainer_kwargs(opt, settings, device, max_steps)
-    args = SFTConfig(**kwargs, assistant_only_loss=True, packing=packing, max_length=max_length,
-                     dataset_num_proc=None, eos_token=None)
+    args = SFTConfig(**checked_chat_kwargs(opt, settings, device, max_steps, max_length, packing))
     own_template = tokenizer.chat_template
     # SFTTrainer tokenizes the dataset in its constructor: the training template is set for
     # that, and the model's own template put back so the saved tokenizer is the model's.
@@ -174,6 +203,7 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         tokenizer = loading.load_tokenizer(config.model)
         check_training_template(tokenizer, config.model)
         resumed_from = common.resume_checkpoint(settings)
+        checked_chat_kwargs(opt, settings, device, opt.max_steps or -1, chat.max_length, chat.packing)
         model = loading.load_model(config.model, device)
         rows = read_chat_rows(chat.path, chat.limit)
         recorder.set(data_rows=len(rows))
