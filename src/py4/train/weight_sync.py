@@ -1,0 +1,141 @@
+"""Exact LoRA weight sync from the GRPO trainer to vLLM.
+
+TRL 1.16 (``trl/generation/vllm_generation.py``, ``VLLMGeneration._iter_named_params``) sends a
+PEFT policy to vLLM by merging the adapter into the frozen base (PEFT:
+``base_layer.weight.data += delta``), streaming the merged weights, then unmerging
+(``-= delta``), both in the base's dtype. In bf16 ``W + d − d`` is not ``W``: every sync moves
+the frozen base a little, so the policy that generates drifts away from the one being trained,
+and the saved adapter is trained against a moved base (docs/training.md, "Weight sync").
+
+Here the walk never writes to the model: for each LoRA layer the weight sent is
+``W + Σ scale·B·A`` computed in fp32 into a fresh tensor and cast once to the base's dtype
+(the bias likewise when the adapter has ``lora_bias``). Names, the parameters skipped (the
+adapters' own, ``original_module`` of modules to save) and the gathering under DeepSpeed ZeRO-3
+are TRL's. FSDP2 parameters are read whole (``full_tensor``), as TRL's FSDP2 walk does; FSDP1
+(which py4 does not use) and LoRA variants without a plain ``B·A`` delta (DoRA, embedding or
+convolution LoRA) are refused with :class:`WeightSyncError` rather than sent wrong.
+
+The trainer uses it through :func:`use_exact_sync`, which makes the trainer's
+``vllm_generation`` an instance of a subclass of its own class overriding ``_iter_named_params``
+(the object TRL built and connected is kept; only the walk changes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from py4.train.errors import TrainingError
+
+__all__ = ["WeightSyncError", "exact_named_params", "merged_lora_tensor", "exact_sync_class", "use_exact_sync"]
+
+_BASE = ".base_layer."
+
+
+class WeightSyncError(TrainingError):
+    """A model whose weights the exact sync cannot compute (said before anything is sent)."""
+
+
+def _whole(tensor: Any, device: Any = None) -> Any:
+    """A parameter's full value: FSDP2's DTensor gathered (on ``device`` when it sits on the CPU)."""
+    data = getattr(tensor, "data", tensor)
+    if hasattr(data, "full_tensor"):
+        if device is not None and data.is_cpu:
+            data = data.to(device)
+        data = data.full_tensor()
+    return data
+
+
+def _lora_adapters(layer) -> list[str]:
+    """The adapters of ``layer`` to add to its base: active, present, not already merged into it."""
+    if getattr(layer, "disable_adapters", False):
+        return []
+    merged = set(getattr(layer, "merged_adapters", ()))
+    return [a for a in layer.active_adapters if a in layer.lora_A and a not in merged]
+
+
+def merged_lora_tensor(layer, leaf: str, base: Any, device: Any = None) -> Any:
+    """``base`` (the layer's ``weight`` or ``bias``) plus its active LoRA deltas, computed in fp32 and
+    cast once to the base's dtype; a new tensor (``base`` is only read). Raises WeightSyncError for
+    a LoRA kind with no plain ``B·A`` delta."""
+    import torch
+    from peft.tuners.lora import layer as lora_layer
+    from peft.utils.other import transpose
+
+    adapters = _lora_adapters(layer)
+    if not adapters or leaf not in ("weight", "bias"):
+        return base
+    if not isinstance(layer, lora_layer.Linear):
+        raise WeightSyncError(f"exact weight sync: {type(layer).__name__} LoRA layers are not supported "
+                              f"(only Linear LoRA has a plain scale·B·A delta)")
+    variants = [a for a in adapters if a in getattr(layer, "lora_variant", {})]
+    if variants:
+        raise WeightSyncError(f"exact weight sync: adapter(s) {variants} use a LoRA variant (DoRA, ...) whose merge "
+                              f"is not W + scale·B·A")
+    out = base.to(torch.float32, copy=True)
+    for adapter in adapters:
+        scale = layer.scaling[adapter]
+        if leaf == "weight":
+            a = _whole(layer.lora_A[adapter].weight, device).to(out.device, torch.float32)
+            b = _whole(layer.lora_B[adapter].weight, device).to(out.device, torch.float32)
+            out += transpose(b @ a, layer.fan_in_fan_out) * scale
+        elif layer.lora_bias.get(adapter) and layer.lora_B[adapter].bias is not None:
+            out += _whole(layer.lora_B[adapter].bias, device).to(out.device, torch.float32) * scale
+    return out.to(base.dtype)
+
+
+def exact_named_params(model, fix_name: Callable[..., str], device: Any = None) -> Iterator[tuple[str, Any]]:
+    """(vLLM name, weight) for every parameter of a PEFT model, the LoRA layers' bases merged exactly.
+
+    The names and the parameters left out are those of TRL's PEFT walk: ``base_model.model.``
+    and ``.base_layer`` removed, the adapter's own parameters and ``original_module`` skipped,
+    ``fix_name`` (TRL's ``_fix_param_name_to_vllm``) applied with ``modules_to_save.default.``.
+    """
+    from peft.tuners.lora import LoraLayer
+
+    layers = {name: module for name, module in model.named_modules() if isinstance(module, LoraLayer)}
+    prefix = model.prefix
+    for name, param in model.named_parameters():
+        vllm_name = name.removeprefix("base_model.model.").replace(".base_layer", "")
+        if prefix in vllm_name or "original_module" in vllm_name:
+            continue
+        vllm_name = fix_name(vllm_name, extra_prefixes=["modules_to_save.default."])
+        owner, base, leaf = name.rpartition(_BASE)
+        value = _whole(param, device)
+        layer = layers.get(owner) if base else None
+        yield vllm_name, (merged_lora_tensor(layer, leaf, value, device) if layer is not None else value)
+
+
+def exact_sync_class(generation_class: type) -> type:
+    """A subclass of TRL's ``VLLMGeneration`` (or of a subclass of it) whose parameter walk for a
+    PEFT model sends exactly merged weights and leaves the model untouched."""
+    if not callable(getattr(generation_class, "_iter_named_params", None)):
+        raise WeightSyncError(f"{generation_class.__qualname__} has no _iter_named_params: this TRL's weight sync "
+                              f"is not the one py4.train.weight_sync overrides (TRL 1.16)")
+
+    class ExactSyncVLLMGeneration(generation_class):  # type: ignore[misc, valid-type]
+        def _iter_named_params(self):
+            from accelerate.utils import is_peft_model
+
+            if not is_peft_model(self.model):
+                yield from super()._iter_named_params()
+                return
+            if self._dist.fsdp_version == 1:
+                raise WeightSyncError("exact weight sync: FSDP1 is not supported (py4 trains with FSDP2)")
+            device = self.accelerator.device if self._dist.is_fsdp else None
+            with self._dist.gather_params(list(self.model.parameters())):
+                yield from exact_named_params(self.model, self._fix_param_name_to_vllm, device)
+
+    ExactSyncVLLMGeneration.__qualname__ = f"ExactSync{generation_class.__qualname__}"
+    return ExactSyncVLLMGeneration
+
+
+def use_exact_sync(trainer) -> bool:
+    """Make a TRL trainer's vLLM weight sync exact (see the module docstring); False when it does
+    not generate with vLLM (plain generation reads the trained model itself)."""
+    generation = getattr(trainer, "vllm_generation", None)
+    if not getattr(trainer, "use_vllm", False) or generation is None:
+        return False
+    if not type(generation).__qualname__.startswith("ExactSync"):
+        generation.__class__ = exact_sync_class(type(generation))
+    return True
