@@ -34,6 +34,18 @@ def py3_index(xs, i):
     return xs[i]
 
 
+def py3_position(xs, i):
+    """The position Python 3's `xs[i]` means: a negative int on a sequence counts from the end.
+
+    For an assignment target (`xs[py3_position(xs, 0 - i)] = v`), where `py3_index`
+    cannot stand. A mapping's key and a non-negative index come back unchanged; a position
+    still negative after counting from the end raises IndexError in both languages.
+    """
+    if type(i) is int and i < 0 and not isinstance(xs, dict) and hasattr(xs, "__len__"):
+        return i + len(xs)
+    return i
+
+
 def py3_pop(obj, *args):
     """`obj.pop(*args)` with Python 3 semantics (`xs.pop()` removes the last item).
 
@@ -52,6 +64,17 @@ def py3_iter(obj):
     if isinstance(obj, dict):
         return iter(dict.keys(obj))
     return iter(obj)
+
+
+def py3_reversed(obj):
+    """`reversed(obj)` with Python 3 semantics: a dict (any dict) reverses its keys.
+
+    Raises:
+        TypeError: `obj` is not reversible.
+    """
+    if isinstance(obj, dict):
+        return reversed(dict.keys(obj))
+    return reversed(obj)
 
 
 def py3_floordiv(a, b):

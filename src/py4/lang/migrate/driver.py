@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Iterable
 
 from py4.lang.migrate import (
@@ -37,11 +38,33 @@ def resolve_rules(only_rules: Iterable[str] | None, skip_rules: Iterable[str] | 
 
 
 def _compiles_as_python4(source: str) -> bool:
-    try:
-        from py4.lang.compile import compile_py4
-    except ImportError:  # the compiler is optional for migration itself
-        return False
+    from py4.lang.compile import compile_py4
     return compile_py4(source).ok
+
+
+def _refusals(source: str, result: MigrationResult) -> list[CannotConvert]:
+    """Why a migration the fixers call complete does not compile, at Python 3 lines.
+
+    The fixers rewrite what Python-4 spells differently; what it does not have at all
+    (dynamic code such as `eval`, modules and attributes outside its closed world) only
+    the compiler knows. Its errors become `cannot_convert` entries, so "complete" always
+    means "compiles".
+    """
+    from py4.lang.compile import compile_py4
+    errors = [d for d in compile_py4(result.source).diagnostics if d.severity == "error"]
+    line_of = _source_lines(source, result.source)
+    return [CannotConvert(line_of(d.line), d.col, f"Python-4 has no equivalent: {d.message}")
+            for d in errors]
+
+
+def _source_lines(before: str, after: str):
+    """Map a line of the migrated text to the Python 3 line it came from."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    table: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for offset, j in enumerate(range(j1, j2)):
+            table[j + 1] = min(i1 + offset, max(i2 - 1, i1)) + 1 if tag != "insert" else i1 + 1
+    return lambda line: table.get(line, line)
 
 
 def migrate(source: str, *, only_rules: Iterable[str] | None = None,
@@ -71,7 +94,10 @@ def migrate(source: str, *, only_rules: Iterable[str] | None = None,
         return MigrationResult(source, [], [CannotConvert(1, 0, f"cannot parse: {exc}")])
     if not assume_python3 and _compiles_as_python4(source):
         return MigrationResult(source)
-    return _run(source, tree, enabled)
+    result = _run(source, tree, enabled)
+    if result.ok and enabled == frozenset(FIXABLE_RULES):  # only a full migration must compile
+        result.cannot_convert.extend(_refusals(source, result))
+    return result
 
 
 def _run(source: str, tree: ast.Module, enabled: frozenset[str],

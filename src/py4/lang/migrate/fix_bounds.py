@@ -206,10 +206,20 @@ def _fix_index(ctx: Context, node: ast.Subscript) -> None:
             ctx.patches.replace(index, ["len(", seq, f") - {-value}"])
         elif is_load:
             ctx.patches.replace(node, ["py3_index(", seq, ", ", index, ")"])
+        elif ctx.is_simple(seq):
+            ctx.patches.replace(index, ["py3_position(", seq, ", ", index, ")"])
         else:
             ctx.cannot_convert(node, "negative literal index in an assignment target whose "
-                               "receiver is not a known sequence")
+                               "receiver cannot be evaluated twice")
         return
     if is_load:  # may be negative at run time on a sequence
         ctx.patches.replace(node, ["py3_index(", seq, ", ", index, ")"])
+        ctx.hit("P4-14", index)
+    elif isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        # `ys[-i] = v` counts from the end whenever `i` > 0: the negation says it means to
+        if not ctx.is_simple(seq):
+            ctx.cannot_convert(node, "negated index in an assignment target whose receiver "
+                               "cannot be evaluated twice")
+            return
+        ctx.patches.replace(index, ["py3_position(", seq, ", ", index, ")"])
         ctx.hit("P4-14", index)

@@ -55,7 +55,11 @@ def _operators_in_place(ctx: Context, node: ast.Compare) -> None:
         start, end = ctx.patches.span(left)[1], ctx.patches.span(right)[0]
         for tok in ctx.src.tokens_between(start, end):
             if tok.string in ("==", "!="):
-                ctx.patches.local(node, tok.start, tok.end, new)
+                text = ctx.src.text
+                # `x==None` has no spaces to keep `is` apart from its operands
+                before = "" if text[tok.start - 1].isspace() else " "
+                after = "" if text[tok.end].isspace() else " "
+                ctx.patches.local(node, tok.start, tok.end, before + new + after)
                 ctx.hit(rule, node)
                 break
 

@@ -71,7 +71,7 @@ def _fix_default(ctx: Context, func: ast.FunctionDef | ast.AsyncFunctionDef, par
         ctx.cannot_convert(default, f"mutable default of `{param.arg}` cannot be rebuilt per "
                            f"call: {problem}")
         return
-    ctx.patches.replace(default, ["nil"])
+    ctx.patches.replace(default, ["nil"], override=True)
     ctx.converted_defaults.add(id(default))
     ctx.hit("P4-26", default)
 

@@ -106,10 +106,15 @@ class Patches:
         start, end, _, seq = self.info[id(node)].local[-1]
         self.info[id(node)].local[-1] = (start, end, template, seq)
 
-    def replace(self, node: ast.AST, template: list) -> None:
+    def replace(self, node: ast.AST, template: list, *, override: bool = False) -> None:
         """Replace the node's text by a template of str, nodes, (node, k) and SELF.
 
         The node itself inside its own template means SELF (its text so far).
+        A template without SELF restates the node from its children (`a // b` →
+        `py3_floordiv(a, b)`); it goes beneath the layers that only wrap SELF, whichever
+        fixer ran first, so `range(a // b)`'s closed-range `… - 1` wraps the helper call
+        instead of being lost under it. `override` puts it on top: the node's text is
+        then that template alone (a converted default becomes `nil`).
         """
         template = [SELF if part is node else part for part in template]
         for part in template:
@@ -117,7 +122,13 @@ class Patches:
                 part = part[0]
             if isinstance(part, ast.AST) and not self.has(part):
                 raise PatchConflict(f"template part {type(part).__name__} has no position")
-        self.info[id(node)].layers.append(template)
+        layers = self.info[id(node)].layers
+        restates = not any(part is SELF for part in template)
+        if restates and not override and layers and all(
+                any(part is SELF for part in layer) for layer in layers):
+            layers.insert(0, template)
+        else:
+            layers.append(template)
 
     def wrap(self, node: ast.AST, before: str, after: str) -> None:
         self.replace(node, [before, SELF, after])
@@ -140,7 +151,7 @@ class Patches:
                 out.append(self._render_layer(self.info[id(part[0])], part[1]))
             else:
                 out.append(part)
-        return "".join(out)
+        return _join(out)
 
     def _render_layer(self, info: _NodeInfo, depth: int) -> str:
         if depth == 0:
@@ -155,7 +166,7 @@ class Patches:
                 out.append(self._render_layer(self.info[id(part[0])], part[1]))
             else:
                 out.append(part)
-        return "".join(out)
+        return _join(out)
 
     def _render_base(self, info: _NodeInfo) -> str:
         items: list[tuple[int, int, int, int, str | list | ast.AST]] = [
@@ -177,4 +188,28 @@ class Patches:
                 out.append(payload)
             cursor = end
         out.append(text[cursor:info.end])
-        return "".join(out)
+        return _join(out)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _join(pieces: list[str]) -> str:
+    """Concatenate rendered pieces, keeping tokens apart where two words would meet.
+
+    An edit may put a word where the source had an operator with no spaces around it
+    (`x==None` → `x is nil`, `return(a)//b` → `return py3_floordiv(…)`). Python never has
+    two name/keyword/number tokens touching, so a space between two word characters at
+    a piece boundary is always needed there and never changes meaning.
+    """
+    out: list[str] = []
+    last = ""
+    for piece in pieces:
+        if not piece:
+            continue
+        if last and _is_word_char(last[-1]) and _is_word_char(piece[0]):
+            out.append(" ")
+        out.append(piece)
+        last = piece
+    return "".join(out)
