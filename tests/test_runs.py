@@ -73,3 +73,53 @@ def test_run_status_is_one_of_the_run_statuses(tmp_path):
     (tmp_path / MANIFEST_NAME).write_text(json.dumps({"status": "finished"}))
     with pytest.raises(FileFormatError, match=r"status 'finished': expected one of running, done, failed, interrupted"):
         run_status(tmp_path)
+
+
+def _git(cwd, *args):
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_checkout_s_commit_and_dirty_flag_are_read_from_its_work_tree(tmp_path):
+    import subprocess
+
+    from py4.runs import checkout_version
+
+    package = tmp_path / "src" / "py4"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
+    assert checkout_version(package, "0.1.0") == {"package": "0.1.0", "git_commit": head, "git_dirty": False}
+    (package / "new.py").write_text("")  # an untracked file is code too
+    assert checkout_version(package, "0.1.0")["git_dirty"] is True
+
+
+def test_an_installed_copy_has_its_package_version_only(tmp_path):
+    from py4.runs import checkout_version
+
+    site = tmp_path / "site-packages" / "py4"
+    site.mkdir(parents=True)
+    assert checkout_version(site, "0.1.0") == {"package": "0.1.0"}
+    _git(tmp_path, "init", "-q")  # a git folder around site-packages is not py4's checkout
+    assert checkout_version(site, "0.1.0") == {"package": "0.1.0"}
+
+
+def test_every_run_manifest_says_which_code_and_command_made_it(tmp_path, monkeypatch):
+    import sys
+
+    from py4.runs import code_version
+
+    monkeypatch.setattr(sys, "argv", ["py4", "train", "sft", "--config", "x.yaml"])
+    with RunRecorder(tmp_path, Cfg(), kind="unit"):
+        pass
+    manifest = read_manifest(tmp_path)
+    assert manifest["provenance"] == {"code": code_version(), "command": [sys.executable, "py4", "train", "sft",
+                                                                           "--config", "x.yaml"]}
+    assert manifest["provenance"]["code"]["package"]
+    assert {"torch", "transformers", "trl", "peft", "accelerate", "datasets", "vllm"} <= set(manifest["libraries"])

@@ -1,7 +1,8 @@
 """Run folders and manifests.
 
 A run is a folder: ``resolved_config.yaml``, ``run_manifest.json`` (inputs with
-revisions and content hashes, hardware, library versions, outputs, timings, status),
+revisions and content hashes, hardware, library versions, provenance — the code's git commit
+and dirty flag or the installed version, and the command line —, outputs, timings, status),
 logs and outputs. Writes are atomic (write to a temporary file, then rename) so an
 interrupted run never leaves a half-written manifest that a resume would trust.
 
@@ -19,9 +20,12 @@ import hashlib
 import os
 import platform
 import socket
+import subprocess
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -39,6 +43,9 @@ __all__ = [
     "tree_sha256",
     "hardware_info",
     "library_versions",
+    "code_version",
+    "checkout_version",
+    "provenance",
     "RunStatus",
     "RUN_STATUSES",
     "read_manifest",
@@ -100,7 +107,7 @@ def hardware_info() -> dict[str, Any]:
 
 
 _LIBRARIES = ("py4", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "tokenizers", "safetensors",
-              "pydantic")
+              "pydantic", "vllm")
 
 
 def library_versions(names: Iterable[str] = _LIBRARIES) -> dict[str, str | None]:
@@ -113,6 +120,50 @@ def library_versions(names: Iterable[str] = _LIBRARIES) -> dict[str, str | None]
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def _git(checkout: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True, timeout=30,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@cache
+def code_version() -> dict[str, Any]:
+    """Which py4 code this process runs (:func:`checkout_version` of the imported package), read
+    once per process: the code a process runs is the code it imported when it started."""
+    from importlib import metadata
+
+    import py4
+
+    try:
+        version: str | None = metadata.version("py4")
+    except metadata.PackageNotFoundError:
+        version = getattr(py4, "__version__", None)
+    return checkout_version(Path(py4.__file__).resolve().parent, version)
+
+
+def checkout_version(package_dir: Path, version: str | None) -> dict[str, Any]:
+    """``{"package": version}``, plus, when ``package_dir`` is ``src/py4`` of a git work tree, its
+    ``git_commit`` and ``git_dirty`` (changed or untracked files, ignored ones aside)."""
+    entry: dict[str, Any] = {"package": version}
+    top = _git(package_dir, "rev-parse", "--show-toplevel")
+    if top is None or (Path(top.strip()) / "src" / package_dir.name).resolve() != package_dir.resolve():
+        return entry  # an installed copy, not a checkout's work tree
+    commit = _git(package_dir, "rev-parse", "HEAD")
+    status = _git(package_dir, "status", "--porcelain")
+    entry["git_commit"] = commit.strip() if commit else None
+    entry["git_dirty"] = bool(status.strip()) if status is not None else None
+    return entry
+
+
+def provenance() -> dict[str, Any]:
+    """What made a run: the code (:func:`code_version`) and the command line that started this
+    process (the interpreter and ``sys.argv``)."""
+    return {"code": code_version(), "command": [sys.executable, *sys.argv]}
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
@@ -173,6 +224,7 @@ class RunRecorder:
             "outputs": {},
             "hardware": hardware_info(),
             "libraries": library_versions(),
+            "provenance": provenance(),
             "timings": {},
         }
         if config is not None:

@@ -195,3 +195,14 @@ def test_corpus_count_is_compared_with_the_corpus_manifest(tmp_path, corpus_dir,
                                   add_eos=False))
     assert manifest["corpus_manifest_tokens"] == count and manifest["corpus_tokens_match_manifest"] is True
     assert manifest["counts"]["corpus_tokens"] == count
+
+
+def test_the_data_manifest_says_which_code_and_command_made_it(iso):
+    import sys
+
+    from py4.runs import code_version
+
+    config, manifest = iso
+    written = json.loads((Path(config.out_dir) / "manifest.json").read_text())
+    assert written["provenance"] == manifest["provenance"] == {"code": code_version(),
+                                                               "command": [sys.executable, *sys.argv]}

@@ -50,6 +50,7 @@ EXCLUDED_KEYS = {
     "step_time",  # GRPO's seconds per step
     "plan_fingerprint",  # the graft's plan hash: its input files' sizes and mtimes
     "implementation",  # boa.implementation: the hash of Boa's source (differs whenever Boa's code does)
+    "provenance",  # the code's commit and the command line: which code ran, not what it made
 }
 SRC_ROOT = re.compile(r"/[^\s\"']*?/src/py4/")  # a file of the checkout the run imported py4 from
 TENSORBOARD_RUN = re.compile(r"runs/[A-Z][a-z]{2}\d{2}_\d{2}-\d{2}-\d{2}_[\w.-]+")  # Trainer's logging_dir: time_host
