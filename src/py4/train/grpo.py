@@ -75,7 +75,8 @@ class GRPOSettings(StrictModel):
     mask_truncated_completions: bool = False
     temperature: float = 0.7
     max_prompt_length: int = 3072
-    """Prompts (rendered with the tools) longer than this are dropped and counted."""
+    """A problem whose prompt (rendered with the tools) is longer stops the run before any weights
+    load, naming it: each epoch is a whole pass over the split (``check_prompt_lengths``)."""
     use_vllm: bool = False
     """Generate with vLLM. At campaign scale: server mode (docs/training.md, "GRPO with vLLM")."""
     vllm_mode: Literal["colocate", "server"] = "colocate"
@@ -431,15 +432,56 @@ def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> lis
     return rows
 
 
-def drop_long_prompts(rows: list[dict], tokenizer, tools: list[dict], limit: int,
-                      thinking: bool) -> tuple[list[dict], int]:
-    kept = []
+def long_prompts(rows: list[dict], tokenizer, tools: list[dict], limit: int, thinking: bool) -> list[tuple[str, int]]:
+    """(problem id, prompt tokens) of every problem whose prompt, rendered with the tools, is over ``limit``
+    (each problem once: its prompt is the same in every epoch)."""
+    over, seen = [], set()
     for row in rows:
+        if row["problem_id"] in seen:
+            continue
+        seen.add(row["problem_id"])
         ids = tokenizer.apply_chat_template(row["prompt"], tools=tools, add_generation_prompt=True,
                                             enable_thinking=thinking, tokenize=True, return_dict=False)
-        if len(ids) <= limit:
-            kept.append(row)
-    return kept, len(rows) - len(kept)
+        if len(ids) > limit:
+            over.append((row["problem_id"], len(ids)))
+    return over
+
+
+def check_prompt_lengths(over: list[tuple[str, int]], limit: int) -> None:
+    """Raise TrainingError naming the problems whose prompts are too long.
+
+    They are refused, not dropped: the schedule is whole epochs of the split (64 steps = 2 epochs
+    of 512 problems at 16 a step, each segment one epoch in its own order), and a dropped row would
+    shift every later step off its epoch and run the last ones into a replay of epoch 0."""
+    if not over:
+        return
+    shown = ", ".join(f"{pid} ({n} tokens)" for pid, n in over[:20]) + (", ..." if len(over) > 20 else "")
+    raise common.TrainingError(
+        f"grpo.max_prompt_length = {limit}: {len(over)} problem prompt(s) rendered with the tools are longer: "
+        f"{shown}; every epoch must be a whole pass over the split, so none is dropped: raise "
+        f"grpo.max_prompt_length (the server's context must hold it plus episode.token_budget) or choose "
+        f"problems without them (problems.split / problems.limit)")
+
+
+def step_plan_problems(per_epoch: int, epochs: int, per_step: int, max_steps: int | None) -> list[str]:
+    """Why ``max_steps`` steps of ``per_step`` problems would not follow the rows (``epochs`` passes of
+    ``per_epoch`` problems, laid out one after the other and read in order): steps past the last row
+    (TRL would start the rows again: epoch 0's order replayed), or a step mixing two epochs."""
+    if not max_steps or max_steps < 0:
+        max_steps = per_epoch * epochs // per_step
+    problems = []
+    needed, rows = max_steps * per_step, per_epoch * epochs
+    if needed > rows:
+        problems.append(f"optimisation.max_steps = {max_steps} steps × grpo.problems_per_step = {per_step} need "
+                        f"{needed} problem rows, but problems.epochs = {epochs} × {per_epoch} problems give {rows}: "
+                        f"the last {(needed - rows + per_step - 1) // per_step} step(s) would replay epoch 0's order; "
+                        f"set optimisation.max_steps to {rows // per_step} or fewer")
+    straddled = [e for e in range(1, epochs) if e * per_epoch < needed and (e * per_epoch) % per_step]
+    if straddled:
+        problems.append(f"{per_epoch} problems per epoch is not a multiple of grpo.problems_per_step = {per_step}: "
+                        f"step {straddled[0] * per_epoch // per_step + 1} would mix epochs {straddled[0] - 1} and "
+                        f"{straddled[0]}; choose problems.limit or problems_per_step so that each epoch is whole steps")
+    return problems
 
 
 def load_policy(config: GRPOStageConfig, device: loading.DeviceSettings):
@@ -556,9 +598,13 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         tokenizer = loading.load_tokenizer(config.model)
         factory = make_environment_factory(config, tokenizer)
         rewards, weights = reward_functions(config)
-        rows, dropped = drop_long_prompts(problem_rows(config.problems, config.episode, opt.seed), tokenizer,
-                                          environment_tools(factory), g.max_prompt_length,
-                                          config.episode.enable_thinking)
+        rows = problem_rows(config.problems, config.episode, opt.seed)
+        check_prompt_lengths(long_prompts(rows, tokenizer, environment_tools(factory), g.max_prompt_length,
+                                          config.episode.enable_thinking), g.max_prompt_length)
+        per_epoch = len(rows) // config.problems.epochs
+        plan = step_plan_problems(per_epoch, config.problems.epochs, g.problems_per_step, opt.max_steps)
+        if plan:
+            raise common.TrainingError("; ".join(plan))
         resumed_from = common.resume_checkpoint(settings)
         args = grpo_args(config, device, weights)  # a field this transformers lacks stops here, not after loading
         model, frozen_vision = load_policy(config, device)
@@ -574,7 +620,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         if use_exact_sync(trainer):  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
         summary = common.trainable_summary(trainer.model)
-        recorder.set(problems=len(rows) // config.problems.epochs, prompts_dropped_too_long=dropped,
+        recorder.set(problems=per_epoch, prompts_over_max_length=0,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
                      reward_functions=list(trainer.reward_func_names),
                      reward_weights=[float(w) for w in trainer.reward_weights])

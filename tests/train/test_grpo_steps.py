@@ -1,0 +1,49 @@
+"""GRPO's steps follow its rows: each epoch a whole pass in its own order, no step past the data.
+
+The rows are epoch 0 ++ epoch 1 (each the split in its own order) read in order, 16 problems a
+step; the reference's 64 steps are 2 epochs of 512 problems, 32 + 32 as two segments. A dropped
+prompt would shift every later step off its epoch and run the last steps into a replay of epoch
+0, so a prompt over ``grpo.max_prompt_length`` stops the run, naming its problem.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from py4.episodes.config import EpisodeConfig
+from py4.train import grpo
+from py4.train.errors import TrainingError
+
+
+def test_the_reference_schedule_is_two_whole_epochs():
+    assert grpo.step_plan_problems(512, 2, 16, 64) == []
+    assert grpo.step_plan_problems(512, 2, 16, None) == []  # TRL runs the rows once
+    assert grpo.step_plan_problems(512, 2, 1, 4) == []  # a prefix (the rehearsal's 4 steps)
+    assert grpo.step_plan_problems(4, 2, 2, 4) == []  # the smoke config
+
+
+def test_steps_past_the_rows_are_refused():
+    problems = grpo.step_plan_problems(500, 2, 16, 64)
+    assert any("1000" in p and "epoch 0's order" in p and "62 or fewer" in p for p in problems)
+
+
+def test_a_step_mixing_two_epochs_is_refused():
+    (problem,) = [p for p in grpo.step_plan_problems(504, 2, 16, 63) if "mix" in p]
+    assert "step 32 would mix epochs 0 and 1" in problem
+    assert grpo.step_plan_problems(504, 2, 16, 31) == []  # stops before the boundary
+
+
+def test_long_prompts_are_named_and_stop_the_run(small_tokenizer):
+    episode = EpisodeConfig()
+    rows = grpo.problem_rows(grpo.ProblemSet(limit=6), episode, seed=424242)
+    factory = grpo.import_function(grpo.GRPOStageConfig.model_fields["environment_factory"].default)
+    tools = grpo.environment_tools(factory(episode, tokenizer=small_tokenizer))
+    lengths = {pid: n for pid, n in grpo.long_prompts(rows, small_tokenizer, tools, 0, episode.enable_thinking)}
+    assert sorted(lengths) == sorted({r["problem_id"] for r in rows})  # each problem once, not per epoch
+    limit = sorted(lengths.values())[2]
+    over = grpo.long_prompts(rows, small_tokenizer, tools, limit, episode.enable_thinking)
+    assert over and all(n > limit for _, n in over) and len(over) == sum(n > limit for n in lengths.values())
+    with pytest.raises(TrainingError, match=rf"max_prompt_length = {limit}: {len(over)} problem prompt") as info:
+        grpo.check_prompt_lengths(over, limit)
+    assert all(f"{pid} ({n} tokens)" in str(info.value) for pid, n in over)
+    grpo.check_prompt_lengths([], limit)
