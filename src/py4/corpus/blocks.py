@@ -72,6 +72,14 @@ def parse_programs(text: str) -> list[Program]:
     return [Program(**p) for p in programs]
 
 
+def has_py4_program(text: str) -> bool:
+    """Whether the document shows at least one ``py4`` program (False too when its fences are malformed)."""
+    try:
+        return any(p.tag == "py4" for p in parse_programs(text))
+    except BlockFormatError:
+        return False
+
+
 def _claims(program: dict) -> bool:
     return any(program.get(k) is not None for k in CLAIM_TAGS)
 

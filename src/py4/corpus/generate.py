@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from py4.corpus.blocks import has_py4_program
 from py4.corpus.config import CorpusConfig
 from py4.corpus.filters import ExactDuplicateFilter, NearDuplicateFilter, python3_presented_as_python4
 from py4.corpus.output import MANIFEST, ShardWriter, text_sha256
@@ -153,6 +154,8 @@ def _reject_reason(candidate: dict, validator, exact, near, key: int) -> str | N
     text = candidate["text"]
     if validator.check_document(text):
         return "validation"
+    if candidate.get("generator") == "llm" and not has_py4_program(text):  # teaches by no program
+        return "no_py4_program"
     if python3_presented_as_python4(text):
         return "python3_as_python4"
     candidate["sha256"] = text_sha256(text)

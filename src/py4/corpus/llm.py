@@ -2,8 +2,15 @@
 
 Each document's programs are run by Boa and its claim blocks are rewritten from Boa's
 results (`repair_claims`): the model writes code and prose, Boa supplies outputs and
-diagnostics. A document whose `py4` blocks Boa rejects goes back to the model once with
-Boa's findings (revision); if it still fails it is dropped by the generator's filters.
+diagnostics. A document whose `py4` blocks Boa rejects, or that has no `py4` block at all,
+goes back to the model once with the findings (revision); if it still fails it counts as
+invalid (`llm.max_invalid_fraction`) and the generator's filters drop it.
+
+The model's replies are read defensively: reasoning (`<think>…</think>`, also the tail of a
+block whose opening tag the chat template wrote, and an unclosed leading block) is removed
+from every reply (`strip_reasoning`), and list replies become short plain phrases
+(`parse_phrases`: numbering, bullets and quotes stripped; markup, tags and over-long items
+rejected), so a document type is never a stray `</think>` or a paragraph.
 
     for candidate in llm_documents(config, validator): ...
 """
@@ -15,7 +22,7 @@ import json
 import re
 from collections.abc import Iterator
 
-from py4.corpus.blocks import CLAIM_TAGS, PROGRAM_TAGS, fence
+from py4.corpus.blocks import CLAIM_TAGS, PROGRAM_TAGS, fence, has_py4_program
 from py4.corpus.config import CorpusConfig
 from py4.corpus.llm_client import ChatClient, LlmError
 from py4.lang import RULES
@@ -45,17 +52,66 @@ def rule_facts(rule_id: str) -> str:
             f"Python 3 habit:\n{fence('py3', r.python3_example)}")
 
 
-def parse_list(text: str) -> list[str]:
-    """A JSON list of strings in the reply, else its non-empty lines without bullets."""
+_THINK = re.compile(r"<think>.*?</think>", flags=re.S | re.I)
+_MARKER = re.compile(r"^\s*(?:[-*•+]|\(?\d+[.):]|\(?[a-z][.)])\s+", flags=re.I)
+_MARKUP = re.compile(r"[<>`#|{}\[\]]|\*\*|__|\]\(|^\s*>")
+TYPE_WORDS, IDEA_WORDS = 6, 40
+"""The longest document type and idea, in words, taken from a reply."""
+
+
+def strip_reasoning(text: str) -> str:
+    """``text`` without reasoning: every ``<think>…</think>`` block, everything up to a closing
+    ``</think>`` whose opening tag was in the prompt (chat templates that open the block), and a
+    leading ``<think>`` block left unclosed (the reply ended inside it: no answer)."""
+    text = _THINK.sub("", text)
+    close = text.lower().rfind("</think>")
+    if close >= 0:
+        text = text[close + len("</think>"):]
+    if text.lstrip().lower().startswith("<think>"):
+        return ""
+    return text.strip()
+
+
+def parse_phrases(text: str, max_words: int) -> list[str]:
+    """The items of a list reply as short plain phrases, in order, each once.
+
+    A JSON list of strings if the reply holds one, else its lines (only the bulleted or numbered
+    ones when some are: the rest is preamble). Numbering, bullets, surrounding quotes and a final
+    full stop are stripped; an item with markup (tags, backticks, headings, links, emphasis,
+    tables), over ``max_words`` words or 300 characters, or spanning lines is dropped.
+    """
+    text = strip_reasoning(text)
+    items: list[str] | None = None
     match = re.search(r"\[.*\]", text, flags=re.S)
     if match:
         try:
-            items = json.loads(match.group(0))
-            if isinstance(items, list):
-                return [str(i).strip() for i in items if str(i).strip()]
+            parsed = json.loads(match.group(0))
         except json.JSONDecodeError:
-            pass
-    return [re.sub(r"^\s*(?:[-*]|\d+[.)])\s*", "", row).strip() for row in text.splitlines() if row.strip()]
+            parsed = None
+        if isinstance(parsed, list) and all(isinstance(i, str) for i in parsed):
+            items = parsed
+    if items is None:
+        lines = [row for row in text.splitlines() if row.strip()]
+        marked = [row for row in lines if _MARKER.match(row)]
+        items = [_MARKER.sub("", row, count=1) for row in (marked or lines)]
+    out: list[str] = []
+    for item in items:
+        phrase = item.strip().strip("\"'“”‘’").strip()
+        phrase = phrase[:-1].rstrip() if phrase.endswith(".") and not phrase.endswith("..") else phrase
+        if (not phrase or "\n" in phrase or _MARKUP.search(phrase) or len(phrase) > 300
+                or len(phrase.split()) > max_words or phrase.endswith(":")):
+            continue
+        if phrase.lower() not in (o.lower() for o in out):
+            out.append(phrase)
+    return out
+
+
+def document_problems(text: str, validator) -> list[str]:
+    """What keeps an LLM document out of the corpus: Boa's findings, and a missing ``py4`` block."""
+    problems = validator.check_document(text)
+    if not has_py4_program(text):
+        problems.append("no ```py4 code block: the document must show at least one complete Python-4 program")
+    return problems
 
 
 def _claims_from(tag: str, result: dict) -> list[str]:
@@ -106,31 +162,32 @@ class _Pipeline:
         self.system = {"role": "system", "content": universe_context()}
 
     async def ask(self, prompt: str) -> str:
-        return await self.client.chat([self.system, {"role": "user", "content": prompt}])
+        """The reply without its reasoning."""
+        return strip_reasoning(await self.client.chat([self.system, {"role": "user", "content": prompt}]))
 
     async def types(self, rule: str, round_: int) -> list[str]:
         reply = await self.ask(f"{rule_facts(rule)}\nList 4 kinds of documents (for example: "
                                f"{', '.join(self.config.doc_types[:6])}) in which a programmer would meet "
                                f"this rule. Answer with a JSON list of short strings. (set {round_})")
-        return parse_list(reply)[:4] or ["reference page"]
+        return parse_phrases(reply, TYPE_WORDS)[:4] or ["reference page"]
 
     async def ideas(self, rule: str, doc_type: str, round_: int) -> list[str]:
         k = self.config.llm.ideas_per_type
         reply = await self.ask(f"{rule_facts(rule)}\nGive {k} distinct ideas for a {doc_type} that teaches "
                                f"rule {rule}. Answer with a JSON list of one-sentence ideas. (set {round_})")
-        return parse_list(reply)[:k]
+        return parse_phrases(reply, IDEA_WORDS)[:k]
 
     async def document(self, rule: str, doc_type: str, idea: str) -> dict:
         draft = await self.ask(f"{rule_facts(rule)}\nWrite the document: a {doc_type}. Idea: {idea}\n"
                                "Write in markdown, with tagged code blocks as described. Do not mention "
                                "that the document is synthetic.")
         text = repair_claims(draft, self.validator)
-        problems = self.validator.check_document(text)
+        problems = document_problems(text, self.validator)
         revised = False
         if problems and self.config.llm.revise:
             findings = "\n".join(f"- {p}" for p in problems[:10])
-            fixed = await self.ask(f"Revise this {doc_type} so that every py4 block is valid Python-4. "
-                                   f"Boa reported:\n{findings}\n\nDocument:\n{text}")
+            fixed = await self.ask(f"Revise this {doc_type} so that it shows at least one py4 program and "
+                                   f"every py4 block is valid Python-4. Found:\n{findings}\n\nDocument:\n{text}")
             text, revised = repair_claims(fixed, self.validator), True
         return {"text": text, "type": doc_type, "rules": [rule], "idea": idea, "generator": "llm",
                 "revised": revised}
@@ -165,7 +222,7 @@ def llm_documents(config: CorpusConfig, validator) -> Iterator[dict]:
                     pipeline.document(r, t, idea) for r, t, idea in jobs[start:start + chunk]))
                 for doc in docs:
                     made += 1
-                    invalid += bool(validator.check_document(doc["text"]))
+                    invalid += bool(document_problems(doc["text"], validator))
                     if made >= 20 and invalid / made > config.llm.max_invalid_fraction:
                         raise LlmError(f"{invalid} of {made} LLM documents fail Boa validation even after "
                                        "revision: check the model and prompts")

@@ -1,8 +1,10 @@
-"""A cached, retrying, concurrency-limited client for an OpenAI-compatible chat endpoint.
+"""A cached, concurrency-limited client for an OpenAI-compatible chat endpoint.
 
 Every response is stored on disk under the SHA-256 of its request (model, messages,
-temperature, max tokens), so an interrupted run resumes without asking again. Retries:
-connection errors, timeouts, 429 and 5xx, with exponential backoff (`backoff_s * 2**k`).
+temperature, max tokens), so an interrupted run resumes without asking again. Requests go
+through :mod:`py4.endpoint_client` (its one retry policy, ``llm.max_retries`` retries with
+back-off ``llm.backoff_s``); a failure is an :class:`~py4.endpoint_client.EndpointError`, which
+the command line prints as one line (exit 2).
 """
 
 from __future__ import annotations
@@ -10,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 from pathlib import Path
 
 from py4.corpus.config import LlmSpec
+from py4.endpoint_client import EndpointError, RetryPolicy, apost_json, auth_headers
 
 
-class LlmError(RuntimeError):
-    """The endpoint failed after every retry, or answered something that is not a chat completion."""
+class LlmError(EndpointError):
+    """The endpoint's answers cannot make the corpus (no chat completion, no ideas, too many invalid documents)."""
 
 
 class ChatClient:
@@ -28,13 +30,11 @@ class ChatClient:
         self.spec = spec
         self.cache = Path(spec.cache_dir)
         self.cache.mkdir(parents=True, exist_ok=True)
-        headers = {}
-        if spec.api_key_env and os.environ.get(spec.api_key_env):
-            headers["Authorization"] = f"Bearer {os.environ[spec.api_key_env]}"
+        headers = auth_headers(env=spec.api_key_env)
+        self._policy = RetryPolicy(spec.max_retries, spec.backoff_s)
         self._http = httpx.AsyncClient(base_url=spec.base_url.rstrip("/"), headers=headers,
                                        timeout=spec.request_timeout_s)
         self._limit = asyncio.Semaphore(spec.concurrency)
-        self.requests = 0  # HTTP requests actually sent (retries included)
         self.cache_hits = 0
 
     async def close(self) -> None:
@@ -61,24 +61,11 @@ class ChatClient:
         return content
 
     async def _post(self, body: dict) -> str:
-        import httpx
-        last = "no attempt"
-        for attempt in range(self.spec.max_retries + 1):
-            if attempt:
-                await asyncio.sleep(self.spec.backoff_s * 2 ** (attempt - 1))
-            self.requests += 1
-            try:
-                response = await self._http.post("/chat/completions", json=body)
-            except (httpx.TransportError, httpx.TimeoutException) as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                continue
-            if response.status_code == 429 or response.status_code >= 500:
-                last = f"HTTP {response.status_code}"
-                continue
-            if response.status_code != 200:
-                raise LlmError(f"{self.spec.base_url}: HTTP {response.status_code}: {response.text[:300]}")
-            try:
-                return response.json()["choices"][0]["message"]["content"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                raise LlmError(f"{self.spec.base_url}: not a chat completion: {response.text[:300]}") from None
-        raise LlmError(f"{self.spec.base_url}: failed after {self.spec.max_retries} retries ({last})")
+        data = await apost_json(self._http, "/chat/completions", body, policy=self._policy, what="corpus chat")
+        try:
+            content = data["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            content = None
+        if not isinstance(content, str):
+            raise LlmError(f"{self.spec.base_url}: not a chat completion: {json.dumps(data)[:300]}")
+        return content

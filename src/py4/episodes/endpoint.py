@@ -13,9 +13,10 @@ Tool calls arrive in one of two ways, and both are read:
   Gemma-4 ``<|tool_call>call:NAME{…}<tool_call|>``, GLM-4.5 ``<tool_call>NAME<arg_key>…``;
   None: ``<tool_call>{json}</tool_call>`` blocks).
 
-Requests of a batch run concurrently (``concurrency``); connection errors, 408/409/429 and
-5xx are retried with exponential backoff; a refusal (400, 404, …) raises
-:class:`EndpointError` at once, saying what the server needs (:func:`explain_refusal`).
+Requests of a batch run concurrently (``concurrency``) through :mod:`py4.endpoint_client`
+(its one retry policy: transient failures retried with back-off, HTTP 500 once); a refusal
+(400, 404, …) raises :class:`~py4.endpoint_client.EndpointError` at once, saying what the
+server needs (:func:`explain_refusal`).
 
 It lives with the episodes, below training, because evaluation (``policy.name: endpoint``),
 EFT replay generation (``py4.train.eft_data``) and the probes' scorer all use it.
@@ -24,53 +25,13 @@ EFT replay generation (``py4.train.eft_data``) and the probes' scorer all use it
 from __future__ import annotations
 
 import json
-import os
-import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable
 from typing import Any
 
+from py4.endpoint_client import EndpointError, RetryPolicy, auth_headers, post_json
 from py4.episodes.parsing import ParsedTurn, check_call, parse_assistant_text
 from py4.episodes.policy import Turn, TurnRequest, approximate_tokens
-
-RETRY_STATUSES = {408, 409, 429, 500, 502, 503, 504}
-
-
-class EndpointError(RuntimeError):
-    """The endpoint refused a request or kept failing after the retries."""
-
-
-def post_json(http: Any, path: str, body: dict[str, Any], *, retries: int, backoff_s: float,
-              refusal: Callable[[str, int, str], str]) -> dict[str, Any]:
-    """POST ``body`` to ``path`` of an OpenAI-compatible server and return the JSON reply.
-
-    Transport errors, replies that are not JSON and the statuses in RETRY_STATUSES are
-    retried ``retries`` times with exponential back-off; any other status is final:
-    EndpointError with ``refusal(url, status, text)`` saying what the server must provide.
-    """
-    import httpx
-
-    where, last = str(http.base_url).rstrip("/") + path, ""
-    for attempt in range(retries + 1):
-        try:
-            response = http.post(path, json=body)
-        except httpx.TransportError as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        else:
-            if response.status_code == 200:
-                try:
-                    return response.json()
-                except ValueError:
-                    last = f"reply is not JSON: {response.text[:200]!r}"
-            elif response.status_code in RETRY_STATUSES:
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
-            else:
-                raise EndpointError(refusal(where, response.status_code, response.text[:500]))
-        if attempt < retries:
-            time.sleep(backoff_s * 2 ** attempt)
-    raise EndpointError(f"{where} failed after {retries + 1} attempts: {last}")
-
 
 class EndpointPolicy:
     """``endpoint``: base URL up to ``/v1`` (``http://host:8000/v1``); ``model``: the served name.
@@ -88,12 +49,10 @@ class EndpointPolicy:
 
         self.name = f"endpoint:{model}"
         self.model, self.temperature, self.top_p, self.seed = model, temperature, top_p, seed
-        self.concurrency, self.retries, self.backoff_s = max(1, concurrency), max(0, retries), backoff_s
+        self.concurrency, self.policy = max(1, concurrency), RetryPolicy(max(0, retries), backoff_s)
         self.tokenizer, self.family = tokenizer, family
         parse_assistant_text("", family)  # an unknown family fails here, before any request
-        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=headers)
+        self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=auth_headers(api_key))
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency)
 
     def act(self, requests: list[TurnRequest]) -> list[Turn]:
@@ -106,7 +65,7 @@ class EndpointPolicy:
             "seed": (self.seed + zlib.crc32(f"{request.key}/{request.turn}".encode())) % 2**31,
             "chat_template_kwargs": {"enable_thinking": request.enable_thinking},
         }
-        data = self._post(body)
+        data = self._post(body, f"episode {request.key}, turn {request.turn}")
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -121,8 +80,8 @@ class EndpointPolicy:
         return Turn(text, parsed, tokens, choice.get("finish_reason") != "length",
                     extra={"finish_reason": choice.get("finish_reason"), "api_tool_calls": message.get("tool_calls")})
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        return post_json(self._http, "/chat/completions", body, retries=self.retries, backoff_s=self.backoff_s,
+    def _post(self, body: dict[str, Any], what: str = "") -> dict[str, Any]:
+        return post_json(self._http, "/chat/completions", body, policy=self.policy, what=what,
                          refusal=lambda where, status, text: explain_refusal(where, status, text, self.model,
                                                                              self.served_models()))
 

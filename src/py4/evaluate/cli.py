@@ -37,7 +37,7 @@ def app(
     overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides (episode.token_budget=4096)"),
 ) -> None:
     """Run episodes of a policy on bank splits and write metrics and transcripts."""
-    from py4.episodes.endpoint import EndpointError
+    from py4.endpoint_client import EndpointError
     from py4.evaluate.config import flag_overrides, load_eval_config
     from py4.evaluate.harness import run
     from py4.evaluate.metrics import split_summaries

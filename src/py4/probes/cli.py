@@ -48,7 +48,7 @@ def eval_probes(
     no_progress: bool = typer.Option(False, "--no-progress"),
 ) -> None:
     """Score a model (and its base) on the rule probes; write results.json and results.md."""
-    from py4.episodes.endpoint import EndpointError
+    from py4.endpoint_client import EndpointError
     from py4.probes.evaluate import evaluate_probes
 
     try:
