@@ -61,3 +61,62 @@ def test_import_cli_needs_exactly_one_source(tmp_path):
                              "--out", str(tmp_path / "o.jsonl"), "--json"])
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["kept"] == 2
+
+
+def _mbpp(tmp_path, records):
+    path = tmp_path / "mbpp.jsonl"
+    path.write_text("".join(json.dumps({"task_id": i, "text": f"Task {i}.", "test_setup_code": "",
+                                        "challenge_test_list": [], **r}) + "\n"
+                            for i, r in enumerate(records, 1)))
+    return import_file(path, "mbpp", tmp_path / "out.jsonl", workers=1)
+
+
+# References that need their tuple inputs to stay tuples: concatenated, hashed, type-checked.
+TUPLE_REFERENCES = [
+    {"code": "def add_last(t, x):\n    return t[-1:] + (x,)",
+     "test_list": ["assert add_last((1, 2), 3) == (2, 3)", "assert add_last((5,), 1) == (5, 1)"]},
+    {"code": "def distinct_pairs(pairs):\n    seen = {}\n    for p in pairs:\n        seen[p] = 1\n"
+             "    return len(seen) - 1 + pairs[-1][0]",
+     "test_list": ["assert distinct_pairs([(1, 2), (1, 2), (3, 4)]) == 4"]},
+    {"code": "def depth(t):\n    if not isinstance(t, tuple):\n        return 0\n"
+             "    return 1 + max([depth(x) for x in t[-2:]] + [0])",
+     "test_list": ["assert depth((1, (2, (3,)))) == 3"]},
+]
+
+
+def test_tuple_inputs_stay_tuples_for_the_reference_and_for_certification(tmp_path):
+    result = _mbpp(tmp_path, TUPLE_REFERENCES)
+    assert result["skipped"] == [] and result["kept"] == 3
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert rows[0]["tests"][0]["args"] == [{"__tuple__": [1, 2]}, 3]
+
+
+def test_a_reference_returning_1_for_true_fails_its_test_as_certification_would(tmp_path):
+    result = _mbpp(tmp_path, [{"code": "def is_even(n):\n    return 1 if n % 2 == 0 else 0",
+                               "test_list": ["assert is_even(4) == True", "assert is_even(3) == False"]}])
+    assert [s["reason"] for s in result["skipped"]] == ["reference fails its own test"]
+
+
+@pytest.mark.parametrize("name", ["count", "sum", "first", "last"])
+def test_an_entry_point_named_like_a_builtin_is_renamed_with_the_function(tmp_path, name):
+    code = f"def {name}(xs):\n    return len([i for i in range(len(xs)) if xs[i] > 0])"
+    result = _mbpp(tmp_path, [{"code": code, "test_list": [f"assert {name}([1, -2, 3]) == 2"]}])
+    assert result["kept"] == 1, result["skipped"]
+    row = json.loads((tmp_path / "out.jsonl").read_text())
+    assert row["entry_point"] == f"{name}_" and f"fn {name}_(" in row["gold"]
+    assert row["signature"].startswith(f"fn {name}_(")
+
+
+def test_a_gold_that_needs_a_migration_helper_is_marked_and_no_eft_target(tmp_path):
+    import random
+
+    from py4.problems.schema import Problem
+    from py4.train.eft_data import select_gold
+
+    result = _mbpp(tmp_path, [{"code": "def halves(xs):\n    return [x // 2 for x in xs[1:]]",
+                               "test_list": ["assert halves([4, -3, 9]) == [-2, 4]"]}])
+    assert result["kept"] == 1, result["skipped"]
+    problem = Problem.model_validate(json.loads((tmp_path / "out.jsonl").read_text()))
+    assert "py3_floordiv" in problem.gold and problem.provenance["gold_idiomatic"] is False
+    rows, skipped = select_gold([problem], 0, set(), True, random.Random(0))
+    assert rows == [] and skipped["not_idiomatic"] == 1

@@ -88,8 +88,8 @@ def main(config: dict) -> None:
     # on the pipe fails and the supervisor exits, taking the namespace with it.
     if os.getppid() != config.pop("parent_pid"):
         os._exit(1)  # the executor died before we started
-    if config["dialect"] == "py4":
-        _import_runtime_only()
+    # py4 runs need the runtime; py3 runs only the decoding of test inputs (to_py3)
+    _import_lang_only("runtime" if config["dialect"] == "py4" else "runtime_dict")
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
     new_globals = new_globals_factory(config["dialect"])
@@ -118,8 +118,8 @@ def main(config: dict) -> None:
     Supervisor(config, caps, new_globals, to_py4).serve()
 
 
-def _import_runtime_only() -> None:
-    """Import ``py4.lang.runtime`` without the package's ``__init__`` (the compiler).
+def _import_lang_only(module: str) -> None:
+    """Import ``py4.lang.<module>`` without the package's ``__init__`` (the compiler).
 
     Runs never compile: the worker needs only the runtime, and every module it does
     not load is memory that each run's fork would otherwise have to map.
@@ -134,7 +134,7 @@ def _import_runtime_only() -> None:
     package.__path__ = list(spec.submodule_search_locations)
     package.__spec__, package.__package__ = spec, "py4.lang"
     sys.modules.setdefault("py4.lang", package)
-    importlib.import_module("py4.lang.runtime")
+    importlib.import_module(f"py4.lang.{module}")
 
 
 def _to_py4(dialect: str):
@@ -142,7 +142,9 @@ def _to_py4(dialect: str):
         from py4.lang.runtime import to_py4
 
         return to_py4
-    return lambda value: value
+    from py4.lang.runtime_dict import to_py3
+
+    return to_py3
 
 
 def _wait_for_supervisor(pid: int, handoff_fd: int, sweep: bool) -> None:

@@ -72,17 +72,33 @@ def _make_dict(items: dict) -> Dict:
     return Dict(items)
 
 
+# Test inputs travel as JSON, which has no tuple: a tuple is the object {TUPLE_KEY: [items]}.
+TUPLE_KEY = "__tuple__"
+
+
 def to_py4(value):
     """`value` with every plain dict inside lists, tuples and dicts made a `Dict`.
 
-    For data that enters Python-4 code from outside (test inputs parsed from JSON).
-    Other values are returned as they are; containers are rebuilt, not mutated.
+    For data that enters Python-4 code from outside (test inputs parsed from JSON): a
+    `{TUPLE_KEY: [...]}` object becomes a tuple. Other values are returned as they are;
+    containers are rebuilt, not mutated.
     """
+    return _from_test_json(value, Dict)
+
+
+def to_py3(value):
+    """Test inputs parsed from JSON as Python 3 code receives them (tuples restored)."""
+    return _from_test_json(value, _py3_dict)
+
+
+def _from_test_json(value, make_dict):
     kind = type(value)
     if kind is _py3_dict or kind is Dict:
-        return Dict({key: to_py4(item) for key, item in _py3_dict.items(value)})
+        if len(value) == 1 and TUPLE_KEY in value and type(value[TUPLE_KEY]) is list:
+            return tuple(_from_test_json(item, make_dict) for item in value[TUPLE_KEY])
+        return make_dict({key: _from_test_json(item, make_dict) for key, item in _py3_dict.items(value)})
     if kind is list:
-        return [to_py4(item) for item in value]
+        return [_from_test_json(item, make_dict) for item in value]
     if kind is tuple:
-        return tuple(to_py4(item) for item in value)
+        return tuple(_from_test_json(item, make_dict) for item in value)
     return value

@@ -7,7 +7,6 @@ solution is checked against those outputs later, under Boa (``py4 problems valid
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
@@ -15,10 +14,12 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from py4.lang.runtime_dict import TUPLE_KEY, to_py3
 from py4.problems.family import Call, Family, FamilyError, Variant
 from py4.problems.schema import CANARY, Problem, TestCase
 
-__all__ = ["GeneratedProblem", "generate_family", "run_reference", "load_reference", "to_json_value", "PROMPT_TEMPLATE"]
+__all__ = ["GeneratedProblem", "generate_family", "run_reference", "load_reference", "to_json_value",
+           "to_test_value", "PROMPT_TEMPLATE"]
 
 PROMPT_TEMPLATE = "{task}\n\nWrite it in Python-4. Signature:\n\n    {signature}\n"
 
@@ -71,6 +72,20 @@ def to_json_value(value: Any, where: str = "value") -> Any:
     Raises FamilyError for values JSON cannot carry faithfully: non-str dict keys,
     NaN/inf, sets, objects.
     """
+    return _json_form(value, where, keep_tuples=False)
+
+
+def to_test_value(value: Any, where: str = "value") -> Any:
+    """The JSON form of a test *input*: as `to_json_value`, but a tuple stays a tuple
+    (`{TUPLE_KEY: [...]}`, restored by `to_py3`/`to_py4` where the program receives it),
+    so code that hashes, concatenates or type-checks its tuple argument behaves the same.
+
+    Raises FamilyError as `to_json_value` does.
+    """
+    return _json_form(value, where, keep_tuples=True)
+
+
+def _json_form(value: Any, where: str, keep_tuples: bool) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -80,12 +95,15 @@ def to_json_value(value: Any, where: str = "value") -> Any:
             raise FamilyError(f"{where}: non-finite float {value!r} is not JSON")
         return value
     if isinstance(value, (list, tuple)):
-        return [to_json_value(x, where) for x in value]
+        items = [_json_form(x, where, keep_tuples) for x in value]
+        return {TUPLE_KEY: items} if keep_tuples and isinstance(value, tuple) else items
     if isinstance(value, dict):
         bad = [k for k in value if not isinstance(k, str)]
         if bad:
             raise FamilyError(f"{where}: dict keys must be str for JSON, got {bad[:3]!r}")
-        return {k: to_json_value(v, where) for k, v in value.items()}
+        if keep_tuples and list(value) == [TUPLE_KEY]:
+            raise FamilyError(f"{where}: a dict whose only key is {TUPLE_KEY!r} stands for a tuple")
+        return {k: _json_form(v, where, keep_tuples) for k, v in value.items()}
     raise FamilyError(f"{where}: {type(value).__name__} is not a JSON value")
 
 
@@ -112,7 +130,7 @@ def run_reference(reference: str | Any, entry_point: str, call: Call) -> Any:
     load, raises, or returns a non-JSON value.
     """
     fn = load_reference(reference, entry_point) if isinstance(reference, str) else reference
-    args, kwargs = copy.deepcopy(call.args), copy.deepcopy(call.kwargs)
+    args, kwargs = to_py3(call.args), to_py3(call.kwargs)  # fresh copies, tuples restored
     try:
         result = fn(*args, **kwargs)
     except Exception as exc:

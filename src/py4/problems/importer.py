@@ -7,7 +7,11 @@ discriminative: the fully migrated reference certifies, and for at least one non
 rule R the reference migrated without R's fixer fails certification. Kept problems
 target exactly those rules, carry provenance (source, task id) and go to split
 `imported`. A migrated gold that still calls `py3_*` helpers is kept but marked
-``provenance["gold_idiomatic"] = False``: it is not gold until rewritten.
+``provenance["gold_idiomatic"] = False``: it is no training target (the EFT builder skips
+it) until rewritten. Test inputs keep their tuples (``to_test_value``); the reference is
+checked with certification's own equality (``values_equal``), so a problem kept here is
+judged the same way by Boa; an entry point the migrator renamed (a builtin's name) is
+renamed in the problem too.
 
 At campaign scale the same code reads the Hub datasets (``load_hub_records``).
 """
@@ -22,8 +26,8 @@ from typing import Any, Iterable
 
 from py4.errors import Py4Error
 from py4.problems.family import Call, FamilyError
-from py4.problems.generate import load_reference, run_reference, to_json_value
-from py4.problems.schema import CANARY, Problem, TestCase
+from py4.problems.generate import load_reference, run_reference, to_json_value, to_test_value
+from py4.problems.schema import CANARY, Problem, TestCase, gold_is_idiomatic
 
 __all__ = ["ProblemImportError", "parse_assert", "records_to_candidates", "import_records", "import_file", "import_hub",
            "load_hub_records"]
@@ -59,7 +63,7 @@ def parse_assert(statement: ast.stmt, callee: str | None) -> tuple[str, Call, An
     except (ValueError, TypeError, SyntaxError):
         return "arguments or expected value are not literals"
     try:
-        call = Call(to_json_value(args), to_json_value(kwargs))
+        call = Call(to_test_value(args), to_test_value(kwargs))
         expected = to_json_value(expected)
     except FamilyError as exc:
         return f"not JSON-representable ({exc})"
@@ -110,10 +114,12 @@ def records_to_candidates(records: Iterable[dict], fmt: str) -> tuple[list[dict]
 
 
 def _reference_passes(cand: dict) -> str | None:
+    from py4.boa.certify import values_equal  # the rule certification judges by
+
     try:
         fn = load_reference(cand["reference"], cand["entry_point"])
         for call, expected in cand["tests"]:
-            if run_reference(fn, cand["entry_point"], call) != expected:
+            if not values_equal(expected, run_reference(fn, cand["entry_point"], call)):
                 return "reference fails its own test"
     except FamilyError as exc:
         return f"reference does not run: {exc}"
@@ -132,7 +138,7 @@ def _problem(cand: dict, fmt: str, gold: str, rules: list[str]) -> Problem:
                    rules=rules, split="imported", gold=gold, reference_py3=cand["reference"], difficulty=2,
                    provenance={"source": fmt, "task_id": cand["task_id"],
                                "skipped_asserts": len(cand["skipped_asserts"]),
-                               "gold_idiomatic": "py3_" not in gold},
+                               "gold_idiomatic": gold_is_idiomatic(gold)},
                    canary=CANARY, bank_version="imported")
 
 
@@ -155,6 +161,8 @@ def import_records(records: Iterable[dict], fmt: str, workers: int | None = None
             if why is not None:
                 skips.append({"task_id": cand["task_id"], "reason": why})
                 continue
+            # a builtin's name is Python-4's: the migrator renamed the function (`count_`)
+            cand = {**cand, "entry_point": full.module_renames.get(cand["entry_point"], cand["entry_point"])}
             violated = [r for r in full.rules_violated if r in _NON_CORE]
             probe = _problem(cand, fmt, full.source, violated or ["P4-06"])
             jobs = [full.source] + [migrate(cand["reference"], skip_rules={r}).source for r in violated]

@@ -26,6 +26,20 @@ CANARY = "PY4-BANK-CANARY 7f3c2a9e-1d4b-4e8a-9c61-python4-problem-bank"
 _RULE_ID = re.compile(r"^P4-\d\d$")
 
 
+_MIGRATION_HELPER = re.compile(r"\bpy3_\w+")
+
+
+def migration_helper_in(gold: str) -> str | None:
+    """The first `py3_*` migration helper `gold` calls, or None."""
+    found = _MIGRATION_HELPER.search(gold)
+    return found.group() if found else None
+
+
+def gold_is_idiomatic(gold: str) -> bool:
+    """Whether a gold solution is Python-4 to learn from: no `py3_*` migration helper."""
+    return migration_helper_in(gold) is None
+
+
 class TestCase(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
     __test__ = False  # not a pytest class

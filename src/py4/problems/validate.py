@@ -13,7 +13,6 @@ sizes / rule coverage the study needs.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 from py4.problems.family import FamilyError
 from py4.problems.generate import Call, load_reference, run_reference
-from py4.problems.schema import CANARY, Problem
+from py4.problems.schema import CANARY, Problem, migration_helper_in
 from py4.problems.splits import TEST_SPLITS, TRAINING_SPLITS
 
 __all__ = ["ValidationReport", "validate_problems", "HELD_IN_SPLITS", "UNEXERCISABLE_LINTS", "COVERAGE_MINIMA"]
@@ -33,7 +32,6 @@ UNEXERCISABLE_LINTS = frozenset({"P4-25", "P4-29"})
 NON_CORE = frozenset(f"P4-{n:02d}" for n in range(6, 31))
 COVERAGE_MINIMA = {"problems": 3000, "families": 120, "per_rule": 40, "eft_pool": 1100, "grpo": 512,
                    "test_heldin": 250, "test_heldout": 250, "eft_large": 1843}
-_PY3_HELPER = re.compile(r"\bpy3_\w+")
 
 
 @dataclass
@@ -74,8 +72,8 @@ def _static_gates(problems: list[Problem], report: ValidationReport) -> None:
             report.fail(p, "canary", "canary missing or altered")
         if not set(p.rules) & NON_CORE:
             report.fail(p, "targets_non_core", f"rules {p.rules} include no non-core rule")
-        if _PY3_HELPER.search(p.gold):
-            report.fail(p, "gold_idiomatic", f"gold calls a migration helper ({_PY3_HELPER.search(p.gold).group()})")
+        if (helper := migration_helper_in(p.gold)) is not None:
+            report.fail(p, "gold_idiomatic", f"gold calls a migration helper ({helper})")
     split_families = defaultdict(set)
     for p in problems:
         split_families[p.split].add(p.family)

@@ -178,10 +178,12 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
     from py4.boa.certify import certify_many
     from py4.boa.executor import Executor
     from py4.lang import compile_py4
+    from py4.problems.schema import gold_is_idiomatic
 
     order = list(problems)
     rng.shuffle(order)
-    rows, skipped = [], {"held_out_rule": 0, "uncertified": 0, "no_gold": 0, "too_long": 0}
+    rows, skipped = [], {"held_out_rule": 0, "uncertified": 0, "no_gold": 0, "too_long": 0,
+                         "not_idiomatic": 0}
     candidates = []
     for problem in order:
         if not problem.gold:
@@ -189,6 +191,9 @@ def select_gold(problems: list, count: int, held_out: set[str], allow_held_out: 
             continue
         if max_chars is not None and len(problem.gold) > max_chars:
             skipped["too_long"] += 1
+            continue
+        if not gold_is_idiomatic(problem.gold):  # a migration helper is no Python-4 to learn
+            skipped["not_idiomatic"] += 1
             continue
         rules = set(compile_py4(problem.gold).rules_exercised)
         if rules & held_out and not allow_held_out:

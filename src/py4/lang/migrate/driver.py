@@ -121,7 +121,9 @@ def _run(source: str, tree: ast.Module, enabled: frozenset[str],
         return MigrationResult(source, [], [CannotConvert(1, 0, f"internal migrator conflict: {exc}")])
     hits = sorted(set(ctx.hits), key=lambda h: (h.line, h.col, h.rule))
     cannot = sorted(set(ctx.cannot), key=lambda c: (c.line, c.col, c.reason))
-    return MigrationResult(text, hits, cannot)
+    module = id(ctx.scopes.module)
+    renamed = {name: new for (owner, name), new in ctx.renames.items() if owner == module}
+    return MigrationResult(text, hits, cannot, renamed)
 
 
 def _migrate_fragment(text: str, scope, outer: Context) -> tuple[str, list, list]:

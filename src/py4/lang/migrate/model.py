@@ -32,6 +32,8 @@ class MigrationResult:
     source: str
     rules_applied: list[RuleHit] = field(default_factory=list)
     cannot_convert: list[CannotConvert] = field(default_factory=list)
+    # Module-level names the migrator renamed (a builtin's name such as `count` → `count_`).
+    module_renames: dict[str, str] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
