@@ -136,7 +136,7 @@ def test_import_checks_the_allow_list_again_at_run_time():
         py4_import("mar" + "shal")
     with pytest.raises(ImportError, match="no known parent package"):
         py4_import("sibling", level=1)
-    assert py4_import("json") is json
+    assert py4_import("json").loads is json.loads  # a view of the module
 
 
 def test_operator_and_string_views_reach_no_dunder():
@@ -206,10 +206,16 @@ GATE_PROGRAMS = {
 HONEST = ("dataclass", "namedtuple", "typed_namedtuple", "enum", "lazy_import", "literal_eval",
           "asyncio", "new_hook")
 
+# The gate is the second layer: these programs reach what the capability set refuses
+# (sys.modules, private members, modules outside it) as if the analyser and the runtime's
+# module views had missed it, so the runner switches those checks off first.
 GATE_RUNNER = """
 import contextlib, io, json, sys, types
-from py4.lang import code_gate, compile_py4
+from py4.lang import analyze, code_gate, compile_py4, runtime_builtins
 from py4.lang.runtime import new_globals
+analyze.module_refusal = runtime_builtins.module_refusal = lambda name: None
+analyze.member_refusal = lambda module, name: None
+runtime_builtins.module_view = lambda module: module
 functions = {}
 for name, source in json.loads(sys.argv[1]).items():
     compiled = compile_py4(source, "<py4>")

@@ -44,6 +44,16 @@ def sandbox():
 
 
 @pytest.fixture(scope="session")
+def python3_sandbox(sandbox):
+    """The same layers attacked by plain Python 3. Python-4 programs cannot load ctypes,
+    walk the heap with gc, reach `sys.modules` or start programs (the capability set,
+    test_security_dynamic_code.py); the layers below must still hold for whatever code a
+    run manages to execute."""
+    with Executor(workers=1, timeout_s=1.0, output_cap=2048, dialect="python3") as executor:
+        yield executor
+
+
+@pytest.fixture(scope="session")
 def marker_problem() -> Problem:
     """A problem whose expected output is a number no honest program returns."""
     return Problem(id="security/marker", family="security", title="marker", prompt="return 1",

@@ -25,6 +25,15 @@ def _certify(sandbox, problem, source):
     return cert
 
 
+def _certify_python3(executor, problem, source):
+    """The attack as plain Python 3: a Python-4 program cannot reach `sys.modules`, frames
+    or gc (the capability set refuses it at compile time); the grader must hold for any
+    code a run executes."""
+    cert = certify(problem, source, executor=executor)
+    assert cert.compiled, cert.diagnostics
+    return cert
+
+
 def test_control_honest_solution_certifies(sandbox, marker_problem):
     cert = _certify(sandbox, marker_problem, HONEST)
     assert cert.certified and cert.tests_passed == 2, cert
@@ -86,14 +95,14 @@ def test_nan_never_equals(sandbox):
     assert not cert.certified
 
 
-def test_monkeypatched_builtins_and_json(sandbox, marker_problem):
-    source = ("use sys\nuse json\nlet builtins = sys.modules['builtins']\n"
-              "builtins.isinstance = fun *a: true\n"
-              "builtins.repr = fun *a: '987654321012'\n"
-              "json.dumps = fun *a, **k: '987654321012'\n"
-              "json.loads = fun *a, **k: 987654321012\n"
-              "fn solve(x: int) -> int:\n    return 0\n")
-    cert = _certify(sandbox, marker_problem, source)
+def test_monkeypatched_builtins_and_json(python3_sandbox, marker_problem):
+    source = ("import sys, json\nbuiltins = sys.modules['builtins']\n"
+              "builtins.isinstance = lambda *a: True\n"
+              "builtins.repr = lambda *a: '987654321012'\n"
+              "json.dumps = lambda *a, **k: '987654321012'\n"
+              "json.loads = lambda *a, **k: 987654321012\n"
+              "def solve(x):\n    return 0\n")
+    cert = _certify_python3(python3_sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
 
 
@@ -104,36 +113,35 @@ def test_filterwarnings_cannot_hide_a_warning(sandbox, marker_problem):
     assert cert.tests_passed == 2 and cert.warnings and not cert.certified
 
 
-def test_reading_expected_through_frames(sandbox, marker_problem):
-    # The real getattr (Python-4's refuses frame attributes, and so does the analyser).
-    source = ("use sys\nlet peek = sys.modules['builtins'].getattr\n"
-              "fn scan(value: object, depth: int) -> int:\n"
+def test_reading_expected_through_frames(python3_sandbox, marker_problem):
+    source = ("import sys\n"
+              "def scan(value, depth):\n"
               "    if depth > 3:\n        return 0\n"
               "    if isinstance(value, int) and value > 10 ** 11:\n        return value\n"
               "    if isinstance(value, (list, tuple)):\n"
               "        for item in value:\n"
-              "            let hit = scan(item, depth + 1)\n"
+              "            hit = scan(item, depth + 1)\n"
               "            if hit:\n                return hit\n"
               "    if isinstance(value, dict):\n"
               "        for key, item in value.items():\n"
-              "            let hit = scan(item, depth + 1)\n"
+              "            hit = scan(item, depth + 1)\n"
               "            if hit:\n                return hit\n"
               "    return 0\n"
-              "fn solve(x: int) -> int:\n"
-              "    let frame = sys._getframe()\n"
-              "    while frame is not nil:\n"
-              "        for name, value in peek(frame, 'f_locals').items():\n"
-              "            let hit = scan(value, 0)\n"
+              "def solve(x):\n"
+              "    frame = sys._getframe()\n"
+              "    while frame is not None:\n"
+              "        for name, value in frame.f_locals.items():\n"
+              "            hit = scan(value, 0)\n"
               "            if hit:\n                return hit\n"
-              "        frame = peek(frame, 'f_back')\n"
+              "        frame = frame.f_back\n"
               "    return 0\n")
-    cert = _certify(sandbox, marker_problem, source)
+    cert = _certify_python3(python3_sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
 
 
-def test_reading_expected_through_gc(sandbox, marker_problem):
-    source = ("use gc\n"
-              "fn solve(x: int) -> int:\n"
+def test_reading_expected_through_gc(python3_sandbox, marker_problem):
+    source = ("import gc\n"
+              "def solve(x):\n"
               "    for obj in gc.get_objects():\n"
               "        if isinstance(obj, dict):\n"
               "            for key, value in obj.items():\n"
@@ -142,7 +150,7 @@ def test_reading_expected_through_gc(sandbox, marker_problem):
               "        if isinstance(obj, str) and '987654321' in obj:\n"
               "            return int(obj)\n"
               "    return 0\n")
-    cert = _certify(sandbox, marker_problem, source)
+    cert = _certify_python3(python3_sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
 
 
@@ -167,19 +175,19 @@ def test_forged_frames_on_every_descriptor(sandbox, marker_problem):
     assert not cert.certified and cert.tests_passed == 0
 
 
-def test_forged_frames_with_the_harness_channel(sandbox, marker_problem):
+def test_forged_frames_with_the_harness_channel(python3_sandbox, marker_problem):
     # Find the harness's own channel object (and its token) in memory and use it: the
     # program can still only claim values, and it does not know the expected ones.
-    source = ("use gc\nuse os\n"
-              "let chans = [o for o in gc.get_objects() if type(o).__name__ == 'Channel']\n"
+    source = ("import gc, os\n"
+              "chans = [o for o in gc.get_objects() if type(o).__name__ == 'Channel']\n"
               "for chan in chans:\n"
               "    chan.send({'k': 'start', 'i': 0})\n"
               "    chan.send({'k': 'result', 'i': 0, 'v': '0'})\n"
               "    chan.send({'k': 'start', 'i': 1})\n"
               "    chan.send({'k': 'result', 'i': 1, 'v': '0'})\n"
               "    chan.send({'k': 'done'})\n"
-              "fn solve(x: int) -> int:\n    return 0\n")
-    cert = _certify(sandbox, marker_problem, source)
+              "def solve(x):\n    return 0\n")
+    cert = _certify_python3(python3_sandbox, marker_problem, source)
     assert not cert.certified and cert.tests_passed == 0
 
 

@@ -11,22 +11,12 @@ from pathlib import Path
 import pytest
 
 import py4.problems.schema
-from py4.boa.executor import Executor
 from security_fixtures import SECRET_ENV, SECRET_VALUE
 
 pytestmark = pytest.mark.security
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = Path(py4.problems.schema.__file__).resolve()
-
-
-@pytest.fixture(scope="module")
-def python3_sandbox(sandbox):
-    """The same layers attacked by plain Python 3. Python-4 programs can no longer load
-    ctypes, reach `__subclasses__` or start programs (test_security_dynamic_code.py); the
-    layers below must still hold for whatever code a run manages to execute."""
-    with Executor(workers=1, timeout_s=1.0, output_cap=2048, dialect="python3") as executor:
-        yield executor
 
 
 def _python3_serves_next(executor) -> None:
@@ -224,14 +214,14 @@ def test_subclasses_escape_reaches_nothing(python3_sandbox):
     _python3_serves_next(python3_sandbox)
 
 
-def test_sys_modules_os_reaches_nothing(sandbox):
-    program = ("use sys\nlet os = sys.modules['os']\n"
+def test_sys_modules_os_reaches_nothing(python3_sandbox):
+    program = ("import sys\nos = sys.modules['os']\n"
                f"print(os.path.exists({str(REPO)!r}), os.getuid() == 0, sorted(os.listdir('/')))\n")
-    result = sandbox.run(program)
+    result = python3_sandbox.run(program)
     assert result.status == "ok"
     assert result.stdout.startswith("False False")
     assert "'work'" not in result.stdout and "'home'" not in result.stdout
-    sandbox.assert_serves_next()
+    _python3_serves_next(python3_sandbox)
 
 
 def test_ptrace_refused(python3_sandbox):

@@ -32,7 +32,7 @@ from typing import Literal
 from py4.lang.diagnostics import MessageKind
 from py4.lang.exercised import EXERCISED_BY, rules_for_tags  # noqa: F401 - re-exported
 from py4.lang.internals import (
-    DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, module_refusal,
+    DYNAMIC_CODE_BUILTINS, REFUSED_NAMES, attribute_refused, member_refusal, module_refusal,
 )
 from py4.lang.limits import MAX_CALL_ARGUMENTS, MAX_CODE_OBJECTS, MAX_PATTERN_CAPTURES
 from py4.lang.positions import node_start
@@ -145,6 +145,9 @@ class Py4Analyzer(FastVisitor):
         self.bound: set[str] = set()  # every name the program binds, in any scope
         self.dynamic_loads: list[ast.Name] = []  # `exec` & co. read (refused unless bound)
         self.code_objects = 0  # functions, lambdas, classes, comprehensions (limits.py)
+        # Names bound by `use` (in any scope) -> the module's dotted name, so that
+        # `sys.modules` or `typing._GenericAlias` is refused where it is written.
+        self.module_names: dict[str, str] = {}
         self.first_code_object_over: ast.AST | None = None
 
     # -- bookkeeping -------------------------------------------------------------
@@ -359,7 +362,9 @@ class Py4Analyzer(FastVisitor):
         self.tags.add("use")
         for alias in node.names:
             self._check_module(alias.name, node)
-            self.declare(alias.asname or alias.name.split(".")[0], node)
+            bound = alias.asname or alias.name.split(".")[0]
+            self.module_names[bound] = alias.name if alias.asname else bound
+            self.declare(bound, node)
 
     def _check_module(self, name: str, node: ast.AST) -> None:
         why = module_refusal(name)
@@ -373,6 +378,8 @@ class Py4Analyzer(FastVisitor):
         for alias in node.names:
             if attribute_refused(alias.name):  # `from json use __builtins__` reads an attribute
                 self.report("internal_attribute", node, name=alias.name)
+            elif node.level == 0 and node.module and member_refusal(node.module, alias.name):
+                self.report("internal_attribute", node, name=f"{node.module}.{alias.name}")
             if alias.name != "*":
                 self.declare(alias.asname or alias.name, node)
 
@@ -646,11 +653,25 @@ class Py4Analyzer(FastVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if attribute_refused(node.attr):
             self.report("internal_attribute", node, name=node.attr)
+        elif self.module_names:
+            module = self._module_of(node.value)
+            if module is not None and member_refusal(module, node.attr):
+                self.report("internal_attribute", node, name=f"{module}.{node.attr}")
         if node.attr in _STRIP_NAMES:
             self.tags.add("trim_strip_attr")
             if isinstance(node.ctx, ast.Load):
                 self.site(node)
         self.generic_visit(node)
+
+    def _module_of(self, node: ast.AST) -> str | None:
+        """The dotted module name an expression written as `m` or `m.sub` stands for,
+        when `m` was bound by `use` (else None)."""
+        if node.__class__ is ast.Name:
+            return self.module_names.get(node.id)
+        if node.__class__ is ast.Attribute:
+            module = self._module_of(node.value)
+            return None if module is None else f"{module}.{node.attr}"
+        return None
 
     def visit_Starred(self, node: ast.Starred) -> None:
         if isinstance(node.ctx, ast.Load):

@@ -13,11 +13,22 @@ module says which of those a program may not name:
 - ``REFUSED_NAMES``: names that lead to the runtime's own tables;
 - ``attribute_refused(name)``: dunder attributes outside a short list of the data
   model's ordinary ones, and the attributes that reach frames and code objects;
-- ``module_refusal(name)``: why ``use name`` is refused (None when it is allowed): the
-  modules of ``DENIED_MODULES`` and the interpreter's private ``_modules`` (``_imp``,
-  ``_posixsubprocess``, ``_pickle``, …). Other modules are allowed by name; a module the
-  program wrote itself cannot load in Boa all the same, since the code gate lets the
-  import system compile or unmarshal only files of the interpreter's library.
+- ``module_refusal(name)``: why ``use name`` is refused (None when it is allowed). The
+  modules a program may use are a closed, stated set (``ALLOWED_MODULES``: what the
+  bank's gold solutions, the docs' examples and a reasonable solver need); every other
+  module is refused, with the reason: it makes, loads or runs code (``DENIED_MODULES``),
+  it is private to the interpreter (``_imp``, ``_posixsubprocess``), or it is outside
+  the capability set (``gc``, ``weakref``, ``threading``, ``inspect``, ``ctypes``, …);
+- ``member_refusal(module, name)``: why ``module.name`` is refused: a module's private
+  names (``typing._GenericAlias``, ``dataclasses._create_fn``) and the public ones that
+  reach the interpreter's internals (``MODULE_INTERNALS``: ``sys.modules``,
+  ``sys.settrace``, ``typing.ForwardRef``, …).
+
+The analyser checks these at compile time; the runtime's ``use`` hands a program a *view*
+of each module (runtime_builtins.py) that holds none of the refused members and no module
+outside the set (``dataclasses.inspect``, ``os.sys.modules``), so a computed name finds
+nothing more. The code gate (code_gate.py) is the last line: whatever a program reaches,
+no code Boa has not compiled can be made in its process.
 
 Imported by the workers' runtime: standard library only, nothing heavy.
 """
@@ -74,6 +85,44 @@ DENIED_MODULES = frozenset({
 })
 ALLOWED_PRIVATE_MODULES = frozenset({"__future__"})
 
+# The modules a Python-4 program may use (exact dotted names: a submodule is allowed only
+# when listed). Derived from what the bank's gold solutions use (bisect, collections,
+# heapq, itertools, math, statistics, string), the docs' examples (json, functools,
+# asyncio, os), the migrator's HumanEval-style programs (typing), and what a solver of
+# such problems reasonably reaches for: numbers, text, data structures, dates, hashing,
+# plus the system modules the sandbox itself confines (os, sys, time, io, tempfile, …).
+# Not in it: the garbage collector (gc), weak references (weakref: finalize calls any
+# callable from a library frame), threads (threading, _thread), introspection (inspect,
+# types, dis), foreign functions (ctypes), and every module of DENIED_MODULES.
+ALLOWED_MODULES = frozenset({
+    "__future__", "abc", "array", "asyncio", "base64", "binascii", "bisect", "calendar",
+    "cmath", "collections", "collections.abc", "colorsys", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "difflib", "enum", "errno", "fnmatch",
+    "fractions", "functools", "graphlib", "hashlib", "heapq", "hmac", "html", "io",
+    "ipaddress", "itertools", "json", "keyword", "math", "numbers", "operator", "os",
+    "os.path", "pathlib", "pprint", "queue", "random", "re", "reprlib", "secrets",
+    "shlex", "shutil", "signal", "socket", "stat", "statistics", "string", "struct",
+    "sys", "tempfile", "textwrap", "time", "typing", "unicodedata", "uuid", "warnings",
+    "zipfile", "zlib",
+})
+
+# Public members of allowed modules that reach the interpreter's internals: the table of
+# loaded modules (every module's globals, the real builtins), tracing and audit hooks
+# (a hook runs code at every event), the import system's hooks, the last traceback (its
+# frames), and typing's ForwardRef (it compiles the text it is given).
+MODULE_INTERNALS = {
+    "sys": frozenset({
+        "modules", "settrace", "setprofile", "gettrace", "getprofile", "addaudithook",
+        "audit", "meta_path", "path_hooks", "path_importer_cache", "excepthook",
+        "displayhook", "breakpointhook", "unraisablehook", "call_tracing", "exc_info",
+        "exception", "last_traceback", "last_type", "last_value", "getrefcount",
+        "setswitchinterval", "activate_stack_trampoline",
+    }),
+    "typing": frozenset({"ForwardRef"}),
+}
+# Private-looking names that are a module's documented interface.
+PUBLIC_PRIVATE_MEMBERS = {"os": frozenset({"_exit"})}
+
 
 def is_dunder(name: str) -> bool:
     return len(name) > 4 and name[:2] == "__" and name[-2:] == "__"
@@ -88,9 +137,20 @@ def attribute_refused(name: str) -> bool:
 
 def module_refusal(name: str) -> str | None:
     """Why a program may not ``use`` module ``name`` (dotted), or None when it may."""
+    if name in ALLOWED_MODULES:
+        return None
     top = name.partition(".")[0]
     if top in DENIED_MODULES:
         return "it makes, loads or runs code that Boa has not compiled"
     if top[:1] == "_" and top not in ALLOWED_PRIVATE_MODULES:
         return "it is private to the interpreter"
+    return "it is outside Python-4's capability set (docs/python4.md, \"Dynamic code\")"
+
+
+def member_refusal(module: str, name: str) -> str | None:
+    """Why a program may not reach ``name`` of module ``module`` (dotted), or None."""
+    if name[:1] == "_" and not is_dunder(name) and name not in PUBLIC_PRIVATE_MEMBERS.get(module, ()):
+        return "it is private to the module"
+    if name in MODULE_INTERNALS.get(module, ()):
+        return "it reaches the interpreter's internals"
     return None

@@ -14,8 +14,12 @@ computed name are guarded versions (see internals.py for what is refused):
   analyser refuses (a module's ``__builtins__`` is the real builtins;
   ``vars(type)["__subclasses__"]``);
 - ``__import__`` (what ``use`` calls) refuses the modules the analyser refuses, and hands
-  out *views* of the modules whose public functions reach attributes by name
-  (``operator.attrgetter``/``methodcaller``, ``string.Formatter``) with guarded versions.
+  out a *view* of each module it allows: a module object of the module's own, holding its
+  public names less the members the analyser refuses (``sys.modules``, private names), with
+  every module it holds replaced by that module's view or left out when the module is
+  outside the capability set (``dataclasses.inspect``); ``operator.attrgetter``/``methodcaller``
+  and ``string.Formatter``, which reach attributes by name, are guarded versions.
+  Setting an attribute of a view sets it on the module too (``sys.stdout = …``).
 
 These guards are the first run-time line; the last is the code gate (code_gate.py),
 which Boa installs in every run process.
@@ -30,7 +34,7 @@ import sys as _sys
 import types as _types
 from _string import formatter_field_name_split as _split_field
 
-from py4.lang.internals import attribute_refused, module_refusal
+from py4.lang.internals import attribute_refused, is_dunder, member_refusal, module_refusal
 
 _real_getattr, _real_import = _builtins.getattr, _builtins.__import__
 _str_value = str.__str__
@@ -120,7 +124,7 @@ def py4_import(name, globals=None, locals=None, fromlist=(), level=0):
     if why is not None:
         raise ImportError(f"module `{name}` is not available to Python-4 programs: {why}", name=name)
     module = _real_import(name, globals, locals, fromlist, 0)
-    return _VIEWS.get(module.__name__, module)
+    return module_view(module)
 
 
 # ----------------------------------------------------------------------------- module views
@@ -158,21 +162,64 @@ class Formatter(_string.Formatter):
         return obj, first
 
 
-def _view(module: _types.ModuleType, replacements: dict) -> _types.ModuleType:
-    """A copy of ``module``'s public namespace (no `__builtins__`), some names replaced."""
-    view = _types.ModuleType(module.__name__, module.__doc__)
-    view.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
-    names = getattr(module, "__all__", None)
-    if names is not None:
-        view.__dict__["__all__"] = list(names)
-    view.__dict__.update(replacements)
-    return view
+class ModuleView(_types.ModuleType):
+    """What ``use`` binds: see the module doc. A miss names what is refused."""
+
+    def __setattr__(self, name, value):
+        real = _REAL_MODULES.get(self.__name__)
+        if real is not None and not (isinstance(name, str) and (
+                attribute_refused(name) or member_refusal(self.__name__, name))):
+            setattr(real, name, value)
+        _types.ModuleType.__setattr__(self, name, value)
 
 
-_VIEWS = {
-    "operator": _view(_operator, {"attrgetter": attrgetter, "methodcaller": methodcaller}),
-    "string": _view(_string, {"Formatter": Formatter}),
+_REAL_MODULES: dict[str, _types.ModuleType] = {}
+_VIEWS: dict[str, tuple[int, ModuleView]] = {}  # name -> (size of its namespace, view)
+_REPLACEMENTS: dict[str, dict[str, object]] = {
+    "operator": {"attrgetter": attrgetter, "methodcaller": methodcaller},
+    "string": {"Formatter": Formatter},
 }
+
+
+def _missing(module_name: str):
+    def __getattr__(name):
+        why = member_refusal(module_name, name) if isinstance(name, str) else None
+        if why is None:
+            why = "it is not available to Python-4 programs"
+            raise AttributeError(f"module `{module_name}` has no attribute `{name}` that Python-4 "
+                                 f"programs may use", name=name)
+        raise AttributeError(f"`{module_name}.{name}` is not available to Python-4 programs: {why}",
+                             name=name)
+    return __getattr__
+
+
+def module_view(module: _types.ModuleType) -> _types.ModuleType:
+    """The view of ``module`` (made once per module and process, again when the module's
+    namespace has grown, e.g. by a submodule imported since)."""
+    name = module.__name__
+    namespace = vars(module)
+    cached = _VIEWS.get(name)
+    if cached is not None and cached[0] == len(namespace):
+        return cached[1]
+    view = ModuleView(name, module.__doc__)
+    _VIEWS[name] = (len(namespace), view)  # before the members: modules refer to each other
+    _REAL_MODULES[name] = module
+    members: dict[str, object] = {}
+    for key, value in list(namespace.items()):
+        if not isinstance(key, str) or is_dunder(key) or member_refusal(name, key):
+            continue
+        if isinstance(value, _types.ModuleType):
+            if module_refusal(value.__name__) and module_refusal(f"{name}.{key}"):
+                continue  # (os.path is posixpath: allowed by the name a program uses)
+            value = module_view(value)
+        members[key] = value
+    members.update(_REPLACEMENTS.get(name, {}))
+    names = namespace.get("__all__")
+    if isinstance(names, (list, tuple)):
+        members["__all__"] = [n for n in names if n in members]
+    members["__getattr__"] = _missing(name)
+    view.__dict__.update(members)
+    return view
 
 
 # ----------------------------------------------------------------------------- the table
