@@ -52,11 +52,13 @@ _campaign_app.command("rehearse")(rehearse)
 
 
 @app.command()
-def demo(out: str = typer.Option("campaign-out/smoke", help="where the smoke campaign writes its runs")) -> None:
-    """Run the smoke campaign end to end and print where the results are."""
+def demo(out: str = typer.Option("campaign-out/smoke", help="where the smoke campaign writes its runs"),
+         threads: str = typer.Option(None, "--threads", help="torch threads of each run (default: the cores free "
+                                                            "when it starts; 'torch': torch's own default)")) -> None:
+    """Run the smoke campaign end to end and print where the results are, and how long it took."""
     from py4.demo import run_demo
 
-    raise typer.Exit(run_demo(out))
+    raise typer.Exit(run_demo(out, threads=threads))
 
 
 def main() -> None:  # pragma: no cover - console-script entry point

@@ -39,41 +39,57 @@ def project_root(campaign: str = SMOKE_CAMPAIGN) -> Path:
                    "clone after `pip install -e .` (or `make demo`)")
 
 
-def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, progress: bool = True) -> int:
+def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, progress: bool = True,
+             threads: str | None = None) -> int:
     """Run `campaign` into `out` (finished runs are skipped); returns the exit status.
 
     0: every run done; 1: a run failed or was blocked; 2: a user error (printed as one line:
-    a campaign that cannot be found or is invalid).
+    a campaign that cannot be found or is invalid, another runner on `out`); 130 / 143: stopped
+    by Ctrl-C / SIGTERM (the runner has said what stopped and how to resume). ``threads``: the
+    runs' torch threads (`py4.threads`; None: the cores free when each run starts).
     """
+    import sys
+
+    from py4.campaign.cli import set_threads
+
+    t0 = time.monotonic()
     try:
+        set_threads(threads)
         root = project_root(campaign)
         out_dir = Path(out) if root == Path.cwd() else Path(out).resolve()  # relative to where we started
         with chdir(root):
-            return _run(str(out_dir), campaign, progress)
-    except Py4Error as exc:  # a ConfigError, a DagError
-        import sys
-
+            return _run(str(out_dir), campaign, progress, out, t0)
+    except Py4Error as exc:  # a ConfigError, a DagError, CampaignLocked
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        print(f"smoke campaign stopped after {duration(time.monotonic() - t0)}", file=sys.stderr)
+        return 143 if exc.args and exc.args[0] == "SIGTERM" else 130
 
 
-def _run(out: str, campaign: str, progress: bool) -> int:
+def duration(seconds: float) -> str:
+    """``5 min 8 s`` (``42 s`` under a minute)."""
+    s = int(round(seconds))
+    return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
+
+
+def _run(out: str, campaign: str, progress: bool, given_out: str, t0: float) -> int:
     from py4.campaign.dag import build_dag, check_dag
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
     from py4.campaign.spec import load_campaign
     from py4.report.results import write_results
 
-    t0 = time.monotonic()
     spec = load_campaign(campaign, [f"out_dir={out}"])
     nodes = build_dag(spec)
     check_dag(nodes)
-    summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"), progress=progress)
+    again = "make demo" if given_out == "campaign-out/smoke" else f"py4 demo --out {given_out}"
+    summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"), progress=progress,
+                           resume_hint=again)
     ledgers = write_ledgers(nodes, spec.out_dir, spec.name)
     reports = write_results(spec, Path(spec.out_dir) / "report", figures=True)
-    wall = time.monotonic() - t0
     print(f"\nsmoke campaign: ran {len(summary.ran)}, skipped {len(summary.skipped)} (already done), "
-          f"failed {len(summary.failed)}, blocked {len(summary.blocked)} in {wall:.0f} s")
+          f"failed {len(summary.failed)}, blocked {len(summary.blocked)} in {duration(time.monotonic() - t0)}")
     for p in [*ledgers, *reports]:
         print(f"  {p}")
     if summary.failed:

@@ -219,8 +219,12 @@ class HeldoutLossConfig(StrictModel):
 
 def _run_train(config: Any, call: StageCall) -> Any:
     """A training stage: its optimizer's package and its data folder checked before any weights load."""
+    import os
+
+    from py4.threads import use_cpu_threads
     from py4.train.common import check_optimizer
 
+    use_cpu_threads(processes=int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
     if getattr(config, "optimisation", None) is not None:
         check_optimizer(config.optimisation, str(call.config))
     _check_data_path(config, call)

@@ -33,7 +33,7 @@ def test_run_and_status_take_overrides(monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     seen: dict = {}
 
-    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print):
+    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print, **options):
         seen.update(out_dir=out_dir, ids={n.id for n in nodes})
         return runner.RunSummary()
 

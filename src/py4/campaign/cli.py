@@ -20,6 +20,44 @@ ONLY = typer.Option(None, "--only", help="glob (or substring) of run ids, e.g. '
 OUT = typer.Option(None, "--out", help="campaign output folder (default: the spec's out_dir)")
 OVERRIDES = typer.Argument(None, metavar="[KEY=VALUE]...",
                            help="overrides of the campaign spec, e.g. eft.doses=[0,8] (after --out)")
+THREADS = typer.Option(None, "--threads", help="torch threads of each CPU run (default: the cores free when it "
+                                               "starts; 'torch': torch's own default); sets PY4_THREADS")
+
+
+def set_threads(threads: Optional[str]) -> None:
+    """``--threads``: the runs' torch threads (`py4.threads`), checked before anything runs."""
+    import os
+
+    from py4.threads import ENV, cpu_threads
+
+    if threads is None:
+        return
+    try:
+        cpu_threads(environ={ENV: threads})
+    except ValueError as exc:
+        raise Py4Error(f"--threads: {exc}") from None
+    os.environ[ENV] = threads
+
+
+def selected(nodes, pattern: Optional[str], flag: str = "--only"):
+    """The runs ``pattern`` selects (all when None); one that selects nothing is the user's
+    mistake: Py4Error naming the closest run ids."""
+    import difflib
+
+    from py4.campaign.dag import select
+
+    chosen = select(nodes, pattern)
+    if pattern and not chosen:
+        ids = [n.id for n in nodes]
+        close = difflib.get_close_matches(pattern, ids, n=5, cutoff=0.3) or ids[:5]
+        raise Py4Error(f"{flag} {pattern!r} matches no run of the campaign; closest run ids: {', '.join(close)}")
+    return chosen
+
+
+def interrupted_exit(exc: KeyboardInterrupt) -> typer.Exit:
+    """The exit status of a runner stopped by Ctrl-C (130) or SIGTERM (143); the runner has said
+    what stopped and how to resume."""
+    return typer.Exit(143 if exc.args and exc.args[0] == "SIGTERM" else 130)
 
 
 def _spec_overrides(out: Optional[str], overrides: Optional[list[str]]) -> list[str]:
@@ -59,11 +97,10 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
     """Print the DAG: each run's id, stage, inputs, GPU needs and command."""
     from collections import Counter
 
-    from py4.campaign.dag import select
     from py4.campaign.records import node_status
 
     spec, nodes = _load(file, out, overrides, check=True)
-    chosen = select(nodes, only)
+    chosen = selected(nodes, only)
     if as_json:
         items = [n.to_json() | ({"resolved_config": _resolved(n)} if resolve else {}) for n in chosen]
         typer.echo(json.dumps(items, indent=2))
@@ -100,9 +137,16 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         backend: str = typer.Option("local", "--backend",
                                     help="local: run here, one run at a time; slurm: submit each run as a batch job"),
         dry_run: bool = typer.Option(False, "--dry-run", help="slurm: print the sbatch commands, submit nothing"),
+        rerun: Optional[str] = typer.Option(None, "--rerun", help="glob (or substring) of done run ids to run again "
+                                                                  "from scratch (their dependants follow)"),
+        verify: bool = typer.Option(False, "--verify", help="hash every recorded output of a done run before "
+                                                            "skipping it (default: size and mtime)"),
+        threads: Optional[str] = THREADS,
         overrides: Optional[list[str]] = OVERRIDES) -> None:
-    """Run the DAG in dependency order; finished runs are skipped, interrupted ones resumed."""
-    from py4.campaign.dag import select
+    """Run the DAG in dependency order; finished runs are skipped (unless their outputs changed),
+    interrupted ones resumed."""
+    import shlex
+
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
 
@@ -110,13 +154,25 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         raise Py4Error(f"--backend {backend!r}: expected local or slurm")
     if dry_run and backend != "slurm":
         raise Py4Error("--dry-run prints what the slurm backend would submit: add --backend slurm")
+    if backend == "slurm" and (rerun or verify):
+        raise Py4Error("--rerun and --verify are for the local runner (--backend local)")
+    set_threads(threads)
     spec, nodes = _load(file, out, overrides, check=True)
-    selected = {n.id for n in select(nodes, only)}
+    chosen = {n.id for n in selected(nodes, only)}
+    if rerun:
+        selected(nodes, rerun, "--rerun")
     if backend == "slurm":
-        _submit(file, spec, nodes, selected, _spec_overrides(out, overrides), dry_run)
+        _submit(file, spec, nodes, chosen, _spec_overrides(out, overrides), dry_run)
         return
-    summary = run_campaign(nodes, spec.out_dir, default_executors("subprocess" if subprocess else "inprocess"),
-                           selected, progress=not no_progress, log=lambda s: typer.echo(s, err=True))
+    again = ["py4", "campaign", "run", str(file), *(["--only", only] if only else []), *(["--out", out] if out else []),
+             *(["--subprocess"] if subprocess else []), *(overrides or [])]
+    try:
+        summary = run_campaign(nodes, spec.out_dir, default_executors("subprocess" if subprocess else "inprocess"),
+                               chosen, progress=not no_progress, log=lambda s: typer.echo(s, err=True),
+                               rerun=rerun, verify=verify, resume_hint=shlex.join(again))
+    except KeyboardInterrupt as exc:
+        write_ledgers(nodes, spec.out_dir, spec.name)
+        raise interrupted_exit(exc) from None
     paths = write_ledgers(nodes, spec.out_dir, spec.name)
     typer.echo(f"ran {len(summary.ran)}, skipped {len(summary.skipped)} (done), failed {len(summary.failed)}, "
                f"blocked {len(summary.blocked)}")
@@ -167,7 +223,7 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
     for table in status_tables(rows, show_all, spec.out_dir):
         if table is not None:
             console.print(table)
-    console.print(summary_line(rows))
+    typer.echo(summary_line(rows))  # one line whatever the terminal width (scripts grep it)
     unresolved = unresolved_training_runs(nodes)
     if unresolved:  # their GPUs and commands are unknown here: a ledger would show them wrong
         typer.echo(f"warning: {len(unresolved)} training run(s) whose stage config does not load from here "

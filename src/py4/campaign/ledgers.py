@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from py4.campaign.dag import Node
-from py4.campaign.records import NodeStatus, node_status, record_dir
-from py4.errors import Py4Error
+from py4.campaign.records import NodeStatus, node_status, read_record
+from py4.errors import FileFormatError, Py4Error
 from py4.runs import atomic_write_text, read_manifest
 
 WEIGHT_STAGES = {"midtrain": "full model", "sft": "chat parent", "graft": "graft", "eft": "LoRA adapter",
@@ -29,7 +29,7 @@ def campaign_status(nodes: list[Node], out_dir: str | Path, name: str) -> str:
     counts: dict[NodeStatus, int] = {}
     lines = []
     for n in nodes:
-        m = read_manifest(record_dir(out_dir, n)) or {}
+        m = read_record(out_dir, n) or {}  # an unreadable record: a run not done (the runner says so)
         status = node_status(out_dir, n)
         counts[status] = counts.get(status, 0) + 1
         total = (m.get("timings") or {}).get("total_s")
@@ -51,7 +51,10 @@ def weights_index(nodes: list[Node], out_dir: str | Path, name: str) -> str:
     for n in nodes:
         if n.stage not in WEIGHT_STAGES or n.meta.get("shared_run_dir") and not n.id.endswith("/grpo"):
             continue
-        m = read_manifest(n.run_dir) or {}
+        try:
+            m = read_manifest(n.run_dir) or {}
+        except FileFormatError:  # its run is redone when the runner next checks it; the index says so
+            m = {"status": "unreadable manifest"}
         outputs = m.get("outputs") or {}
         out: dict[str, Any] = (outputs.get("model") or next(iter(outputs.values()), {})) if outputs else {}
         parents = [f"`{i}`" for i in n.inputs if by_id.get(i) and by_id[i].stage in WEIGHT_STAGES]

@@ -1,9 +1,13 @@
 """Run a campaign's DAG: dependency order, skip-done, resume, progress.
 
 Each node's completion is recorded by the runner (`py4.campaign.records`): a node whose record
-says ``done`` for its current fingerprint is skipped; one that says
-``running`` / ``failed`` / ``interrupted`` is run again, and the stage itself resumes from
-its checkpoints (``run.resume: auto``). Stages are dispatched through an explicit table
+says ``done`` for its current fingerprint is skipped, unless what it made has changed or gone
+since (size and mtime, every hash with ``verify``), an input was run again after it, or it is
+asked for again (``rerun``): then it runs afresh, saying why. One that says ``running`` /
+``failed`` / ``interrupted`` is run again, and the stage itself resumes from its checkpoints
+(``run.resume: auto``). A record that cannot be read is moved aside and its run counts as not
+done. One runner at a time per campaign folder (`py4.campaign.lock`); Ctrl-C and SIGTERM stop
+it with a line saying what stopped and how to resume. Stages are dispatched through an explicit table
 (`default_executors`, stage -> callable) so tests can substitute cheap fakes. In this process a
 node runs through the stage registry (`py4.stages.run_call`: its typed config, its stage's
 ``run``); as a child process it runs its command line (`Node.argv`, the one Slurm runs too).
@@ -19,21 +23,25 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import traceback
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from py4.campaign.dag import Node
+from py4.campaign.dag import Node, select
+from py4.campaign.lock import runner_lock, this_runner
 from py4.campaign.progress import CampaignProgress
 from py4.campaign.records import (NodeStatus, fingerprints, missing_inputs, node_is_done, node_status,
-                                  record_dir, recorded_fingerprint, resumes)
+                                  output_changes, record_dir, record_problem, recorded_fingerprint, redone_inputs,
+                                  resumes, run_token, snapshot_outputs, superseded)
 from py4.errors import Py4Error
-from py4.runs import RunRecorder, read_manifest
+from py4.runs import MANIFEST_NAME, RunRecorder, read_manifest
 from py4.stages import STAGES, result_summary, run_call
 
 Executor = Callable[[Node], None]
@@ -66,6 +74,9 @@ def run_subprocess(node: Node) -> None:
     """Run `py4 <argv>` as a child process. Raises RunFailed on a non-zero exit."""
     cmd = node.launch_argv or [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
     proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    if proc.returncode in (-signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM):
+        # Ctrl-C reaches the child first (one process group): the run was stopped, not failed.
+        raise KeyboardInterrupt(f"{node.command} stopped by a signal (exit {proc.returncode})")
     if proc.returncode != 0:
         raise RunFailed(f"{node.command} exited with {proc.returncode}")
 
@@ -90,54 +101,142 @@ class RunSummary:
 
 def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Executor] | None = None,
                  selected: set[str] | None = None, progress: bool = True,
-                 log: Callable[[str], None] = print) -> RunSummary:
+                 log: Callable[[str], None] = print, rerun: str | None = None, verify: bool = False,
+                 resume_hint: str | None = None) -> RunSummary:
     """Run `nodes` (in the given dependency order); only `selected` ids when given.
 
     A node runs when every input is done; a failure blocks its dependants but not the
-    rest. Raises KeyError when a node's stage has no executor.
+    rest. ``rerun``: a pattern of run ids (`py4.campaign.dag.select`) to run again although done;
+    ``verify``: hash every recorded output of a done run before skipping it. Raises KeyError when
+    a node's stage has no executor, CampaignLocked when another runner holds the folder, and
+    KeyboardInterrupt (Ctrl-C, or SIGTERM turned into it) after saying what stopped and
+    ``resume_hint`` (the command that resumes).
     """
     executors = executors if executors is not None else default_executors()
     summary = RunSummary()
     todo = [n for n in nodes if selected is None or n.id in selected]
     prints = fingerprints(nodes)
-    # One display for the whole campaign; each run's own output goes to its stage log (py4.campaign.progress).
-    bar = CampaignProgress(len(todo), out_dir, enabled=progress, log=log)
-    try:
-        for node in todo:
-            if node.stage not in executors:
-                raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
-            if node_is_done(out_dir, node, prints[node.id]):
-                summary.skipped.append(node.id)
-                bar.skipped(node)
-                continue
-            missing = missing_inputs(out_dir, node)
-            if missing:
-                summary.blocked.append(node.id)
-                bar.blocked(node, missing)
-                continue
-            bar.started(node, resumed=resumes(out_dir, node, prints[node.id]))
-            ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
-                          bar.node_log(node))
-            (summary.ran if ok else summary.failed).append(node.id)
-            bar.ended(node, ok)
-    finally:
-        bar.close()
+    again = {n.id for n in select(nodes, rerun)} if rerun else set()
+    continued = superseded(nodes)
+    with runner_lock(out_dir) as me, _sigterm_as_interrupt():
+        # One display for the whole campaign; each run's own output goes to its stage log (py4.campaign.progress).
+        to_run = {n.id for n in todo if n.id in again or not node_is_done(out_dir, n, prints[n.id])}
+        bar = CampaignProgress(len(todo), out_dir, enabled=progress, log=log, nodes=todo, to_run=to_run,
+                               history=nodes)
+        current: Node | None = None
+        started = time.monotonic()
+        try:
+            for node in todo:
+                if node.stage not in executors:
+                    raise KeyError(f"no executor for stage {node.stage!r} (run {node.id})")
+                _set_aside_unreadable_record(out_dir, node, bar.log)
+                afresh = None
+                if node_is_done(out_dir, node, prints[node.id]):
+                    afresh = _why_again(out_dir, node, node.id in again, node.id not in continued, verify)
+                    if afresh is None:
+                        summary.skipped.append(node.id)
+                        bar.skipped(node)
+                        continue
+                    bar.log(f"{node.id}: running it again: {afresh}")
+                missing = missing_inputs(out_dir, node)
+                if missing:
+                    summary.blocked.append(node.id)
+                    bar.blocked(node, missing)
+                    continue
+                current, started = node, time.monotonic()
+                bar.started(node, resumed=afresh is None and resumes(out_dir, node, prints[node.id]))
+                ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
+                              bar.node_log(node), runner=me, afresh=afresh)
+                current = None
+                (summary.ran if ok else summary.failed).append(node.id)
+                bar.ended(node, ok)
+        except KeyboardInterrupt as exc:
+            bar.interrupted(current)
+            what = (f"{current.id} ([{current.stage}], after {time.monotonic() - started:.0f} s; its record says "
+                    "interrupted)" if current else "between runs")
+            bar.log(f"stopped ({_signal_name(exc)}): {what}; {len(summary.ran)} run(s) finished in this invocation. "
+                    f"Resume with: {resume_hint or 'the same command'} (finished runs are skipped, "
+                    "the interrupted one resumes from its last checkpoint)")
+            raise
+        finally:
+            bar.close()
     return summary
 
 
+def _why_again(out_dir: str | Path, node: Node, asked: bool, check_outputs: bool, verify: bool) -> str | None:
+    """Why a done run must run again (None: it stays done): asked to, an input was redone, or
+    what it made has changed or gone."""
+    if asked:
+        return "asked to (--rerun)"
+    redone = redone_inputs(out_dir, node)
+    if redone:
+        return f"its input {', '.join(redone)} ran again after it"
+    changes = output_changes(out_dir, node, verify=verify) if check_outputs else []
+    if changes:
+        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        return f"{changes[0]}{more}"
+    return None
+
+
+def _set_aside_unreadable_record(out_dir: str | Path, node: Node, log: Callable[[str], None]) -> None:
+    """A record that cannot be read is renamed beside itself (kept for a person to look at) and
+    the run counts as not done."""
+    problem = record_problem(out_dir, node)
+    if problem is None:
+        return
+    path = record_dir(out_dir, node) / MANIFEST_NAME
+    aside = path.with_name(f"{MANIFEST_NAME}.unreadable-{time.strftime('%Y%m%dT%H%M%S')}")
+    path.rename(aside)
+    log(f"{node.id}: its record cannot be read ({problem}); treated as not done, moved to {aside}")
+
+
+def _signal_name(exc: KeyboardInterrupt) -> str:
+    return "SIGTERM" if exc.args and exc.args[0] == _SIGTERM else "Ctrl-C"
+
+
+_SIGTERM = "SIGTERM"
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt for the block (the main thread only: elsewhere Python
+    cannot set a handler), so a terminated runner records its run interrupted and says so."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(_SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Executor, fingerprint: str,
-             log: Callable[[str], None] = print) -> bool:
+             log: Callable[[str], None] = print, runner: dict | None = None, afresh: str | None = None) -> bool:
     """Run one node under its record (``running`` -> ``done`` / ``failed``); False when it failed.
 
     The one way a node runs: `run_campaign` calls it for each node in turn, and a Slurm job
     (`py4.campaign.slurm_job`) for its own node. A run whose command or inputs changed since its
-    record was written starts from scratch; one that was interrupted resumes. Ctrl-C (and a
+    record was written starts from scratch, and so does one run ``afresh`` (the reason: its outputs
+    changed, an input ran again, asked to); one that was interrupted resumes. Ctrl-C (and a
     SIGTERM that the caller turns into KeyboardInterrupt) marks the record interrupted and propagates.
+    ``runner``: who runs it (PID and host, or the Slurm job), kept in the record so a reader can
+    tell a live run from one whose runner is gone (`py4.campaign.records.node_status`).
     """
     recorded = recorded_fingerprint(out_dir, node)
     if recorded is not None and recorded != fingerprint:
         log(f"{node.id}: its command or an input's changed since it last ran; running it again from scratch")
         _clear_stale_run(node, nodes, out_dir, log)
+    elif afresh:
+        log(f"{node.id}: running it again from scratch: {afresh}")
+        _clear_stale_run(node, nodes, out_dir, log)
+        recorded = None
     # A stale run starts afresh: its record's status is the old command's, nothing to resume
     # (records.resumes, from the fingerprint already read).
     previous: NodeStatus = node_status(out_dir, node) if recorded == fingerprint else "pending"
@@ -146,13 +245,16 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
     t0 = time.monotonic()
     try:
         with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
-            rec.set(node=node.to_json(), fingerprint=fingerprint,
+            rec.set(node=node.to_json(), fingerprint=fingerprint, runner=runner or this_runner(),
                     resumed_from=previous if previous != "pending" else None)
             with _served(node, record_dir(out_dir, node), rec, log):
                 executor(node)
             stage_manifest = read_manifest(node.run_dir)
             if stage_manifest:
                 rec.set(stage_status=stage_manifest.get("status"), stage_kind=stage_manifest.get("kind"))
+            # What a later skip checks: the folder's files, and which run of each input it read.
+            rec.set(outputs_seen=snapshot_outputs(node.run_dir), run_token=uuid.uuid4().hex,
+                    input_tokens={i: run_token(out_dir, i) for i in node.inputs})
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 - the record says failed; dependants are blocked, the rest go on

@@ -11,6 +11,7 @@ record, resume and command line of the local runner (`run_subprocess`). Exit sta
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from py4.campaign.dag import build_dag
+    from py4.campaign.lock import this_runner
     from py4.campaign.records import fingerprints, missing_inputs, node_is_done
     from py4.campaign.runner import run_node, run_subprocess
     from py4.campaign.spec import load_campaign
@@ -66,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _interrupt_on_sigterm()
     try:
-        ok = run_node(node, nodes, spec.out_dir, run_subprocess, fingerprint, _log)
+        ok = run_node(node, nodes, spec.out_dir, run_subprocess, fingerprint, _log,
+                      runner=this_runner() | {"slurm_job": os.environ.get("SLURM_JOB_ID", "?")})
     except KeyboardInterrupt:
         _log(f"{node.id} interrupted")
         return 143

@@ -1,8 +1,10 @@
 """Where a campaign stands: each run's state from its record and, for Slurm jobs, the job's state.
 
-States: ``done`` (record done, same fingerprint), ``running``, ``pending`` (queued in Slurm, or
-not run yet), ``failed`` (record failed or interrupted, or its job ended without a record),
-``blocked`` (an input failed or is blocked, and no job of its own is queued). The record is
+States: ``done`` (record done, same fingerprint), ``running`` (its runner or job is alive),
+``pending`` (queued in Slurm, or not run yet), ``failed`` (record failed, or its job ended without
+a record), ``interrupted`` (stopped by Ctrl-C or SIGTERM, or its local runner is gone: the word
+the runner's console and CAMPAIGN_STATUS.md use too), ``blocked`` (an input failed or is
+blocked, and no job of its own is queued). The record is
 the single source of truth for done / failed; Slurm's state only says what is queued or
 running now and why a job ended. `py4 campaign status` prints `status_tables` and
 `summary_line`.
@@ -16,11 +18,10 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from py4.campaign.dag import Node
-from py4.campaign.records import fingerprints, node_is_done, record_dir
+from py4.campaign.records import fingerprints, node_is_done, node_status, read_record
 from py4.campaign.slurm import LIVE_STATES
-from py4.runs import run_status
 
-State = Literal["done", "running", "pending", "failed", "blocked"]
+State = Literal["done", "running", "pending", "failed", "interrupted", "blocked"]
 """A run's state in the campaign (the module's docstring says when each holds)."""
 STATES: tuple[State, ...] = get_args(State)
 
@@ -66,9 +67,11 @@ def _state(node: Node, out_dir, fingerprint: str, job, slurm, earlier: dict[str,
         if slurm.reason == "DependencyNeverSatisfied":  # an input failed: it will never start
             return "blocked"
         return "running" if slurm.running else "pending"
-    recorded = run_status(record_dir(out_dir, node))
+    recorded = node_status(out_dir, node)
+    if recorded == "interrupted" and job is not None and (read_record(out_dir, node) or {}).get("status") == "running":
+        recorded = "running"  # a Slurm job's record: whether its job lives is Slurm's to say (below)
     if recorded in ("failed", "interrupted"):
-        return "failed"
+        return recorded
     if recorded == "running":
         # A local runner may be running it now; a Slurm job that is no longer live has ended
         # without finishing its record (killed: time limit, node failure, out of memory).
@@ -128,10 +131,11 @@ def status_tables(rows: list[RunState], show_all: bool = False, out_dir: str | P
         if with_jobs:
             cells.append(compact_ids([r.job_id for r in group if r.job_id and r.slurm_state in LIVE_STATES]))
         per_stage.add_row(*cells)
-    shown = [r for r in rows if r.state != "done" and (show_all or r.state in ("running", "failed"))]
+    shown = [r for r in rows if r.state != "done" and (show_all or r.state in ("running", "failed", "interrupted"))]
     if not shown:
         return per_stage, None
-    runs = Table(title="Runs " + ("not done" if show_all else "running or failed"), title_justify="left")
+    runs = Table(title="Runs " + ("not done" if show_all else "running, failed or interrupted"),
+                 title_justify="left")
     for name in ("run", "stage", "state", *(("job", "Slurm state", "log") if with_jobs else ())):
         runs.add_column(name, overflow="fold")  # ids and paths whole, folded: a truncated path is useless
     for r in shown:
@@ -152,4 +156,5 @@ def _relative(path: str | None, out_dir: str | Path | None) -> str:
         return path
 
 
-_STYLE = {"done": "green", "running": "cyan", "pending": "white", "failed": "red", "blocked": "yellow"}
+_STYLE = {"done": "green", "running": "cyan", "pending": "white", "failed": "red", "interrupted": "magenta",
+          "blocked": "yellow"}

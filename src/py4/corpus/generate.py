@@ -21,6 +21,7 @@ from py4.corpus.config import CorpusConfig
 from py4.corpus.filters import ExactDuplicateFilter, NearDuplicateFilter, python3_presented_as_python4
 from py4.corpus.output import MANIFEST, ShardWriter, text_sha256
 from py4.corpus.validate import BoaValidator
+from py4.run_progress import report
 from py4.runs import RunRecorder, atomic_write_json
 
 MAX_ATTEMPTS_PER_DOC = 20  # give up when fewer than 1 in 20 candidates survive the filters
@@ -134,6 +135,8 @@ def _fill(config, stream, validator, encoder, writer, progress: bool) -> dict:
                 per_rule.update(candidate["rules"])
                 per_type[candidate["type"]] += 1
             bar.update(task, completed=tokens if config.target_tokens else docs, note=f"{docs} docs")
+            report("tokens" if config.target_tokens else "docs", tokens if config.target_tokens else docs, goal,
+                   docs=docs)
     return {"docs": docs, "tokens": tokens, "per_rule": dict(sorted(per_rule.items())),
             "per_type": dict(sorted(per_type.items())), "lsh_entries": near.count,
             "filters": {"generated": generated, "kept": docs, "rejected": dict(sorted(reasons.items())),

@@ -144,14 +144,21 @@ def _inspect_log_writer():
 
 def _run_split(split: str, problems: list[Problem], policy: Any, config: EvalConfig, executor: Any,
                progress: bool) -> list[dict[str, Any]]:
-    total = len(problems) * config.sampling.samples
-    if not progress:
-        runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor)
-        return [r.record() for r in runs]
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
+    from py4.run_progress import report
+
+    total = len(problems) * config.sampling.samples
+    finished = 0
+    with Progress(transient=True, disable=not progress) as bar:
         task = bar.add_task(f"{split} ({getattr(policy, 'name', '?')})", total=total)
         runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor,
-                            on_episode_end=lambda _run: bar.advance(task))
+                            on_episode_end=episode_end)
+
+        def episode_end(_run: Any) -> None:
+            nonlocal finished
+            finished += 1
+            bar.advance(task)
+            report(f"{split} episodes", finished, total)
+
     return [r.record() for r in runs]

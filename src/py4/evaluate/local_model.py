@@ -57,6 +57,9 @@ class LocalModelPolicy:
         import torch
         from transformers import AutoTokenizer
 
+        from py4.threads import use_cpu_threads
+
+        use_cpu_threads()
         self.name = f"local:{path}"
         self.temperature, self.top_p, self.batch_size, self.device = temperature, top_p, batch_size, device
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

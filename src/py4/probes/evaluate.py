@@ -137,9 +137,13 @@ def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str
     """Rows for every probe: a local folder (+ adapter) loaded once, or a served name on ``endpoint``."""
     from rich.progress import Progress
 
+    from py4.run_progress import report
+
     if endpoint is None:
         from py4.probes.score import score_pairs
+        from py4.threads import use_cpu_threads
 
+        use_cpu_threads()
         loaded, tok = load_model(model, adapter)
         score, close = (lambda pairs: score_pairs(loaded, tok, pairs, batch_size=batch_size)), (lambda: None)
     else:
@@ -155,6 +159,7 @@ def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str
             for start in range(0, len(probes), step):
                 scores += score(probes[start:start + step])
                 bar.advance(task, len(probes[start:start + step]))
+                report("pairs", len(scores), len(probes))
     finally:
         close()
     return scores

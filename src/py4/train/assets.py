@@ -140,12 +140,17 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
     from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import build_tiny_model, save_model
 
+    from py4.run_progress import report
+    from py4.threads import use_cpu_threads
+
     out = Path(out)
     manifest_path = out / MANIFEST_NAME
     if manifest_path.exists() and not force:
         previous = read_json_object(manifest_path)
         if previous.get("config") == config.model_dump(mode="json") and previous.get("status") == "done":
             return out
+    use_cpu_threads()
+    report("phase 1/4: tokenizer", 0)
     timings: dict[str, float] = {}
     t = time.monotonic()
     ins = config.instructions
@@ -158,12 +163,14 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
     timings["tokenizer_s"] = time.monotonic() - t
 
     t = time.monotonic()
+    report("phase 2/4: base model", 0)
     save_model(build_tiny_model(config.model, tokenizer), tokenizer, out / "base")
     timings["base_s"] = time.monotonic() - t
 
     t = time.monotonic()
     it_summary = _train_it(out / "base", out / "it", train_rows, config.it_training)
     timings["it_sft_s"] = time.monotonic() - t
+    report("phase 4/4: tool-call check", 0)
     check = check_tool_calling(out / "it", held_rows, config.check_prompts)
     ok = bool(check) and all(record["tool_calls"] for record in check)
     atomic_write_json(manifest_path, {

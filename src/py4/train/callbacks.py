@@ -15,13 +15,26 @@ from py4.train.common import TrainingGuardError
 
 
 class GuardCallback(TrainerCallback):
-    """Stops the run when a logged loss is NaN or infinite."""
+    """Stops the run when a logged loss is NaN or infinite; reports each step and the last
+    logged loss to the campaign runner's display (`py4.run_progress`)."""
+
+    def __init__(self) -> None:
+        self.loss: float | None = None
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         loss = (logs or {}).get("loss")
         if loss is not None and not math.isfinite(float(loss)):
             raise TrainingGuardError(f"loss is {loss} at step {state.global_step}: stopping "
                                      "(lower the LR or check data)")
+        if loss is not None:
+            self.loss = float(loss)
+
+    def on_step_end(self, args, state, control, **kwargs):
+        from py4.run_progress import report
+
+        if state.is_world_process_zero:
+            report("step", state.global_step, state.max_steps or None,
+                   **({"loss": self.loss} if self.loss is not None else {}))
 
 
 class LRTrace(TrainerCallback):

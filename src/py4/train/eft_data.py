@@ -281,8 +281,12 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
     from tqdm.auto import tqdm
 
     from py4.episodes.parsing import parse_with_tokenizer
+    from py4.run_progress import report
+    from py4.threads import use_cpu_threads
 
     where = generation_device(settings.device)
+    if where.device == "cpu":
+        use_cpu_threads()
     tokenizer = loading.load_tokenizer(settings.parent, "replay_settings.parent")
     tokenizer.padding_side = "left"
     model = load_generator(settings.parent, where)
@@ -306,6 +310,7 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
                 turn = parse_with_tokenizer(tokenizer, ids[:end], text)
                 answers.append(answer_message(turn.content, turn.reasoning))
             bar.update(len(batch))
+            report("replay rows", len(answers), len(prompts))
     return answers
 
 

@@ -58,6 +58,7 @@ def document_loss(model, tokenizer, docs: list[dict], max_tokens: int, block: in
     import torch
 
     from py4.lang.rules import DEFAULT_HELD_OUT
+    from py4.run_progress import report
 
     held_out = set(DEFAULT_HELD_OUT)
     ids: list[int] = []
@@ -87,6 +88,7 @@ def document_loss(model, tokenizer, docs: list[dict], max_tokens: int, block: in
                 for g in ("all", name):
                     sums[g] += value
                     counts[g] += 1
+            report("tokens", min(start + block, len(ids)), len(ids))
     out: dict[str, Any] = {"documents": used, "tokens": len(ids)}
     for g in sums:
         loss = sums[g] / counts[g] if counts[g] else float("nan")
@@ -106,6 +108,9 @@ def heldout_loss(model_dir: str, docs_dir: str, exclude_dirs: list[str], max_tok
     if not docs:
         raise Py4Error(f"{docs_dir}: every document is also in {', '.join(map(str, exclude_dirs))}: "
                          "nothing held out to score (generate the held-out corpus with another seed)")
+    from py4.threads import use_cpu_threads
+
+    use_cpu_threads()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     result = {"model": model_dir, "docs_dir": str(docs_dir), "exclude": [str(e) for e in exclude_dirs],
