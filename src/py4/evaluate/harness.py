@@ -152,8 +152,6 @@ def _run_split(split: str, problems: list[Problem], policy: Any, config: EvalCon
     finished = 0
     with Progress(transient=True, disable=not progress) as bar:
         task = bar.add_task(f"{split} ({getattr(policy, 'name', '?')})", total=total)
-        runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor,
-                            on_episode_end=episode_end)
 
         def episode_end(_run: Any) -> None:
             nonlocal finished
@@ -161,4 +159,6 @@ def _run_split(split: str, problems: list[Problem], policy: Any, config: EvalCon
             bar.advance(task)
             report(f"{split} episodes", finished, total)
 
+        runs = run_episodes(problems, policy, config.episode, samples=config.sampling.samples, executor=executor,
+                            on_episode_end=episode_end)
     return [r.record() for r in runs]
