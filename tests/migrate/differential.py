@@ -109,15 +109,17 @@ class Differential:
         if self.executor is not None:
             self.executor.__exit__(*exc)
 
-    def run_python4(self, name: str, source: str) -> tuple[str, int | None, str]:
-        if self.executor is not None and uses_only_stdlib(name):
+    def run_python4(self, name: str, source: str, stdlib: bool | None = None) -> tuple[str, int | None, str]:
+        if self.executor is not None and (uses_only_stdlib(name) if stdlib is None else stdlib):
             result = self.executor.run(source, timeout_s=TIMEOUT_S)
             if result.status == "compile_error":
                 return "", 1, result.stderr
             return result.stdout, result.exit_code, result.stderr
         return run_python4_subprocess(source)
 
-    def check(self, name: str, source: str) -> Outcome:
+    def check(self, name: str, source: str, stdlib: bool | None = None) -> Outcome:
+        """`stdlib`: the program imports only the standard library, so its migration runs
+        under Boa's executor (None: decided from `name`, a doctest program's module)."""
         first = run_python3(source)
         if first[1] is None:
             return Outcome(name, "excluded", "python3 run times out")
@@ -130,7 +132,7 @@ class Differential:
         outside = outside_python4(result.source)
         if outside:
             return Outcome(name, "excluded", "outside Python-4: " + outside)
-        stdout, code, stderr = self.run_python4(name, result.source)
+        stdout, code, stderr = self.run_python4(name, result.source, stdlib)
         if (stdout, code) == first:
             return Outcome(name, "pass")
         if "DynamicCodeError" in stderr:  # Boa's code gate: eval of annotations, pickle, …

@@ -173,3 +173,21 @@ def test_a_negative_index_in_an_assignment_target_behaves_the_same(name):
 def test_a_negative_target_on_a_receiver_not_evaluable_twice_is_not_convertible():
     result = migrate("def f(g, i):\n    g()[-i] = 1\n")
     assert [c.line for c in result.cannot_convert] == [2]
+
+
+# -- the same shapes, differentially: python3 vs `boa run` of the migration ---------------
+def fidelity_programs() -> dict[str, str]:
+    """Every shape above that must behave the same, by class (also benchmarks/migrate.py's)."""
+    classes = {"none-without-spaces": NONE_WITHOUT_SPACES, "reversed": REVERSED,
+               "range-bound": RANGE_BOUNDS, "negative-target": NEGATIVE_TARGETS,
+               "library-iteration": LIBRARY_ITERATION}
+    return {f"{cls}/{name}": source for cls, shapes in classes.items() for name, source in shapes.items()}
+
+
+def test_every_shape_behaves_the_same_under_python3_and_boa_run():
+    from differential import Differential
+
+    with Differential() as differential:
+        outcomes = [differential.check(name, source, stdlib=True)
+                    for name, source in sorted(fidelity_programs().items())]
+    assert [(o.name, o.status, o.reason, o.detail) for o in outcomes if o.status != "pass"] == []
