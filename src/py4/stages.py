@@ -228,7 +228,25 @@ def _run_train(config: Any, call: StageCall) -> Any:
     if getattr(config, "optimisation", None) is not None:
         check_optimizer(config.optimisation, str(call.config))
     _check_data_path(config, call)
+    _check_fit(config, call)
     return get_stage(call.stage).module().run(config)
+
+
+def _check_fit(config: Any, call: StageCall) -> None:
+    """On a CUDA machine, a run whose planned per-GPU bytes exceed the GPU's memory is refused before
+    any weights load (py4.train.fit: the run, the figure and the knob). A model whose configuration
+    is not known here is not planned: its loading says what is missing."""
+    import torch
+
+    from py4.train.fit import FitError, check_fit, run_memory
+
+    if getattr(config, "optimisation", None) is None or not torch.cuda.is_available():
+        return
+    try:
+        plan = run_memory(config)
+    except FitError:
+        return
+    check_fit(plan, torch.cuda.get_device_properties(0).total_memory, f"{call.stage} ({call.config})")
 
 
 def _check_data_path(config: Any, call: StageCall) -> None:
@@ -305,7 +323,18 @@ def _run_eval(config: Any, call: StageCall) -> dict:
     # the command's checks: a policy named, local folders exist
     config = load_eval_config(call.config, _eval_overrides(call))
     options = _options(call)
-    return run(config, options.out, progress=options.progress)
+    return run(config, options.out, progress=options.progress, inspect_log=_inspect_log(options.out))
+
+
+def _inspect_log(out: str) -> Path | None:
+    """Where an evaluation writes its episodes as an Inspect log, as ``py4 eval --inspect-log``
+    does (``<out>/inspect``: the report links it, ``inspect view`` browses it), where inspect-ai
+    is installed (the default install has it; a campaign environment without it writes none)."""
+    import importlib.util
+
+    from py4.evaluate.harness import INSPECT_LOG
+
+    return Path(out) / INSPECT_LOG if importlib.util.find_spec("inspect_ai") is not None else None
 
 
 def _run_probes(config: ProbesConfig, call: StageCall) -> dict:

@@ -128,6 +128,11 @@ class Optimisation(StrictModel):
     epochs: float = 1.0
     gradient_checkpointing: bool | Literal["auto"] = "auto"
     """auto: on GPU unless FSDP checkpoints activations (fsdp_activation_checkpointing), off on CPU."""
+    master_weights: Literal["fp32", "bf16"] = "fp32"
+    """Under an FSDP2 launch with bf16 mixed precision: fp32 is accelerate's upcast of every trainable
+    parameter (and so its gradient and optimizer state) to fp32; bf16 keeps them in the checkpoint's
+    bf16, as axolotl's FSDP2 path does (py4.train.fsdp.keep_param_dtype; docs/training.md). No effect
+    outside FSDP."""
 
     @pydantic.field_validator("optim")
     @classmethod

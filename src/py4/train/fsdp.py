@@ -24,6 +24,15 @@ the stage config's ``optimisation.gpus``).
   and DCP's strict load then fails ("Missing key in checkpoint state_dict:
   optimizer.state.model.vision_tower…"). Those parameters keep their fresh (zero) state;
   every state the checkpoint holds is loaded strictly.
+- **bf16 master weights** (:func:`keep_param_dtype`, ``optimisation.master_weights: bf16``):
+  accelerate 1.16 upcasts every trainable parameter to fp32 before sharding whenever
+  ``mixed_precision`` is not ``no`` (``fsdp_utils.fsdp2_prepare_model``, lines 800-806), so
+  gradients and optimizer state are fp32 too: 10 bytes per parameter with AdamW 8-bit, which
+  GLM-4.5-Air's 106.9 B parameters cannot fit on 8 H200s. axolotl's FSDP2 path replaces that
+  function with one that has no upcast (``src/axolotl/monkeypatch/accelerate/fsdp2.py``,
+  ``fsdp2_prepare_model``, installed by ``patch_accelerate_fsdp2``): parameters stay in the
+  loaded bf16 while ``MixedPrecisionPolicy`` still computes in bf16. This does the same by
+  letting accelerate's own function see ``mixed_precision == "no"`` for that one decision.
 - **FSDP2 on a CPU** (:func:`enable_fsdp_on_cpu`): accelerate 1.16 turns an FSDP launch with
   ``use_cpu: true`` into plain multi-process CPU training (its FSDP switch is only on the GPU
   branch), so a CPU rehearsal of the campaign's FSDP2 configs would silently be DDP. This
@@ -39,7 +48,7 @@ from typing import Any
 
 __all__ = ["FsdpLaunch", "launch", "enable_fsdp_on_cpu", "load_empty", "share_buffers_from_rank0",
            "gathered_state_dict", "is_sharded_checkpointing", "load_sharded_optimizer",
-           "install_sharded_optimizer_loading"]
+           "install_sharded_optimizer_loading", "keep_param_dtype"]
 
 
 def _flag(name: str) -> bool:
@@ -253,3 +262,37 @@ def install_sharded_optimizer_loading() -> None:
     if _ACCELERATE_LOAD_OPTIMIZER is None:
         _ACCELERATE_LOAD_OPTIMIZER = trainer_module.load_fsdp_optimizer
     trainer_module.load_fsdp_optimizer = load_sharded_optimizer
+
+
+class _NoUpcast:
+    """An Accelerator seen by ``fsdp2_prepare_model`` with ``mixed_precision`` ``no``: its only use
+    there is the fp32 upcast; the FSDP plugin's MixedPrecisionPolicy (bf16 compute) is untouched."""
+
+    def __init__(self, accelerator):
+        object.__setattr__(self, "_accelerator", accelerator)
+
+    mixed_precision = "no"
+
+    def __getattr__(self, name):
+        return getattr(self._accelerator, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._accelerator, name, value)
+
+
+_PREPARE = None
+
+
+def keep_param_dtype() -> None:
+    """Make accelerate's FSDP2 preparation keep trainable parameters in their loaded dtype (idempotent)."""
+    global _PREPARE
+    import accelerate.accelerator as accelerator_module
+
+    if _PREPARE is not None:
+        return
+    _PREPARE = accelerator_module.fsdp2_prepare_model
+
+    def prepare(accelerator, model):
+        return _PREPARE(_NoUpcast(accelerator), model)
+
+    accelerator_module.fsdp2_prepare_model = prepare

@@ -89,8 +89,12 @@ PINNED_CONFIGS: dict[str, dict[str, Any]] = {
 def cached_file(repo_id: str, revision: str | None, filename: str) -> Path | None:
     """``filename`` of ``repo_id`` at ``revision`` in the local Hugging Face cache, or None (no network)."""
     from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import HFValidationError
 
-    found = try_to_load_from_cache(repo_id, filename, revision=revision)
+    try:
+        found = try_to_load_from_cache(repo_id, filename, revision=revision)
+    except HFValidationError:  # a path that is not a Hub id (a folder not written yet)
+        return None
     return Path(found) if isinstance(found, str) else None
 
 

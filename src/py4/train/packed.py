@@ -26,7 +26,7 @@ from py4.config import StrictModel
 from py4.data.errors import DataError
 from py4.fileio import read_json_object
 from py4.runs import RunRecorder
-from py4.train import common, loading
+from py4.train import common, fsdp, loading
 
 if TYPE_CHECKING:
     from py4.train.callbacks import LRTrace
@@ -126,7 +126,6 @@ def save_final_model(trainer, model_dir: Path) -> dict[str, Any]:
     at a time on every rank (a collective) whatever ``fsdp_state_dict_type`` the checkpoints
     use, and rank 0 writes them.
     """
-    from py4.train import fsdp
 
     model = trainer.accelerator.unwrap_model(trainer.model)
     dtype = getattr(model, loading.CHECKPOINT_DTYPE_ATTR, None)
@@ -292,6 +291,8 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
     common.check_world_size(opt)
     device = loading.device_settings(opt.gradient_checkpointing)
     common.check_checkpointing(opt, device)
+    if opt.master_weights == "bf16" and fsdp.launch().enabled:
+        fsdp.keep_param_dtype()
     with common_recorder(settings.output_dir, config, kind) as recorder:
         record_inputs(recorder, config.model, config.data.path, schedule)
         # The arguments first: they start the process group, which rank-0-only loading needs.
