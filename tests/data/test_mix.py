@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from py4.data.configs import MixConfig
-from py4.data.mix import mix_order, run_mix
+from py4.data.mix import mix_order, replay_documents, run_mix
 from py4.data.packed_io import load_packed
 from py4.data.sources import TextSourceSpec, iter_corpus
 from py4.data.tokens import DataError, DocumentEncoder
@@ -67,8 +67,8 @@ def test_packed_stream_is_the_shuffled_documents_in_order(iso, tokenizer, corpus
     config, manifest = iso
     encoder = DocumentEncoder(tokenizer)
     corpus = encoder.encode_batch([d.text for d in iter_corpus(corpus_dir)])
-    replay_rows = [json.loads(line) for line in (replay_dir / "part-0.jsonl").read_text().splitlines()]
-    replay = encoder.encode_batch([r["text"] for r in replay_rows])[:manifest["counts"]["replay_docs"]]
+    replay_texts = [d.text for d in replay_documents(config)]  # the seeded sample, as the mix reads it
+    replay = encoder.encode_batch(replay_texts)[:manifest["counts"]["replay_docs"]]
     cut = manifest["counts"]["replay_last_doc_tokens_cut"]
     if cut:
         replay[-1] = replay[-1][:-cut]
@@ -166,21 +166,34 @@ def test_separate_counting_tokenizer_matches_in_its_basis(tmp_path, corpus_dir, 
 
 
 def test_hub_replay_is_recorded_with_its_revision(tmp_path, corpus_dir, replay_dir, tokenizer_dir, monkeypatch):
+    from types import SimpleNamespace
+
     import datasets
+    from huggingface_hub import HfApi
 
     rows = [json.loads(line) for line in (replay_dir / "part-0.jsonl").read_text().splitlines()]
-    calls = []
+    listed, opened = [], []
 
-    def fake_load_dataset(path, **kwargs):  # the Hub is never reached in tests
-        calls.append((path, kwargs))
+    def fake_tree(self, repo_id, **kwargs):  # the Hub is never reached in tests
+        listed.append((repo_id, kwargs))
+        return [SimpleNamespace(path="data"), SimpleNamespace(path="README.md", size=10),
+                SimpleNamespace(path="data/web/part-0.jsonl", size=1000)]
+
+    def fake_load_dataset(builder, **kwargs):
+        opened.append((builder, kwargs))
         return iter(rows)
 
+    monkeypatch.setattr(HfApi, "list_repo_tree", fake_tree)
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
     config = mix_config(tmp_path / "hub", corpus_dir, replay_dir, tokenizer=str(tokenizer_dir))
     config = config.model_copy(update={"replay": TextSourceSpec(hub_id="allenai/dolma3_dolmino_mix-100B-1125",
                                                                 revision="f23aa129")})
     manifest = run_mix(config)
-    assert calls[0][0] == "allenai/dolma3_dolmino_mix-100B-1125" and calls[0][1]["revision"] == "f23aa129"
+    assert listed == [("allenai/dolma3_dolmino_mix-100B-1125",
+                       {"repo_type": "dataset", "revision": "f23aa129", "recursive": True})]
+    assert opened[0] == ("json", {"data_files": ["hf://datasets/allenai/dolma3_dolmino_mix-100B-1125@f23aa129/"
+                                                 "data/web/part-0.jsonl"], "split": "train", "streaming": True})
+    assert manifest["replay_sample"]["sources"]["web"]["shards_read"] == ["data/web/part-0.jsonl"]
     assert manifest["inputs"]["replay"]["hub_id"] == "allenai/dolma3_dolmino_mix-100B-1125"
     assert manifest["inputs"]["replay"]["revision"] == "f23aa129"
     run = json.loads((tmp_path / "hub" / "run_manifest.json").read_text())

@@ -69,6 +69,9 @@ class MixConfig(_TokenizerFields):
                                                  "their own)")
     count_tokenizer_revision: str | None = None
     seed: int = 42
+    """The mix's shuffle and the replay sample's (shard order, shuffle buffer): 42 as in the as-run mix."""
+    replay_shuffle_buffer: int = pydantic.Field(1000, ge=1, description="replay documents held per source by the "
+                                                "sample's shuffle buffer (py4.data.replay_sample)")
     add_bos: bool = True
     add_eos: bool = True
     documents: DocumentPacking = pydantic.Field(

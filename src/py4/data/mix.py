@@ -5,7 +5,9 @@ Steps, each streamed in bounded memory:
 
 1. **Corpus** (corpus arm): every document encoded once with the run's tokenizer
    (``[BOS] text [EOS]``) and appended to a flat on-disk token store; ``C`` = its tokens.
-2. **Replay**: documents read in source order and encoded until they hold exactly
+2. **Replay**: documents drawn as a seeded sample of the whole source (every source folder in
+   proportion, shards in a seeded order, a shuffle buffer: :mod:`py4.data.replay_sample`; the
+   built-in stdlib replay in its own order) and encoded until they hold exactly
    ``round(C x copies x replay_ratio)`` tokens (the control arm: a given target, or the
    ``total_mix_tokens`` of a corpus arm's manifest); the last document is cut to hit the
    target exactly and the cut is recorded. ``total_mix_tokens = C x copies + replay``.
@@ -26,6 +28,7 @@ import os
 import shutil
 import time
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +39,13 @@ from py4.data.outputs import write_outputs
 from py4.data.pack_text import BlockPacker
 from py4.data.packed_io import PackedDatasetWriter, read_data_manifest
 from py4.data.progress import progress_bar
+from py4.data.replay_sample import SampleRecord, sample_documents
+from py4.data.documents import Document
 from py4.data.sources import describe_source, iter_corpus, iter_text_source, read_corpus_manifest
 from py4.data.tokens import DataError, DocumentEncoder, encode_documents, load_tokenizer
 from py4.runs import RunRecorder, file_sha256, tree_sha256
 
-__all__ = ["TokenStore", "mix_order", "run_mix"]
+__all__ = ["TokenStore", "mix_order", "replay_documents", "run_mix"]
 
 
 class TokenStore:
@@ -98,8 +103,16 @@ def _tokenize_corpus(corpus: str, encoder: DocumentEncoder, basis: DocumentEncod
     return {"docs": len(store), "tokens": store.tokens, "basis_tokens": basis_tokens}
 
 
+def replay_documents(config: MixConfig, record: SampleRecord | None = None) -> Iterator[Document]:
+    """The replay stream the mix reads: a seeded sample of a Hub or local source (``record`` says what
+    it read), the built-in stdlib replay as it comes."""
+    if config.replay.builtin is not None:
+        return iter_text_source(config.replay)
+    return sample_documents(config.replay, config.seed, config.replay_shuffle_buffer, record)
+
+
 def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
-                     target: int) -> dict[str, Any]:
+                     target: int, record: SampleRecord | None = None) -> dict[str, Any]:
     """Replay documents until ``target`` tokens in the counting basis.
 
     With one tokenizer the last document is cut to hit the target exactly; with a
@@ -107,9 +120,11 @@ def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: Documen
     (a cut in one tokenization is not a cut in the other).
     """
     cut = basis_tokens = 0
-    stream = encode_documents(iter_text_source(config.replay), encoder, config.encode_batch_docs, basis)
+    stream = encode_documents(replay_documents(config, record), encoder, config.encode_batch_docs, basis)
+    used: dict[str, int] = {}
     with progress_bar("replay: tokenizing", total=target) as advance:
-        for _, tokens, count in stream:
+        for doc, tokens, count in stream:
+            used[doc.source] = used.get(doc.source, 0) + 1
             need = target - basis_tokens
             if basis is None and len(tokens) >= need:
                 cut = len(tokens) - need
@@ -122,6 +137,9 @@ def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: Documen
             advance(count)
             if basis_tokens >= target:
                 break
+    if record is not None:  # documents read ahead by the encoder's batches are not used
+        for name, entry in record.sources.items():
+            entry["docs_used"] = used.get(f"replay/{name}", 0)
     if basis_tokens < target:
         raise DataError(f"replay source ran out: {basis_tokens} tokens of the {target} needed "
                         f"({describe_source(config.replay)})")
@@ -181,10 +199,12 @@ def _tokenize_inputs(config: MixConfig, encoder: DocumentEncoder, basis: Documen
     else:
         target = _control_target(config)
     replay_store = TokenStore(work / "replay.bin")
-    replay_counts = _tokenize_replay(config, encoder, basis, replay_store, target)
+    sample = SampleRecord(config.seed, config.replay_shuffle_buffer) if config.replay.builtin is None else None
+    replay_counts = _tokenize_replay(config, encoder, basis, replay_store, target, sample)
     replay_store.seal()
     return {"corpus_store": corpus_store, "corpus": corpus_counts, "replay_store": replay_store,
-            "replay": replay_counts, "copies": config.copies if corpus_store is not None else 0}
+            "replay": replay_counts, "copies": config.copies if corpus_store is not None else 0,
+            "replay_sample": sample.to_json() if sample is not None else None}
 
 
 def _pack_mix(config: MixConfig, streams: dict[str, Any], out: Path) -> tuple[Any, str, int]:
@@ -239,6 +259,7 @@ def _mix_manifest(config: MixConfig, tokenizer: Any, encoder: DocumentEncoder, i
                                          if "corpus" in inputs else None),
         "shuffle": {"algorithm": "numpy.random.default_rng(seed).permutation(n_entries); entries = corpus "
                                  "copies (e -> doc e mod D, copy e div D) then replay docs", "seed": config.seed},
+        "replay_sample": streams["replay_sample"],
         "packing": _packing_record(config),
         "content_sha256": digest,
         "expected": {"total_mix_tokens": config.expected_total_mix_tokens, "max_steps": config.expected_max_steps},
