@@ -94,16 +94,20 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
          out: Optional[str] = OUT, as_json: bool = typer.Option(False, "--json", help="print the DAG as JSON"),
          resolve: bool = typer.Option(False, "--resolve", help="also resolve each training run's stage config"),
          overrides: Optional[list[str]] = OVERRIDES) -> None:
-    """Print the DAG: each run's id, stage, inputs, GPU needs and command."""
+    """Print the DAG: each run's id, stage, inputs, GPU needs and command; at campaign scale, each training
+    run's memory per GPU, host RAM, disk and GPU-hours (a run that cannot fit: exit 2)."""
     from collections import Counter
 
     from py4.campaign.records import node_status
 
     spec, nodes = _load(file, out, overrides, check=True)
     chosen = selected(nodes, only)
+    plans = _memory_plans(spec, chosen)
     if as_json:
-        items = [n.to_json() | ({"resolved_config": _resolved(n)} if resolve else {}) for n in chosen]
+        items = [n.to_json() | ({"resolved_config": _resolved(n)} if resolve else {})
+                 | ({"memory_plan": plans[n.id].to_json()} if n.id in plans else {}) for n in chosen]
         typer.echo(json.dumps(items, indent=2))
+        _refuse_unfit(plans)
         return
     for i, n in enumerate(chosen, 1):
         reserve = n.meta.get("reserve_gpus")
@@ -116,8 +120,37 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
             typer.echo(f"       served by: {n.server.command}")
         if resolve and _resolved(n):
             typer.echo("       resolved: " + json.dumps(_resolved(n)))
+        for line in plans[n.id].lines() if n.id in plans else ():
+            typer.echo(f"       {line}")
     counts = Counter(n.stage for n in chosen)
     typer.echo(f"{len(chosen)} runs: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if plans:
+        from py4.campaign.memory_plan import summary
+
+        total = summary(list(plans.values()))
+        typer.echo(f"GPU-hours: {total['gpu_hours_total']:,.0f} (" + ", ".join(
+            f"{k} {v:,.0f}" for k, v in total["gpu_hours_per_stage"].items()) + ")")
+    _refuse_unfit(plans)
+
+
+def _memory_plans(spec, nodes) -> dict:
+    """The memory and time plan of each training run (campaign scale; docs/campaign.md)."""
+    from py4.campaign.memory_plan import plan_runs, read_measured
+
+    if spec.scale != "campaign":
+        return {}
+    return {p.node_id: p for p in plan_runs(spec, nodes, read_measured())}
+
+
+def _refuse_unfit(plans: dict) -> None:
+    """A run that cannot fit its GPUs is the user's to fix: one line per run, exit 2."""
+    from py4.train.fit import knob
+
+    unfit = [p for p in plans.values() if not p.fits]
+    if unfit:
+        raise Py4Error("; ".join(
+            f"{p.node_id}: {p.plan.memory.total / 2**30:.1f} GiB per GPU > {p.gpu_bytes / 2**30:.1f} GiB "
+            f"(change {knob(p.plan)})" for p in unfit))
 
 
 def _resolved(node) -> dict | None:
