@@ -98,8 +98,10 @@ def test_kill_everything_else_does_nothing_without_a_uid_outside_a_pid_namespace
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0  # we are still here
 
 
-def test_seccomp_program_jumps_stay_inside():
-    program = seccomp._instructions()
+@pytest.mark.parametrize("arch", seccomp.ARCHITECTURES)
+@pytest.mark.parametrize("supervisor", [False, True])
+def test_seccomp_program_jumps_stay_inside(arch, supervisor):
+    program = seccomp.instructions(arch, supervisor)
     assert len(program) < 4096
     for index, (code, jt, jf, _k) in enumerate(program):
         if code in (seccomp.JEQ_K, seccomp.JGE_K, seccomp.JSET_K):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import platform
 
 import pytest
 
@@ -228,3 +229,84 @@ def test_every_run_gets_a_scratch_no_earlier_run_touched(executor):
     _ok(executor.run("open('x', 'w').write('used')\nprint('WROTE')\n"))
     births.append(_ok(executor.run(SCRATCH_BIRTH)))  # after a used one
     assert len(set(births)) == len(births), births
+
+
+# ----------------------------------------------------------------------------- host identity
+
+def test_proc_cmdline_and_boot_id_are_masked(sandbox):
+    # The host's boot line and this boot's id are the same for every run of the machine.
+    result = sandbox.run(
+        "use os\n"
+        "for path in ['/proc/cmdline', '/proc/sys/kernel/random/boot_id']:\n"
+        "    with open(path) as fh:\n"
+        "        print(path, repr(fh.read()))\n")
+    assert result.status == "ok", result
+    assert result.stdout == "/proc/cmdline ''\n/proc/sys/kernel/random/boot_id ''\n", result
+    sandbox.assert_serves_next()
+
+
+def test_cgroup_path_names_no_executor_pid(sandbox):
+    result = sandbox.run("with open('/proc/self/cgroup') as fh:\n    print(fh.read())\n")
+    assert result.status == "ok", result
+    assert f"boa-{os.getpid()}-" not in result.stdout and str(os.getpid()) not in result.stdout, result
+    sandbox.assert_serves_next()
+
+
+# ----------------------------------------------------------------------------- page cache, dnotify
+# The read-only root is shared by every worker: what the kernel keeps about its files (the
+# page cache, watches) would carry bits from one run to another without any timing.
+SHARED_FILE = "/usr/lib/os-release"
+
+
+def test_fadvise_dontneed_cannot_write_the_page_cache(sandbox):
+    result = sandbox.run(
+        "use os\n"
+        f"let fd = os.open({SHARED_FILE!r}, os.O_RDONLY)\n"
+        "try:\n    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\n    print('advised')\n"
+        "catch OSError as exc:\n    print('refused', exc.errno)\n")
+    assert result.status == "ok" and result.stdout == "refused 1\n", result
+    sandbox.assert_serves_next()
+
+
+def test_preadv2_nowait_cannot_read_the_page_cache(sandbox):
+    result = sandbox.run(
+        "use os\n"
+        f"let fd = os.open({SHARED_FILE!r}, os.O_RDONLY)\n"
+        "let buffer = bytearray(4096)\n"
+        "try:\n    print('read', os.preadv(fd, [buffer], 0, os.RWF_NOWAIT))\n"
+        "catch OSError as exc:\n    print('refused', exc.errno)\n"
+        "print('plain', os.preadv(fd, [buffer], 0) > 0)\n")
+    assert result.status == "ok" and result.stdout == "refused 1\nplain True\n", result
+    sandbox.assert_serves_next()
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 syscall numbers")
+def test_mincore_and_readahead_are_refused(python3_sandbox):
+    # (Plain Python 3 through ctypes: a Python-4 program cannot load ctypes at all.)
+    result = python3_sandbox.run(
+        "import ctypes, mmap, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        f"fd = os.open({SHARED_FILE!r}, os.O_RDONLY)\n"
+        "m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)\n"
+        "page = ctypes.c_char.from_buffer_copy(b'x')\n"
+        "vec = ctypes.create_string_buffer(16)\n"
+        "addr = ctypes.addressof(page)\n"
+        "syscall = libc.syscall\n"
+        "print(syscall(27, ctypes.c_void_p(addr & ~4095), ctypes.c_size_t(4096), vec), ctypes.get_errno())\n"
+        "print(syscall(187, fd, ctypes.c_long(0), ctypes.c_size_t(4096)), ctypes.get_errno())\n")
+    assert result.status == "ok" and result.stdout == "-1 1\n-1 1\n", result
+
+
+def test_dnotify_f_notify_is_refused(python3_sandbox):
+    result = python3_sandbox.run(
+        "import fcntl, os\nfd = os.open('/usr', os.O_RDONLY)\n"
+        "try:\n    fcntl.fcntl(fd, fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)\n    print('watching')\n"
+        "except OSError as exc:\n    print('refused', exc.errno)\n")
+    assert result.status == "ok" and result.stdout == "refused 1\n", result
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86_64 syscall numbers")
+def test_fanotify_is_refused(python3_sandbox):
+    result = python3_sandbox.run(
+        "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.syscall(300, 0, 0), ctypes.get_errno())\n")  # fanotify_init
+    assert result.status == "ok" and result.stdout == "-1 1\n", result

@@ -22,6 +22,7 @@ import json
 import logging
 import marshal
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -391,7 +392,9 @@ class Executor:
                              user_namespace=user_namespace, limits=limits)
         self._limits = limits
         count = workers or os.cpu_count() or 1
-        tag = f"boa-{os.getpid()}-{id(self):x}"
+        # Cgroup names are visible to runs (/proc/self/cgroup): random, they carry nothing
+        # (not the executor's PID, not an address).
+        tag = f"boa-{secrets.token_hex(8)}"
         groups = [cgroups.create(f"{tag}-{i}", limits.memory_bytes, nproc + 16) if isolate
                   else cgroups.WorkerCgroup(error="isolation disabled") for i in range(count)]
         self._cgroup_warning = next((g.error for g in groups if g.error), None)
@@ -411,7 +414,13 @@ class Executor:
         except BaseException:
             self.close()
             raise
-        for warning in self.capabilities.get("warnings", []):
+        caps = self.capabilities
+        if seccomp and not caps.get("seccomp"):
+            self.close()
+            reasons = "; ".join(w for w in caps.get("warnings", []) if "seccomp" in w) or "unknown"
+            raise WorkerError(f"the seccomp filter cannot be installed here ({reasons}); pass "
+                              "seccomp=False to run without it, knowingly")
+        for warning in caps.get("warnings", []):
             log.warning("Boa sandbox: %s", warning)
 
     # ------------------------------------------------------------------ lifecycle

@@ -284,6 +284,24 @@ def _mount_proc(caps: Capabilities) -> None:
             mount("proc", "/proc", "proc", flags)
         except IsolationError as exc:
             caps.warnings.append(f"no /proc in the sandbox ({exc.strerror})")
+            return
+    _mask_host_identity(caps)
+
+
+# /proc files that identify the host (its boot line, this boot's id): the same for every
+# run on the machine, so a run could tell machines and boots apart and name them.
+HOST_IDENTITY_FILES = ("/proc/cmdline", "/proc/sys/kernel/random/boot_id")
+
+
+def _mask_host_identity(caps: Capabilities) -> None:
+    """Bind /dev/null (empty, read-only here) over HOST_IDENTITY_FILES, as container
+    runtimes mask /proc/kcore."""
+    for path in HOST_IDENTITY_FILES:
+        try:
+            mount("/dev/null", path, None, MS_BIND)
+            mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+        except IsolationError as exc:
+            caps.warnings.append(f"{path} is not masked ({exc.strerror})")
 
 
 class Scratch:
