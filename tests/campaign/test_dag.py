@@ -153,6 +153,20 @@ def test_python4_evaluations_go_through_a_server_per_model(python4):
     assert "base" not in ids["eval:glm45_air/prop/graft"].meta and "base" not in ids["eval:glm45_air/prop/sft"].meta
 
 
+def test_gemma4_evaluations_are_served_as_their_language_model_alone(python4):
+    """vLLM's --language-model-only, chosen per model in the campaign config, and recorded in the plan."""
+    evals = [n for n in python4 if n.stage == "eval"]
+    for n in evals:
+        gemma = n.meta["model"].startswith("gemma4")
+        assert ("--language-model-only" in n.server.argv) is gemma
+        assert n.server.language_model_only is gemma and n.to_json()["server"]["language_model_only"] is gemma
+    text = build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml",
+                                   ["evaluation.serve.language_model_only={}"]))
+    assert not any("--language-model-only" in n.server.argv for n in text if n.stage == "eval")
+    with pytest.raises(ConfigError, match=r"evaluation.serve.language_model_only.glm: 'glm' is not one of the models"):
+        load_campaign(ROOT / "configs/campaign/python4.yaml", ["evaluation.serve.language_model_only={glm: true}"])
+
+
 def test_serving_settings_are_checked_with_the_campaign(tmp_path):
     with pytest.raises(ConfigError, match=r"evaluation.serve.family: no family for model 'glm45_air'"):
         load_campaign(ROOT / "configs/campaign/python4.yaml",

@@ -284,3 +284,5 @@ def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, e
         os.kill(pid, 0)
     assert not (tmp_path / "eval/served_model").exists()
     assert node_status(tmp_path, node) == ("failed" if ending == "fails" else "interrupted")
+    recorded = json.loads((record_dir(tmp_path, node) / "run_manifest.json").read_text())["server"]
+    assert recorded["language_model_only"] is False and recorded["command"] == server.command

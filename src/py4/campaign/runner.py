@@ -275,7 +275,8 @@ def _served(node: Node, record: Path, rec: RunRecorder, log: Callable[[str], Non
     log(f"  serving {node.server.weights} at {node.server.base_url} as {node.server.request_model!r} "
         f"(log: {server_log})\n  {node.server.command}")
     with serving(node.server, server_log) as server:
-        rec.set(server={"command": node.server.command, "ready_s": round(server.ready_s, 1), "log": str(server_log)})
+        rec.set(server={"command": node.server.command, "ready_s": round(server.ready_s, 1), "log": str(server_log),
+                        "language_model_only": node.server.language_model_only})
         yield server
 
 

@@ -15,6 +15,9 @@ SIGTERM. Engines:
   request with ``tools`` unless started with ``--enable-auto-tool-choice --tool-call-parser``);
   an adapter is served as a LoRA module on its base (``--enable-lora --max-lora-rank 64
   --lora-modules NAME=PATH``; vLLM's default maximum rank is 16, the campaign's LoRA is 64).
+  A multimodal model (Gemma-4) can be served as its language model alone
+  (``language_model_only``, per model: vLLM 0.31's ``--language-model-only``, every modality's
+  input limit 0, so the vision and audio encoders never run); the plan records the choice.
 - ``transformers`` (CPU, rehearsal scale): ``transformers serve`` of this interpreter, pinned to
   one model folder (``force_model``: requests must name exactly that path). It serves a
   *servable copy* written to a scratch folder before it starts and removed after it stops:
@@ -78,6 +81,9 @@ class ServeConfig(StrictModel):
     client's parser for tool calls written as text."""
     tensor_parallel: dict[str, int] = {}
     """Model key -> GPUs of its server (vllm --tensor-parallel-size; default 1)."""
+    language_model_only: dict[str, bool] = {}
+    """Model key -> serve a multimodal model's language model alone (vllm --language-model-only;
+    default false). The transformers engine serves Gemma-4 so in any case (its servable copy)."""
     max_lora_rank: int = 64
     max_model_len: int | None = None
     device: str = "cpu"
@@ -114,6 +120,8 @@ class ServerPlan:
     """transformers engine: the scratch folder the served copy is written to (and removed from)."""
     family: str | None = None
     gpus: int = 1
+    language_model_only: bool = False
+    """Served as its language model alone (no image/audio/video inputs)."""
     ready_timeout_s: float = 1800.0
     stop_timeout_s: float = 60.0
 
@@ -142,6 +150,7 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
     """
     family = config.family.get(model_key) if model_key else None
     gpus = config.tensor_parallel.get(model_key, 1) if model_key else 1
+    text_only = config.language_model_only.get(model_key, False) if model_key else False
     url = f"http://{config.host}:{config.port}/v1"
     common = dict(weights=weights, base=base, family=family, gpus=gpus, ready_timeout_s=config.ready_timeout_s,
                   stop_timeout_s=config.stop_timeout_s)
@@ -149,7 +158,9 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
         served = scratch or f"{weights.rstrip('/')}.served"
         argv = [sys.executable, "-m", "transformers.cli.transformers", "serve", served, "--host", config.host,
                 "--port", str(config.port), "--device", config.device, *config.extra_args]
-        return ServerPlan(argv, url, served, servable_copy=served, **common)
+        # the servable copy of a Gemma-4 model is its language model alone, whatever the config says
+        return ServerPlan(argv, url, served, servable_copy=served, language_model_only=text_only or family == "gemma4",
+                          **common)
     if family is None:
         raise ServeError(f"evaluation.serve.family: no family for model {model_key!r}; vLLM needs its tool-call "
                          f"parser (one of {', '.join(FAMILIES)}) or it answers HTTP 400 to requests with tools")
@@ -161,10 +172,12 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
             "--reasoning-parser", VLLM_REASONING_PARSERS[family]]
     if config.max_model_len:
         argv += ["--max-model-len", str(config.max_model_len)]
+    if text_only:
+        argv.append("--language-model-only")
     if base:
         argv += ["--enable-lora", "--max-lora-rank", str(config.max_lora_rank),
                  "--lora-modules", f"{model_name}={weights}"]
-    return ServerPlan([*argv, *config.extra_args], url, model_name, **common)
+    return ServerPlan([*argv, *config.extra_args], url, model_name, language_model_only=text_only, **common)
 
 
 @dataclass
