@@ -42,6 +42,7 @@ class EndpointPolicy:
     """
 
     def __init__(self, endpoint: str, model: str, *, temperature: float = 0.7, top_p: float = 1.0,
+                 top_k: int = 0, min_p: float = 0.0, repetition_penalty: float = 1.0,
                  seed: int = 0, concurrency: int = 8, retries: int = 4, timeout_s: float = 300.0,
                  backoff_s: float = 0.5, api_key: str | None = None, tokenizer: Any = None,
                  family: str | None = None):
@@ -49,6 +50,12 @@ class EndpointPolicy:
 
         self.name = f"endpoint:{model}"
         self.model, self.temperature, self.top_p, self.seed = model, temperature, top_p, seed
+        # Every sampling field is sent: one left out is filled from the served model's generation_config.json
+        self.sampling = {"temperature": temperature, "top_p": top_p, "top_k": top_k, "min_p": min_p,
+                         "repetition_penalty": repetition_penalty}
+        self.sampling_effective = {**self.sampling, "max_tokens": "per turn: the episode's token budget left",
+                                   "seed": f"{seed} + crc32(episode key/turn) per request",
+                                   "engine": "OpenAI-compatible chat completions"}
         self.concurrency, self.policy = max(1, concurrency), RetryPolicy(max(0, retries), backoff_s)
         self.tokenizer, self.family = tokenizer, family
         parse_assistant_text("", family)  # an unknown family fails here, before any request
@@ -61,7 +68,7 @@ class EndpointPolicy:
     def _turn(self, request: TurnRequest) -> Turn:
         body = {
             "model": self.model, "messages": to_openai_messages(request.messages), "tools": request.tools,
-            "temperature": self.temperature, "top_p": self.top_p, "max_tokens": request.max_new_tokens,
+            **self.sampling, "max_tokens": request.max_new_tokens,
             "seed": (self.seed + zlib.crc32(f"{request.key}/{request.turn}".encode())) % 2**31,
             "chat_template_kwargs": {"enable_thinking": request.enable_thinking},
         }

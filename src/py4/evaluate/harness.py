@@ -117,6 +117,8 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
                      "problems": len(bank)},
             "boa": boa_version(),
             "sampling": config.sampling.model_dump(mode="json"),
+            # what every request carried (None: a scripted policy, which does not sample)
+            "sampling_effective": getattr(policy, "sampling_effective", None),
             "episode": config.episode.model_dump(mode="json"),
             "splits": summaries,
             "overall": summarize(all_records, config.sampling.samples),

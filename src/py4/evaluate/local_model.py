@@ -13,11 +13,11 @@ unmerged adapter (a test compares the logits), several times faster to sample fr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from py4.episodes.parsing import parse_with_tokenizer
 from py4.errors import Py4Error
 from py4.episodes.policy import Turn, TurnRequest
+from py4.episodes.sampling import generation_config, openai_sampling
 
 END_OF_TURN = "<end_of_turn>"
 
@@ -52,7 +52,8 @@ class LocalModelPolicy:
     its tokenizer has no chat template (episodes are chats: a base model cannot take them).
     """
 
-    def __init__(self, path: str, *, temperature: float = 0.7, top_p: float = 1.0, seed: int = 0,
+    def __init__(self, path: str, *, temperature: float = 0.7, top_p: float = 1.0, top_k: int = 0,
+                 min_p: float = 0.0, repetition_penalty: float = 1.0, seed: int = 0,
                  batch_size: int = 8, device: str = "cpu"):
         import torch
         from transformers import AutoTokenizer
@@ -62,6 +63,9 @@ class LocalModelPolicy:
         use_cpu_threads()
         self.name = f"local:{path}"
         self.temperature, self.top_p, self.batch_size, self.device = temperature, top_p, batch_size, device
+        self.top_k, self.min_p, self.repetition_penalty = top_k, min_p, repetition_penalty
+        self.sampling_effective = {**openai_sampling(self), "max_tokens": "per turn: the episode's token budget left",
+                                   "seed": f"torch.manual_seed({seed}) once", "engine": "transformers generate"}
         self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
         if not self.tokenizer.chat_template:  # checked before the weights load
             raise Py4Error(f"{path}: its tokenizer has no chat template, and every evaluation episode is a "
@@ -91,12 +95,10 @@ class LocalModelPolicy:
                                                       enable_thinking=r.enable_thinking, tokenize=False)
                    for r in requests]
         enc = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        sampling: dict[str, Any] = ({"do_sample": True, "temperature": self.temperature, "top_p": self.top_p}
-                                    if self.temperature > 0 else {"do_sample": False})
-        with torch.no_grad():
-            out = self.model.generate(**enc, max_new_tokens=max(r.max_new_tokens for r in requests),
-                                      eos_token_id=self.stop_ids, pad_token_id=self.tokenizer.pad_token_id,
-                                      **sampling)
+        config = generation_config(self, max(r.max_new_tokens for r in requests), eos_token_id=self.stop_ids,
+                                   pad_token_id=self.tokenizer.pad_token_id)
+        with torch.no_grad():  # every sampling field set: none comes from the model's generation_config.json
+            out = self.model.generate(**enc, generation_config=config)
         prompt_len = enc["input_ids"].shape[1]
         return [self._turn(out[i, prompt_len:].tolist(), r, prompts[i]) for i, r in enumerate(requests)]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+import pydantic
+
 from py4.config import StrictModel
 from py4.evaluate.scripted import SOLUTIONS, ScriptedPolicy
 
@@ -32,10 +34,18 @@ class PolicyConfig(StrictModel):
 
 
 class SamplingConfig(StrictModel):
+    """The evaluation's one sampling configuration, sent whole to the endpoint or to ``generate``
+    (py4.episodes.sampling); the token limit per turn is the episode's budget left."""
+
     samples: int = 1
     """K: episodes per problem (pass@k for k = 1, 2, 4, ..., K)."""
     temperature: float = 0.7
     top_p: float = 1.0
+    top_k: int = pydantic.Field(0, ge=-1)
+    """0 (or -1): no top-k filter. Sent explicitly, so the served model's generation_config.json
+    (Gemma -it: top_k 64) does not fill it in."""
+    min_p: float = pydantic.Field(0.0, ge=0.0, le=1.0)
+    repetition_penalty: float = pydantic.Field(1.0, gt=0.0)
     seed: int = 0
 
 
@@ -59,12 +69,16 @@ def build_policy(policy: PolicyConfig, sampling: SamplingConfig):
         from py4.evaluate.local_model import LocalModelPolicy
 
         return LocalModelPolicy(policy.model, temperature=sampling.temperature, top_p=sampling.top_p,
+                                top_k=sampling.top_k, min_p=sampling.min_p,
+                                repetition_penalty=sampling.repetition_penalty,
                                 seed=sampling.seed, batch_size=policy.batch_size, device=policy.device)
     if policy.name == "endpoint":
         from py4.episodes.endpoint import EndpointPolicy
 
         return EndpointPolicy(policy.endpoint, policy.model, temperature=sampling.temperature, top_p=sampling.top_p,
-                              seed=sampling.seed, concurrency=policy.concurrency, retries=policy.retries,
+                              top_k=sampling.top_k, min_p=sampling.min_p,
+                              repetition_penalty=sampling.repetition_penalty, seed=sampling.seed,
+                              concurrency=policy.concurrency, retries=policy.retries,
                               timeout_s=policy.request_timeout_s, tokenizer=tokenizer, family=policy.family)
     return ScriptedPolicy(policy.name, tokenizer=tokenizer)
 

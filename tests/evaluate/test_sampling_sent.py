@@ -1,0 +1,109 @@
+"""Every sampling parameter reaches the engine explicitly, and the run records what was sent.
+
+A served request that leaves ``top_k`` (or ``min_p``, ``repetition_penalty``) out is filled by
+vLLM from the model's generation_config.json (Gemma -it: top_k 64, top_p 0.95), so evaluation
+and EFT replay would sample otherwise than the config says. Here a local HTTP server (127.0.0.1,
+ephemeral port) captures the JSON bodies of a real ``py4 eval`` run with an endpoint policy;
+``transformers`` ``generate`` is checked on the GenerationConfig it resolves for a tiny model
+whose generation_config.json says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from py4.evaluate.harness import EvalConfig, run
+
+SAMPLING = {"temperature": 0.6, "top_p": 0.9, "top_k": 0, "min_p": 0.05, "repetition_penalty": 1.1}
+
+
+class CapturingServer:
+    """An OpenAI chat-completions server that records each request body and answers without a tool call."""
+
+    def __init__(self):
+        self.bodies: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # http.server's name
+                server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+                data = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
+                                                "message": {"role": "assistant", "content": "no idea"}}],
+                                   "usage": {"completion_tokens": 3}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_an_eval_request_carries_every_sampling_parameter_and_the_run_records_them(tmp_path):
+    with CapturingServer() as server:
+        config = EvalConfig.model_validate({
+            "splits": ["test_heldin"], "limit": 2,
+            "policy": {"name": "endpoint", "endpoint": server.url, "model": "served"},
+            "sampling": {"samples": 1, "seed": 5, **SAMPLING}})
+        results = run(config, tmp_path / "eval", progress=False)
+    assert server.bodies
+    for body in server.bodies:
+        assert {k: body.get(k) for k in SAMPLING} == SAMPLING
+        assert isinstance(body["seed"], int) and isinstance(body["max_tokens"], int) and body["max_tokens"] > 0
+    effective = results["sampling_effective"]
+    assert {k: effective[k] for k in SAMPLING} == SAMPLING and effective["engine"]
+    assert json.loads((tmp_path / "eval" / "results.json").read_text())["sampling_effective"] == effective
+
+
+def test_the_default_eval_sends_top_k_off_rather_than_leaving_it_to_the_server(tmp_path):
+    with CapturingServer() as server:
+        config = EvalConfig.model_validate({"splits": ["test_heldin"], "limit": 1,
+                                            "policy": {"name": "endpoint", "endpoint": server.url, "model": "m"}})
+        run(config, tmp_path / "eval", progress=False)
+    assert {(b["temperature"], b["top_p"], b["top_k"], b["min_p"], b["repetition_penalty"])
+            for b in server.bodies} == {(0.7, 1.0, 0, 0.0, 1.0)}
+
+
+@pytest.fixture
+def opinionated_model():
+    """A tiny model whose generation_config.json samples otherwise (as a Gemma -it's does)."""
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig, GenerationConfig
+
+    model = Gemma3ForCausalLM(Gemma3TextConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                                               num_attention_heads=1, num_key_value_heads=1, head_dim=16,
+                                               intermediate_size=32))
+    model.generation_config = GenerationConfig(do_sample=True, top_k=64, top_p=0.95, temperature=1.3, min_p=0.2,
+                                               repetition_penalty=1.5, typical_p=0.5)
+    return model
+
+
+def test_generate_takes_every_sampling_field_from_the_config_not_the_model(opinionated_model):
+    from py4.episodes.sampling import generation_config
+
+    class Stage:
+        temperature, top_p, top_k, min_p, repetition_penalty = 0.7, 1.0, 0, 0.0, 1.0
+
+    resolved, _ = opinionated_model._prepare_generation_config(generation_config(Stage, 16))
+    assert (resolved.do_sample, resolved.temperature, resolved.top_p, resolved.top_k, resolved.min_p,
+            resolved.repetition_penalty, resolved.typical_p, resolved.max_new_tokens) == (
+        True, 0.7, 1.0, 0, 0.0, 1.0, 1.0, 16)
+    # what the old call (keywords for temperature/top_p only) resolved to: the model's top_k and penalties
+    old, _ = opinionated_model._prepare_generation_config(None, do_sample=True, temperature=0.7, top_p=1.0)
+    assert (old.top_k, old.min_p, old.repetition_penalty) == (64, 0.2, 1.5)
