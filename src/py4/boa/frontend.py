@@ -11,8 +11,10 @@ that the sandbox can be exercised and benchmarked independently of the language.
 
 from __future__ import annotations
 
-import functools
+import _thread
+import collections
 import marshal
+import sys
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Callable, Literal
@@ -26,8 +28,14 @@ Rendering = Literal["verbatim", "generic"]
 # Programs larger than this are refused before any parsing (the front end may have its
 # own, smaller limit). Protects the parent against pathological input sizes.
 MAX_SOURCE_CHARS = 1_000_000
-COMPILE_CACHE_SIZE = 4096  # programs; only those up to COMPILE_CACHE_MAX_CHARS are cached
+# The parent's compile cache: results for programs up to COMPILE_CACHE_MAX_CHARS, at most
+# COMPILE_CACHE_SIZE of them and COMPILE_CACHE_BYTES of memory in all (each entry counted
+# as its source, marshalled code, code objects and diagnostics: entry_bytes), least
+# recently used dropped first. A 19,000-character program costs ~180 KiB: by count alone
+# a full cache held ~736 MiB in the trusted parent.
+COMPILE_CACHE_SIZE = 4096
 COMPILE_CACHE_MAX_CHARS = 20_000
+COMPILE_CACHE_BYTES = 64 * 2**20
 
 # Modules a run's worker imports once, before isolation, so that programs find them
 # already loaded (and so that a late import never needs the hidden repository).
@@ -75,14 +83,77 @@ def compile_source(source: str | bytes, filename: str = "<py4>", dialect: Dialec
         raise ValueError(f"unknown dialect {dialect!r}; expected 'py4' or 'python3'")
     if len(source) > COMPILE_CACHE_MAX_CHARS:
         return _compile_and_marshal(source, filename, dialect)
-    cached = _compile_cached(source, filename, dialect)
+    cached = _CACHE.get((source, filename, dialect))
+    if cached is None:
+        cached = _compile_and_marshal(source, filename, dialect)
+        _CACHE.put((source, filename, dialect), cached, entry_bytes(source, cached))
     return Compiled(cached.ok, cached.code, list(cached.diagnostics), list(cached.rules_exercised),
                     cached.marshalled)
 
 
-@functools.lru_cache(maxsize=COMPILE_CACHE_SIZE)
-def _compile_cached(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:
-    return _compile_and_marshal(source, filename, dialect)
+class _CompileCache:
+    """Least-recently-used results, bounded by count and by bytes (thread-safe: the
+    executor compiles in its callers' threads)."""
+
+    def __init__(self) -> None:
+        self.entries: collections.OrderedDict[tuple, tuple[Compiled, int]] = collections.OrderedDict()
+        self.bytes = 0
+        self.lock = _thread.allocate_lock()  # (not threading: workers import this module)
+
+    def get(self, key: tuple) -> Compiled | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            if entry is None:
+                return None
+            self.entries.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: tuple, compiled: Compiled, size: int) -> None:
+        with self.lock:
+            if key in self.entries or size > COMPILE_CACHE_BYTES:
+                return
+            self.entries[key] = (compiled, size)
+            self.bytes += size
+            while self.bytes > COMPILE_CACHE_BYTES or len(self.entries) > COMPILE_CACHE_SIZE:
+                _, (_, dropped) = self.entries.popitem(last=False)
+                self.bytes -= dropped
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.bytes = 0
+
+
+_CACHE = _CompileCache()
+
+
+def entry_bytes(source: str | bytes, compiled: Compiled) -> int:
+    """What a cache entry keeps alive, in bytes: its source (the key), the marshalled code,
+    the code objects (bytecode, tables, constants, names; nested ones too) and the
+    diagnostics (counted generously: a few small objects each)."""
+    size = sys.getsizeof(source) + sys.getsizeof(compiled.marshalled or b"") + 512
+    size += 1024 * (len(compiled.diagnostics) + len(compiled.rules_exercised))
+    stack = [compiled.code] if compiled.code is not None else []
+    seen: set[int] = set()
+    while stack:
+        code = stack.pop()
+        size += sys.getsizeof(code) + sys.getsizeof(code.co_code) + sys.getsizeof(code.co_linetable)
+        size += sys.getsizeof(code.co_exceptiontable) + sys.getsizeof(code.co_consts)
+        for names in (code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars):
+            size += sys.getsizeof(names)
+            for name in names:
+                if id(name) not in seen:
+                    seen.add(id(name))
+                    size += sys.getsizeof(name)
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                stack.append(const)
+            elif id(const) not in seen:
+                seen.add(id(const))
+                size += sys.getsizeof(const)
+    # The interpreter keeps more per code object than these parts (its quickened bytecode,
+    # line tables decoded, interned names): measured at ~1.7x the sum for large programs.
+    return 2 * size
 
 
 def _compile_and_marshal(source: str | bytes, filename: str, dialect: Dialect) -> Compiled:

@@ -1,0 +1,54 @@
+"""The parent's compile cache is bounded by bytes, not only by count (frontend.py): a full
+cache of large distinct programs held ~736 MiB in the trusted parent."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+from py4.boa import frontend
+
+
+def _program(n: int) -> str:
+    """A distinct program of ~19,000 characters (under the cache's size limit)."""
+    lines = [f"let v{n}_{i} = [{i}, {n}, 'x{i}']\n" for i in range(700)]
+    return "".join(lines)[:19_000].rsplit("\n", 1)[0] + "\n"
+
+
+def test_compile_cache_memory_stays_within_its_byte_budget(monkeypatch):
+    budget = 2 * 2**20
+    monkeypatch.setattr(frontend, "COMPILE_CACHE_BYTES", budget)
+    cache = frontend._CACHE
+    cache.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(30):  # ~5 MiB of entries by the count limit alone
+            assert frontend.compile_source(_program(n)).ok
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        cache.clear()
+    assert cache.bytes <= budget
+    assert 0 < len(cache.entries) < 30 or cache.bytes == 0
+    # What the cache really holds is what it counts, give or take: never far over budget.
+    assert held < budget * 1.25, (held, budget)
+
+
+def test_an_entry_is_counted_at_least_at_what_it_holds():
+    frontend._CACHE.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        source = _program(10_001)
+        compiled = frontend.compile_source(source)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    counted = frontend.entry_bytes(source, compiled)
+    frontend._CACHE.clear()
+    assert counted >= held * 0.8, (counted, held)
