@@ -75,8 +75,12 @@ def test_gemma4_standin_answers_replay_prompts_into_well_formed_rows(instruction
         assert row["tools"] is None and row["source"] == "replay"
         assert row["chat_template_kwargs"] == {"enable_thinking": True}
     assert any(r["messages"][1]["content"] for r in rows)  # a random model still writes something
-    assert eft_data.replay_generation(settings) == {"route": "local", "device": "cpu", "dtype": "float32",
-                                                    "batch_size": 2}
+    generation = eft_data.replay_generation(settings)
+    assert {k: generation[k] for k in ("route", "device", "dtype", "batch_size")} == {
+        "route": "local", "device": "cpu", "dtype": "float32", "batch_size": 2}
+    assert generation["sampling"] | {"seed": None} == {
+        "temperature": 0.7, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0, "max_tokens": 24,
+        "seed": None, "engine": "transformers generate"}
 
 
 @pytest.mark.smoke
@@ -149,11 +153,17 @@ def test_an_endpoint_answers_replay_prompts(instructions):
         rows = eft_data.replay_rows(settings, 4, random.Random(0))
 
     assert len(server.bodies) == 4
-    for body in server.bodies:
-        assert body["model"] == "parent" and body["temperature"] == 0.7 and body["max_tokens"] == 4096
+    sampling = {"temperature": 0.7, "top_p": 1.0, "top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0}
+    for body in server.bodies:  # every sampling field sent: the server's generation_config.json fills none
+        assert body["model"] == "parent" and {k: body[k] for k in sampling} == sampling
+        assert body["max_tokens"] == 4096 and isinstance(body["seed"], int)
         assert body["chat_template_kwargs"] == {"enable_thinking": True} and not body.get("tools")
     for row in rows:
         prompt = row["messages"][0]["content"]
         assert row["messages"][1] == {"role": "assistant", "content": f"Answer to: {prompt}",
                                       "reasoning_content": f"Think: {prompt}"}
-    assert eft_data.replay_generation(settings) == {"route": "endpoint", "url": server.url, "model": "parent"}
+    generation = eft_data.replay_generation(settings)
+    assert {k: generation[k] for k in ("route", "url", "model")} == {"route": "endpoint", "url": server.url,
+                                                                      "model": "parent"}
+    assert {k: generation["sampling"][k] for k in sampling} == sampling
+    assert generation["sampling"]["max_tokens"] == 4096

@@ -47,6 +47,7 @@ import pydantic
 
 from py4.config import StrictModel
 from py4.data.instructions import InstructionSourceSpec
+from py4.episodes.sampling import effective_sampling, generation_config
 from py4.fileio import read_json_object
 from py4.train import loading
 from py4.train.common import TrainingSplit
@@ -80,6 +81,13 @@ class ReplaySettings(StrictModel):
     """Replay prompts are drawn from the first N kept conversations of the source."""
     parent: loading.ModelSource
     temperature: float = 0.7
+    """The replay answers' sampling: sent whole to the server or to ``generate``
+    (py4.episodes.sampling), so the parent's generation_config.json fills in none of it."""
+    top_p: float = 1.0
+    top_k: int = pydantic.Field(0, ge=-1)
+    """0 (or -1): no top-k filter."""
+    min_p: float = pydantic.Field(0.0, ge=0.0, le=1.0)
+    repetition_penalty: float = pydantic.Field(1.0, gt=0.0)
     max_new_tokens: int = 4096
     enable_thinking: bool = True
     batch_size: int = pydantic.Field(8, ge=1)
@@ -300,9 +308,9 @@ def local_answers(settings: ReplaySettings, prompts: list[str], seed: int) -> li
                                                    add_generation_prompt=True, enable_thinking=settings.enable_thinking)
                      for p in batch]
             enc = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
-            with torch.no_grad():
-                out = model.generate(**enc, do_sample=True, temperature=settings.temperature,
-                                     max_new_tokens=settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id)
+            with torch.no_grad():  # every sampling field set: none from the parent's generation_config.json
+                out = model.generate(**enc, generation_config=generation_config(
+                    settings, settings.max_new_tokens, pad_token_id=tokenizer.pad_token_id))
             for text, ids in zip(texts, out[:, enc["input_ids"].shape[1]:].tolist(), strict=True):
                 end = next((i for i, token in enumerate(ids) if token in stops), len(ids))
                 # The response schema when the tokenizer has one, else the tokenizer's chat
@@ -322,7 +330,9 @@ def endpoint_answers(settings: ReplaySettings, prompts: list[str], seed: int) ->
     from py4.episodes.endpoint import EndpointPolicy
 
     server = settings.endpoint
-    policy = EndpointPolicy(server.url, server.model, temperature=settings.temperature, seed=seed,
+    policy = EndpointPolicy(server.url, server.model, temperature=settings.temperature, top_p=settings.top_p,
+                            top_k=settings.top_k, min_p=settings.min_p,
+                            repetition_penalty=settings.repetition_penalty, seed=seed,
                             concurrency=server.concurrency, timeout_s=server.timeout_s)
     answers = []
     try:
@@ -361,11 +371,18 @@ def replay_prompts(settings: ReplaySettings, count: int, rng: random.Random) -> 
 
 
 def replay_generation(settings: ReplaySettings) -> dict[str, Any]:
-    """What the dose manifest records about how the replay answers were generated."""
+    """What the dose manifest records about how the replay answers were generated, the sampling
+    every request or ``generate`` call carried included."""
+    seed = "drawn from the dose's seed (random.Random(seed)); per request: + crc32(row key)"
     if settings.endpoint is not None:
-        return {"route": "endpoint", "url": settings.endpoint.url, "model": settings.endpoint.model}
+        return {"route": "endpoint", "url": settings.endpoint.url, "model": settings.endpoint.model,
+                "sampling": effective_sampling(settings, max_tokens=settings.max_new_tokens, seed=seed,
+                                               engine="OpenAI-compatible chat completions")}
     where = generation_device(settings.device)
-    return {"route": "local", "device": where.device, "dtype": where.dtype, "batch_size": settings.batch_size}
+    return {"route": "local", "device": where.device, "dtype": where.dtype, "batch_size": settings.batch_size,
+            "sampling": effective_sampling(settings, max_tokens=settings.max_new_tokens,
+                                           seed="drawn from the dose's seed (torch.manual_seed once)",
+                                           engine="transformers generate")}
 
 
 def replay_rows(settings: ReplaySettings, count: int, rng: random.Random) -> list[dict[str, Any]]:
