@@ -153,6 +153,31 @@ def _refuse_unfit(plans: dict) -> None:
             f"(change {knob(p.plan)})" for p in unfit))
 
 
+@app.command()
+@cli_errors  # a bad spec or stage config: one line, exit 2
+def preflight(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
+              fetch: bool = typer.Option(True, "--fetch/--no-fetch",
+                                         help="fetch the pinned models' metadata into the HF cache first (Hub access)"),
+              as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+              overrides: Optional[list[str]] = OVERRIDES) -> None:
+    """Fetch every pinned model's metadata (config, tokenizer, template, safetensors index and headers;
+    never weights) and check the campaign against it: a go/no-go per training run (exit 1 on a no-go)."""
+    from py4.campaign.preflight import fetch_metadata, run_checks
+
+    spec, nodes = _load(file, out, overrides, check=True)
+    if fetch:
+        fetch_metadata(spec, log=lambda s: typer.echo(s, err=True))
+    report = run_checks(spec, nodes)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            typer.echo(line)
+        typer.echo("go" if report.go else "no-go: see the NO lines above")
+    if not report.go:
+        raise typer.Exit(1)
+
+
 def _resolved(node) -> dict | None:
     """The stage config a training run will use (file + overrides), or None for other stages."""
     from py4.stages import get_stage, load
