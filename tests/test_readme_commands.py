@@ -37,6 +37,19 @@ def test_usage_section_lists_runnable_commands():
         assert not re.search(r"\w\|\w|\bFILE\b|\bDIR\b|\bID\b|\[key=value", code), command
 
 
+def test_usage_commands_write_to_folders_of_their_own_not_into_the_demos_runs():
+    """A README command once replaced the demo's corpus (`--out campaign-out/smoke/corpus`): only
+    the smoke assets, which the smoke configs load from there and the demo reuses, go there."""
+    commands = usage_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    for command in commands:
+        code = command.split(" #", 1)[0]
+        outputs = re.findall(r"(?:--out|out_dir=|output_dir=)\s*(\S+)", code)
+        if code.startswith("py4 smoke assets"):
+            assert outputs == ["campaign-out/smoke/assets"], command
+            continue
+        assert all(not o.startswith("campaign-out/") for o in outputs), command
+
+
 def test_the_taste_of_python4_is_the_example_file():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     taste = re.search(r"A taste of Python-4.*?\n```\n(.*?)```", readme, re.S).group(1)

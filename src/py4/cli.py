@@ -48,6 +48,21 @@ for _name, _module in SUBCOMMANDS.items():
         app.command(_name)(_sub)
 
 # `py4 campaign rehearse`: the rehearsal runs the campaign's DAG, so it sits above the campaign.
+FORCE = typer.Option(False, "--force", help="let a stage write into a run folder a campaign owns "
+                                           "(py4 --force corpus generate ...; refused otherwise)")
+
+
+@app.callback()
+def _root(force: bool = FORCE) -> None:
+    """Options of every command (before the command's name)."""
+    if force:
+        import os
+
+        from py4.run_owner import FORCE_ENV
+
+        os.environ[FORCE_ENV] = "1"
+
+
 _campaign_app.command("rehearse")(rehearse)
 
 

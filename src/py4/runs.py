@@ -211,6 +211,9 @@ class RunRecorder:
     """
 
     def __init__(self, run_dir: str | Path, config: pydantic.BaseModel | None, kind: str):
+        from py4.run_owner import check_not_owned
+
+        check_not_owned(run_dir)  # a campaign's run folder is its runner's to write (or --force)
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._t0 = time.monotonic()

@@ -41,6 +41,7 @@ from py4.campaign.records import (NodeStatus, fingerprints, missing_inputs, node
                                   output_changes, record_dir, record_problem, recorded_fingerprint, redone_inputs,
                                   resumes, run_token, snapshot_outputs, superseded)
 from py4.errors import Py4Error
+from py4.run_owner import RUNNER_ENV
 from py4.runs import MANIFEST_NAME, RunRecorder, read_manifest
 from py4.stages import STAGES, result_summary, run_call
 
@@ -247,7 +248,7 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
         with RunRecorder(record_dir(out_dir, node), None, "campaign.node") as rec:
             rec.set(node=node.to_json(), fingerprint=fingerprint, runner=runner or this_runner(),
                     resumed_from=previous if previous != "pending" else None)
-            with _served(node, record_dir(out_dir, node), rec, log):
+            with _served(node, record_dir(out_dir, node), rec, log), _owned_by_runner(node):
                 executor(node)
             stage_manifest = read_manifest(node.run_dir)
             if stage_manifest:
@@ -261,6 +262,20 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
         log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
         return False
     return True
+
+
+@contextmanager
+def _owned_by_runner(node: Node):
+    """The run's stage may write its campaign-owned folder (`py4.run_owner`): the runner is behind it."""
+    saved = os.environ.get(RUNNER_ENV)
+    os.environ[RUNNER_ENV] = node.id  # this process's stage and a child's alike
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(RUNNER_ENV, None)
+        else:
+            os.environ[RUNNER_ENV] = saved
 
 
 @contextmanager

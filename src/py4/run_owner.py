@@ -1,0 +1,71 @@
+"""Whether a folder is a run folder a campaign owns, and the refusal to write into one by hand.
+
+A campaign keeps a record per run (``<out_dir>/_campaign/runs/<id>/run_manifest.json``, with the
+run's folder) and skips a done run while its outputs are unchanged. A stage started by hand with
+``--out`` (or an ``out_dir``) naming such a folder would replace the run's outputs behind the
+campaign's back. So `RunRecorder` (every stage's run folder) calls :func:`check_not_owned`: inside
+a campaign's run folder it raises :class:`OwnedRunFolder`, unless the campaign runner is the one
+running it (``PY4_CAMPAIGN_RUN``, set by the runner around each run, in its process and its
+children) or the user said so (``py4 --force …``: ``PY4_FORCE``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from py4.errors import Py4Error
+
+RUNNER_ENV = "PY4_CAMPAIGN_RUN"
+FORCE_ENV = "PY4_FORCE"
+
+
+class OwnedRunFolder(Py4Error):
+    """A stage run by hand was asked to write into a campaign's run folder."""
+
+
+def campaign_owner(path: str | Path) -> tuple[Path, str] | None:
+    """(campaign folder, run id) when ``path`` is, or is inside, a run folder of the nearest
+    campaign folder above it (one holding ``_campaign/runs``); None otherwise."""
+    target = Path(path).resolve()
+    for folder in (target, *target.parents):
+        runs = folder / "_campaign" / "runs"
+        if not runs.is_dir():
+            continue
+        for record in runs.glob("*/run_manifest.json"):
+            try:
+                node = json.loads(record.read_text(encoding="utf-8")).get("node") or {}
+            except (OSError, ValueError, AttributeError):
+                continue
+            run_dir = node.get("run_dir")
+            if run_dir and _is_within(target, folder, Path(run_dir)):
+                return folder, str(node.get("id", record.parent.name))
+        return None
+    return None
+
+
+def _is_within(target: Path, campaign: Path, run_dir: Path) -> bool:
+    """Whether ``target`` is ``run_dir`` or inside it; a relative ``run_dir`` (a campaign's out_dir
+    given relative to where it ran) is placed in ``campaign`` by its trailing parts."""
+    if run_dir.is_absolute():
+        candidates = [run_dir.resolve()]
+    else:
+        candidates = [campaign.joinpath(*run_dir.parts[i:]) for i in range(len(run_dir.parts))]
+    return any(c == target or c in target.parents for c in candidates)
+
+
+def check_not_owned(path: str | Path) -> None:
+    """Raise OwnedRunFolder when ``path`` is a campaign's run folder and neither its runner nor
+    ``--force`` is behind this write."""
+    if os.environ.get(RUNNER_ENV) or os.environ.get(FORCE_ENV):
+        return
+    owner = campaign_owner(path)
+    if owner is None:
+        return
+    campaign, run_id = owner
+    raise OwnedRunFolder(
+        f"{path} is the folder of run {run_id!r} of the campaign in {campaign}: writing there by hand would "
+        f"replace that run's outputs behind the campaign (to redo it: py4 campaign run FILE --rerun '{run_id}'). "
+        "Write somewhere else (--out, out_dir=...), or put --force first to write there anyway "
+        "(py4 --force ...)")
