@@ -26,6 +26,8 @@ from py4.evaluate.policies import PolicyConfig, SamplingConfig, build_policy, ch
 from py4.problems.schema import SPLITS, Problem
 
 RESULTS, TABLE, TRANSCRIPTS = "results.json", "results.md", "transcripts.jsonl"
+INSPECT_LOG = "inspect"
+"""The folder of a campaign evaluation's Inspect log, in its run folder (``inspect view`` browses it)."""
 
 
 class EvalConfig(StrictModel):
