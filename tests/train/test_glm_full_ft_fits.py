@@ -34,3 +34,31 @@ def test_fp32_master_weights_are_refused_naming_the_knob(stage, config):
     refusal = r"GiB per GPU .* over the GPU's 139\.0 GiB: change optimisation\.master_weights"
     with pytest.raises(FitError, match=refusal):
         check_fit(plan, H200, config)
+
+
+def test_a_run_that_cannot_fit_stops_before_any_weights_load(monkeypatch, tmp_path):
+    """On a CUDA machine (its GPU's total_memory), py4.stages plans the run before the stage runs."""
+    import torch
+
+    import py4.stages as stages
+    import py4.train.midtrain as midtrain
+
+    class Props:
+        total_memory = 143_771 * 2**20  # what an H200 reports
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: Props())
+    started = []
+    monkeypatch.setattr(midtrain, "run", lambda config, callbacks=(): started.append(config))
+    call = StageCall(stage="midtrain", config="configs/train/glm45_air/midtrain_iso.yaml", overrides=tuple(overrides(
+        [f"data.path={tmp_path}", "optimisation.optim=adamw_torch_fused", "optimisation.master_weights=fp32"])))
+    with pytest.raises(FitError, match=r"^midtrain \(configs/train/glm45_air/midtrain_iso\.yaml\): planned "
+                                       r"2\d\d\.\d GiB per GPU .*change optimisation\.master_weights: bf16"):
+        stages.run_call(call)
+    assert started == []
+    import py4.train.common as common
+
+    monkeypatch.setattr(common, "_module_available", lambda module: True)  # torchao, as on the GPU nodes
+    stages.run_call(StageCall(stage="midtrain", config="configs/train/glm45_air/midtrain_iso.yaml",
+                              overrides=tuple(overrides([f"data.path={tmp_path}"]))))
+    assert len(started) == 1  # the campaign's own settings (bf16 master weights, 8-bit AdamW) fit and start
