@@ -47,3 +47,23 @@ def test_long_prompts_are_named_and_stop_the_run(small_tokenizer):
         grpo.check_prompt_lengths(over, limit)
     assert all(f"{pid} ({n} tokens)" in str(info.value) for pid, n in over)
     grpo.check_prompt_lengths([], limit)
+
+
+def test_rollout_sampling_is_the_configs_and_is_recorded_as_trl_holds_it(tmp_path):
+    """The stage's sampling reaches GRPOConfig whole (TRL sends it to vLLM's SamplingParams or to
+    generate), and the manifest's record is read back from the trainer's arguments."""
+    from py4.config import load_config
+    from py4.train import loading
+
+    config = load_config(grpo.GRPOStageConfig, "configs/train/gemma4_31b/grpo.yaml",
+                         ["grpo.use_vllm=false", "grpo.vllm_server_gpus=null", f"run.output_dir={tmp_path}",
+                          "run.report_to=[]", "grpo.top_p=0.9", "grpo.top_k=20", "grpo.min_p=0.05",
+                          "grpo.repetition_penalty=1.05"])
+    device = loading.DeviceSettings(use_cpu=True, bf16=False, gradient_checkpointing=False, device="cpu")
+    args = grpo.grpo_args(config, device, [1.0])
+    assert (args.temperature, args.top_p, args.top_k, args.min_p, args.repetition_penalty) == (
+        0.7, 0.9, 20, 0.05, 1.05)
+    assert grpo.rollout_sampling(args) == {
+        "temperature": 0.7, "top_p": 0.9, "top_k": 20, "min_p": 0.05, "repetition_penalty": 1.05,
+        "max_tokens": config.episode.token_budget, "seed": "the trainer's processes: set_seed(424242)",
+        "engine": "transformers generate"}

@@ -74,6 +74,13 @@ class GRPOSettings(StrictModel):
     epsilon_high: float = 0.28
     mask_truncated_completions: bool = False
     temperature: float = 0.7
+    """The rollouts' sampling (T = 0.7 in the reference), passed whole to TRL, which sends it to vLLM's
+    SamplingParams or to ``generate``; the token limit is ``episode.token_budget``."""
+    top_p: float = 1.0
+    top_k: int = pydantic.Field(0, ge=-1)
+    """0 (or -1): no top-k filter."""
+    min_p: float = pydantic.Field(0.0, ge=0.0, le=1.0)
+    repetition_penalty: float = pydantic.Field(1.0, gt=0.0)
     max_prompt_length: int = 3072
     """A problem whose prompt (rendered with the tools) is longer stops the run before any weights
     load, naming it: each epoch is a whole pass over the split (``check_prompt_lengths``)."""
@@ -561,7 +568,8 @@ def grpo_kwargs(config: GRPOStageConfig, device: loading.DeviceSettings, reward_
     kwargs.update(
         num_generations=g.num_generations, loss_type=g.loss_type, scale_rewards=g.scale_rewards,
         reward_weights=reward_weights, beta=g.beta, epsilon=g.epsilon, epsilon_high=g.epsilon_high,
-        mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature,
+        mask_truncated_completions=g.mask_truncated_completions, temperature=g.temperature, top_p=g.top_p,
+        top_k=g.top_k, min_p=g.min_p, repetition_penalty=g.repetition_penalty,
         max_completion_length=config.episode.token_budget, max_tool_calling_iterations=config.episode.max_tool_calls,
         chat_template_kwargs={"enable_thinking": config.episode.enable_thinking}, shuffle_dataset=False,
         steps_per_generation=config.optimisation.grad_accum, log_completions=False,
@@ -576,6 +584,17 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_we
     kwargs = grpo_kwargs(config, device, reward_weights)
     common.check_fields(GRPOConfig, kwargs, "GRPO")
     return GRPOConfig(**kwargs)
+
+
+def rollout_sampling(args) -> dict[str, Any]:
+    """The sampling the trainer's rollouts use, read back from its GRPOConfig (what TRL sends)."""
+    from py4.episodes.sampling import effective_sampling
+
+    engine = f"vLLM {args.vllm_mode}" if args.use_vllm else "transformers generate"
+    extra = dict(args.generation_kwargs or {})
+    return {**effective_sampling(args, max_tokens=args.max_completion_length,
+                                 seed=extra.pop("seed", f"the trainer's processes: set_seed({args.seed})"),
+                                 engine=engine), **({"generation_kwargs": extra} if extra else {})}
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
@@ -619,6 +638,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                                 callbacks=[GuardCallback(), lr_trace, *extra, *callbacks])
         if use_exact_sync(trainer):  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
+        recorder.set(sampling=rollout_sampling(trainer.args))
         summary = common.trainable_summary(trainer.model)
         recorder.set(problems=per_epoch, prompts_over_max_length=0,
                      adapted_modules=summary["adapted_modules"], vision_params_frozen=frozen_vision,
