@@ -41,3 +41,29 @@ def test_plan_refuses_a_run_that_cannot_fit(monkeypatch, tmp_path):
     assert result.exit_code == 2, result.output
     assert "glm45_air/iso/midtrain: 179.8 GiB per GPU > 139.0 GiB" in text
     assert "change optimisation.master_weights: bf16" in text
+
+
+def test_measured_figures_replace_the_assumptions(monkeypatch):
+    """benchmarks/gpu/measured.json's throughput and peaks (the schema in memory_plan's docstring)
+    replace the stated assumptions for that model's runs, and the plan says they were measured."""
+    from py4.campaign.dag import build_dag, select
+    from py4.campaign.memory_plan import plan_runs
+    from py4.campaign.spec import load_campaign
+
+    monkeypatch.chdir(ROOT)
+    spec = load_campaign(CAMPAIGN, [])
+    nodes = select(build_dag(spec, check=True), "gemma4_31b/iso/midtrain")
+    (assumed,) = plan_runs(spec, nodes, None)
+    measured = {"source": "gpu check", "date": "2026-12-04", "gpu_total_bytes": 150_000_000_000,
+                "tokens_per_s_per_gpu": {"gemma4_31b": 1000.0}, "logits_bytes_per_token": {"gemma4_31b": 1e6},
+                "block_activation_bytes_per_token": {"gemma4_31b": 2e5}}
+    (plan,) = plan_runs(spec, nodes, measured)
+    out = plan.to_json()
+    assert out["throughput_source"] == "measured: gpu check (2026-12-04)" and out["gpu_bytes"] == 150_000_000_000
+    assert out["gpu_hours"] == round(plan.tokens / 1000.0 / 3600, 1)
+    tokens = plan.plan.run.micro_batch * plan.plan.run.seq_len
+    assert plan.plan.memory.logits == int(tokens * 1e6)
+    assert plan.plan.memory.state == assumed.plan.memory.state  # the exact part does not move
+    per_parameter = out["bytes_per_parameter"]
+    assert (per_parameter["weights"], per_parameter["gradients"], per_parameter["frozen_weights"]) == (4, 4, 0)
+    assert 8.0 <= per_parameter["optimizer"] < 8.001  # fused AdamW: two fp32 moments (+ a step scalar per tensor)

@@ -84,12 +84,22 @@ class RunPlan:
             "trainable_parameters": sum(run.trainable), "optimizer": run.optim, "master_weights": run.master_weights,
             "fsdp": run.fsdp, "lora": run.lora, "micro_batch": run.micro_batch, "seq_len": run.seq_len,
             "checkpointing": run.checkpointing,
+            "bytes_per_parameter": self.bytes_per_parameter(),
             "bytes_per_gpu": self.plan.memory.to_json(), "gpu_type": GPU_TYPE, "gpu_bytes": self.gpu_bytes,
             "fits": self.fits, **({} if self.fits else {"knob": knob(self.plan)}),
             "host_ram_rank0_bytes": self.plan.memory.host_ram_rank0, "disk_bytes": self.disk_bytes,
             "tokens": self.tokens, "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
             "throughput_source": self.throughput_source, "gpu_hours": round(self.gpu_hours, 1),
         }
+
+    def bytes_per_parameter(self) -> dict[str, float]:
+        """Bytes per trainable parameter of its weights, gradients and optimizer state (whole model, unsharded)."""
+        run = self.plan.run
+        master = 4 if run.master_weights == "fp32" else 2
+        trainable = sum(run.trainable) or 1
+        return {"weights": master, "gradients": master,
+                "optimizer": round(optimizer_state_bytes(run.optim, run.trainable, master) / trainable, 4),
+                "frozen_weights": 2 if run.frozen_parameters else 0}
 
     def lines(self) -> list[str]:
         m = self.plan.memory
