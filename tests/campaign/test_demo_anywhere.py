@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -16,8 +17,10 @@ def _fake_campaign(monkeypatch, seen: dict):
     from py4.campaign import runner
     from py4.report import results
 
-    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print):
-        seen.update(nodes=nodes, out_dir=out_dir, cwd=Path.cwd())
+    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print, **options):
+        seen.update(nodes=nodes, out_dir=out_dir, cwd=Path.cwd(), **options)
+        if seen.get("interrupt"):
+            raise KeyboardInterrupt(seen["interrupt"])
         return runner.RunSummary(ran=[n.id for n in nodes])
 
     monkeypatch.setattr(runner, "run_campaign", run_campaign)
@@ -58,3 +61,17 @@ def test_demo_with_an_invalid_campaign_is_one_line_exit_2(tmp_path, monkeypatch)
     (tmp_path / "configs" / "campaign" / "smoke.yaml").write_text("name: smoke\nnot_a_field: 1\n")
     monkeypatch.chdir(tmp_path)
     assert run_demo("x") == 2
+
+
+def test_the_demo_says_how_long_it_took_and_how_to_resume_when_stopped(tmp_path, monkeypatch):
+    from py4.demo import duration
+
+    seen: dict = {}
+    _fake_campaign(monkeypatch, seen)
+    done = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "x")])
+    assert done.exit_code == 0 and re.search(r"failed 0, blocked 0 in \d+ s\n", done.output), done.output
+    assert seen["resume_hint"] == f"py4 demo --out {tmp_path / 'x'}"
+    assert (duration(308), duration(42), duration(3725)) == ("5 min 8 s", "42 s", "62 min 5 s")
+    seen["interrupt"] = "SIGTERM"
+    stopped = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "x")])
+    assert stopped.exit_code == 143 and "smoke campaign stopped after" in stopped.output, stopped.output

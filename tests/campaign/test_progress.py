@@ -183,3 +183,29 @@ def test_a_log_gets_the_current_runs_progress_as_lines(tmp_path, monkeypatch):
     stream = io.StringIO()
     _run_one(tmp_path, stream, _reporting(3, stream, "m: step 3/3"))
     assert "  m: step 3/3, loss 0.8333" in stream.getvalue().splitlines()
+
+
+def test_stages_report_their_own_progress_to_the_file_the_runner_names(tmp_path, monkeypatch):
+    """An evaluation reports its episodes, a training stage (through the callback every trainer
+    has) its step and loss; without the variable nothing is written."""
+    from types import SimpleNamespace
+
+    import py4.run_progress as run_progress
+    from py4.evaluate.config import load_eval_config
+    from py4.evaluate.harness import run
+    from py4.train.callbacks import GuardCallback
+
+    path = tmp_path / "progress.json"
+    monkeypatch.setattr(run_progress, "_last_write", 0.0)
+    monkeypatch.setenv(run_progress.ENV, str(path))
+    run(load_eval_config(None, ["policy.name=gold", "splits=[test_heldin]", "limit=2"]), tmp_path / "eval",
+        progress=False)
+    assert run_progress.describe(run_progress.read(path)) == "test_heldin episodes 2/2"
+    callback = GuardCallback()
+    callback.on_log(None, SimpleNamespace(global_step=3), None, logs={"loss": 2.5})
+    callback.on_step_end(None, SimpleNamespace(global_step=4, max_steps=4, is_world_process_zero=True), None)
+    assert run_progress.describe(run_progress.read(path)) == "step 4/4, loss 2.5"
+    monkeypatch.delenv(run_progress.ENV)
+    path.unlink()
+    callback.on_step_end(None, SimpleNamespace(global_step=4, max_steps=4, is_world_process_zero=True), None)
+    assert not path.exists()
