@@ -43,6 +43,22 @@ def fields_517() -> frozenset[str]:
     return frozenset(data["fields"])
 
 
+def _pin(name: str) -> str:
+    """The version envs/vllm-common.txt (the trainer environment, ``make vllm-env``) pins ``name`` to."""
+    import re
+
+    text = (ROOT / "envs" / "vllm-common.txt").read_text(encoding="utf-8")
+    return re.search(rf"^{name}==(\S+)$", text, flags=re.M).group(1)
+
+
+def test_the_fixture_is_the_trainer_environments_release():
+    """The fixture's release is the one the trainer environment pins; TRL is the same on both sides."""
+    import trl
+
+    assert json.loads(FIXTURE.read_text(encoding="utf-8"))["transformers"] == _pin("transformers")
+    assert trl.__version__ == _pin("trl")
+
+
 def _trl_own(config_class) -> frozenset[str]:
     from transformers import TrainingArguments
 
