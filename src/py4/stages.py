@@ -238,12 +238,12 @@ def _check_fit(config: Any, call: StageCall) -> None:
     is not known here is not planned: its loading says what is missing."""
     import torch
 
-    from py4.train.fit import FitError, check_fit, run_memory
+    from py4.train.fit import FitError, FsdpSettings, check_fit, run_memory
 
     if getattr(config, "optimisation", None) is None or not torch.cuda.is_available():
         return
     try:
-        plan = run_memory(config)
+        plan = run_memory(config, fsdp=FsdpSettings.from_launch())
     except FitError:
         return
     check_fit(plan, torch.cuda.get_device_properties(0).total_memory, f"{call.stage} ({call.config})")

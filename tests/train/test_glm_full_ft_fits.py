@@ -46,6 +46,9 @@ def test_a_run_that_cannot_fit_stops_before_any_weights_load(monkeypatch, tmp_pa
     class Props:
         total_memory = 143_771 * 2**20  # what an H200 reports
 
+    for name, value in {"ACCELERATE_USE_FSDP": "true", "FSDP_VERSION": "2", "ACCELERATE_MIXED_PRECISION": "bf16",
+                        "FSDP_ACTIVATION_CHECKPOINTING": "true"}.items():  # what accelerate launch sets from fsdp2.yaml
+        monkeypatch.setenv(name, value)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: Props())
     started = []
@@ -62,3 +65,18 @@ def test_a_run_that_cannot_fit_stops_before_any_weights_load(monkeypatch, tmp_pa
     stages.run_call(StageCall(stage="midtrain", config="configs/train/glm45_air/midtrain_iso.yaml",
                               overrides=tuple(overrides([f"data.path={tmp_path}"]))))
     assert len(started) == 1  # the campaign's own settings (bf16 master weights, 8-bit AdamW) fit and start
+
+
+def test_the_accelerate_config_decides_precision_checkpointing_and_offload():
+    from py4.train.fit import FsdpSettings
+
+    campaign = FsdpSettings.from_file("configs/accelerate/fsdp2.yaml")
+    assert campaign == FsdpSettings(mixed_precision="bf16", activation_checkpointing=True, offload_params=False)
+    config = load(StageCall(stage="sft", config="configs/train/glm45_air/sft.yaml",
+                            overrides=tuple(overrides(["optimisation.master_weights=fp32"]))))
+    upcast = run_memory(config, GLM, fsdp=campaign)
+    no_mixed = run_memory(config, GLM, fsdp=FsdpSettings(mixed_precision="no"))
+    assert (upcast.run.master_weights, no_mixed.run.master_weights) == ("fp32", "bf16")  # accelerate's condition
+    offload = run_memory(config, GLM, fsdp=FsdpSettings(offload_params=True))
+    assert offload.memory.state == 0 and offload.memory.total < upcast.memory.total
+    assert offload.memory.host_ram_rank0 == upcast.memory.host_ram_rank0 + upcast.memory.state * 8

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.fileio import read_json_object
-from py4.train.fit import FitError, RunMemory, check_fit, knob, run_memory
+from py4.train.fit import FitError, FsdpSettings, RunMemory, check_fit, knob, run_memory
 from py4.train.memory import GIB, GPU_TYPES, optimizer_state_bytes
 
 __all__ = ["MEASURED_FILE", "ASSUMED_MFU", "GRPO_MINUTES_PER_STEP", "RunPlan", "plan_runs", "read_measured"]
@@ -156,6 +156,9 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
     from py4.stages import get_stage, load
     from py4.train.model_shape import safetensors_parameters
 
+    from py4.campaign.dag import ACCELERATE_CONFIG
+
+    fsdp = FsdpSettings.from_file(ACCELERATE_CONFIG)  # what every multi-GPU run launches with
     plans = []
     gpu_bytes = int((measured or {}).get("gpu_total_bytes") or GPU_TYPES[GPU_TYPE].usable_bytes)
     for node in nodes:
@@ -167,7 +170,7 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
         per_model = {key: (measured or {}).get(key, {}).get(model)
                      for key in ("logits_bytes_per_token", "block_activation_bytes_per_token")}
         plan = run_memory(config, (pin.hub_id, pin.revision),
-                          measured={k: float(v) for k, v in per_model.items() if v})
+                          measured={k: float(v) for k, v in per_model.items() if v}, fsdp=fsdp)
         steps = _steps(spec, node, config)
         tokens = steps * config.optimisation.global_batch * plan.run.seq_len
         rate, source = _throughput(model, plan, measured)

@@ -21,7 +21,7 @@ from py4.train.errors import TrainingGuardError
 from py4.train.memory import GIB, MemoryEstimate, RunShape, estimate, known_optimizer
 from py4.train.model_shape import ModelShape, model_config, model_shape
 
-__all__ = ["FitError", "RunMemory", "run_memory", "check_fit", "DEFAULT_SEQ_LEN"]
+__all__ = ["FitError", "FsdpSettings", "RunMemory", "run_memory", "check_fit", "knob", "DEFAULT_SEQ_LEN"]
 
 DEFAULT_SEQ_LEN = 8192
 """The packs' sequence length when no schedule says otherwise (py4.data.configs: seq_len 8192)."""
@@ -81,8 +81,39 @@ def _seq_len(config) -> tuple[int, str]:
     return DEFAULT_SEQ_LEN, "causal_lm"
 
 
+@dataclass(frozen=True)
+class FsdpSettings:
+    """What an accelerate FSDP2 config (or launch) decides for memory."""
+
+    mixed_precision: str = "bf16"
+    activation_checkpointing: bool = True
+    offload_params: bool = False
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "FsdpSettings":
+        """From an accelerate config file (``configs/accelerate/fsdp2.yaml``)."""
+        import yaml
+
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        fsdp = data.get("fsdp_config") or {}
+        return cls(mixed_precision=str(data.get("mixed_precision", "no")),
+                   activation_checkpointing=bool(fsdp.get("fsdp_activation_checkpointing", False)),
+                   offload_params=bool(fsdp.get("fsdp_offload_params", False)))
+
+    @classmethod
+    def from_launch(cls) -> "FsdpSettings":
+        """From this process's ``accelerate launch`` environment."""
+        import os
+
+        from py4.train import fsdp
+
+        return cls(mixed_precision=os.environ.get("ACCELERATE_MIXED_PRECISION", "no"),
+                   activation_checkpointing=fsdp.launch().activation_checkpointing,
+                   offload_params=os.environ.get("FSDP_OFFLOAD_PARAMS", "false").lower() == "true")
+
+
 def run_memory(config, fallback: tuple[str, str | None] | None = None, seq_len: int | None = None,
-               measured: dict[str, float] | None = None) -> RunMemory:
+               measured: dict[str, float] | None = None, fsdp: FsdpSettings | None = None) -> RunMemory:
     """The per-GPU plan of a training stage config.
 
     ``fallback`` (hub id, revision) names the model whose architecture the run trains when its
@@ -102,7 +133,8 @@ def run_memory(config, fallback: tuple[str, str | None] | None = None, seq_len: 
                        "(py4.train.memory.STATE_RULES)")
     shape = model_shape(source[0])
     length, loss = _seq_len(config)
-    fsdp = opt.gpus > 1
+    settings = fsdp or FsdpSettings()
+    sharded = opt.gpus > 1
     peft_config = (config.lora.peft_config() if getattr(config, "lora", None) is not None
                    else _grpo_lora(config) if getattr(config, "grpo", None) is not None else None)
     if peft_config is not None:
@@ -111,11 +143,14 @@ def run_memory(config, fallback: tuple[str, str | None] | None = None, seq_len: 
     else:
         trainable = tuple(n for _, n in shape.tensors)
         frozen = 0
-        master = opt.master_weights if fsdp else "bf16"
-    checkpointing = True if fsdp else opt.gradient_checkpointing is not False
+        upcast = sharded and settings.mixed_precision != "no" and opt.master_weights == "fp32"
+        master = "fp32" if upcast else "bf16"
+    checkpointing = (settings.activation_checkpointing or opt.gradient_checkpointing is True if sharded
+                     else opt.gradient_checkpointing is not False)
     run = RunShape(gpus=opt.gpus, micro_batch=opt.micro_batch, seq_len=seq_len or length, optim=opt.optim,
-                   trainable=trainable, frozen_parameters=frozen, master_weights=master, fsdp=fsdp,
-                   checkpointing=checkpointing, loss=loss, lora=peft_config is not None)  # type: ignore[arg-type]
+                   trainable=trainable, frozen_parameters=frozen, master_weights=master, fsdp=sharded,
+                   checkpointing=checkpointing, loss=loss, lora=peft_config is not None,  # type: ignore[arg-type]
+                   offload=sharded and settings.offload_params)
     measured = measured or {}
     memory = estimate(shape, run, measured.get("logits_bytes_per_token"),
                       measured.get("block_activation_bytes_per_token"))

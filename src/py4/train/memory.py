@@ -108,6 +108,9 @@ class RunShape:
     checkpointing: bool
     loss: Literal["causal_lm", "grpo"] = "causal_lm"
     lora: bool = False
+    offload: bool = False
+    """FSDP2 CPU offload (``fsdp_offload_params``): sharded parameters, gradients and optimizer state
+    live in host RAM (every rank's shard, all on the node), not on the GPU."""
 
 
 @dataclass(frozen=True)
@@ -180,5 +183,8 @@ def estimate(shape, run: RunShape, logits_bytes_per_token: float | None = None,
     # save gathers the model back to bf16 on rank 0 (py4.train.fsdp.gathered_state_dict).
     loaded = sum(run.trainable) * max(master, 2) + run.frozen_parameters * 2
     host = max(loaded, shape.parameters * 2)
+    if run.offload:  # every rank's shard of the state sits in the node's host RAM instead
+        host += (weights + gradients + optimizer) * n
+        weights = gradients = optimizer = 0
     return MemoryEstimate(weights=weights, gradients=gradients, optimizer=optimizer, gathered=gathered,
                           activations=activations, logits=logits, reserve=RESERVE_BYTES, host_ram_rank0=host)
