@@ -14,6 +14,7 @@ import typer
 
 from py4.campaign.cli import app as _campaign_app
 from py4.cli_help import install as _plain_help_types
+from py4.errors import cli_errors
 from py4.rehearsal.cli import rehearse
 
 _plain_help_types()  # --help shows TEXT / INTEGER / KEY=VALUE..., not <str> / <list[str]> (py4.cli_help)
@@ -47,7 +48,6 @@ for _name, _module in SUBCOMMANDS.items():
     else:  # a single command (a plain function)
         app.command(_name)(_sub)
 
-# `py4 campaign rehearse`: the rehearsal runs the campaign's DAG, so it sits above the campaign.
 FORCE = typer.Option(False, "--force", help="let a stage write into a run folder a campaign owns "
                                            "(py4 --force corpus generate ...; refused otherwise)")
 
@@ -63,6 +63,7 @@ def _root(force: bool = FORCE) -> None:
         os.environ[FORCE_ENV] = "1"
 
 
+# `py4 campaign rehearse`: the rehearsal runs the campaign's DAG, so it sits above the campaign.
 _campaign_app.command("rehearse")(rehearse)
 
 
@@ -74,6 +75,19 @@ def demo(out: str = typer.Option("campaign-out/smoke", help="where the smoke cam
     from py4.demo import run_demo
 
     raise typer.Exit(run_demo(out, threads=threads))
+
+
+@app.command()
+@cli_errors
+def push(model_dir: str = typer.Argument(..., help="a model folder a py4 run wrote (…/model, or a graft)"),
+         repo_id: str = typer.Argument(..., help="Hub model repository ORG/NAME (created private if missing)"),
+         revision: str = typer.Option(None, "--revision", help="branch to upload to (made if missing)"),
+         results: list[str] = typer.Option([], "--results", help="an evaluation or probes run folder whose "
+                                                                 "results go into the card (repeatable)")) -> None:
+    """Upload a model with a card saying what made it (base, data, config, code, results)."""
+    from py4.hub.model_card import push_model
+
+    typer.echo(f"pushed to {push_model(model_dir, repo_id, revision=revision, results=results)}")
 
 
 def main() -> None:  # pragma: no cover - console-script entry point

@@ -257,6 +257,11 @@ class RunRecorder:
         self.flush()
 
     def add_output(self, name: str, path: str | Path, hash_content: bool = True, **extra: Any) -> None:
+        """Record an output; a model folder gets its model card first (hashed with it)."""
+        from py4.hub.model_card import is_model_folder, write_model_card
+
+        if is_model_folder(path):
+            write_model_card(path, self.manifest)
         entry: dict[str, Any] = {"path": str(path)}
         if hash_content and Path(path).exists():
             entry["sha256"] = tree_sha256(path)

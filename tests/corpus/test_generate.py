@@ -114,3 +114,20 @@ def test_two_million_tokens_cover_every_rule_without_near_duplicates(small_confi
     assert manifest["rules_below_1_percent"] == []
     near = near_duplicate_rate((r["text"] for r in iter_documents(tmp_path)), FilterSpec())
     assert near["rate"] < 0.01
+
+
+def test_a_corpus_exports_as_a_hub_dataset_with_its_content_hash(corpus, tmp_path):
+    from datasets import load_dataset
+    from huggingface_hub import DatasetCard
+
+    from py4.corpus.export import export_corpus
+
+    out, manifest, _ = corpus
+    summary = export_corpus(out, tmp_path / "dataset")
+    loaded = load_dataset(str(tmp_path / "dataset"))
+    assert list(loaded) == ["train"] and len(loaded["train"]) == manifest["docs"]
+    assert loaded["train"]["text"] == [r["text"] for r in iter_documents(out)]
+    card = DatasetCard.load(tmp_path / "dataset" / "README.md")
+    assert card.data.py4["corpus_content_sha256"] == manifest["content_sha256"]
+    assert card.data.py4["content_sha256"] == summary["content_sha256"]
+    assert "corpus_leaks" in card.text

@@ -80,6 +80,8 @@ def test_midtrain_every_token_supervised_all_params_change_lr_follows_schedule(s
     assert result.lr_end == pytest.approx(1e-4) and result.lr_peak == pytest.approx(1e-3)
     assert (tmp_path / "run" / "model" / "model.safetensors").exists()
     assert (tmp_path / "run" / "resolved_config.yaml").exists()
+    card = (tmp_path / "run" / "model" / "README.md").read_text()  # what made it, for an upload
+    assert "kind: midtrain" in card and manifest["config_sha256"] in card
 
 
 def test_midtrain_refuses_max_steps_that_differ_from_the_schedule(smoke_assets, mid_data, tmp_path):

@@ -1,4 +1,4 @@
-"""`py4 corpus` command group: generate, subset, stats, validate (docs/corpus.md)."""
+"""`py4 corpus` command group: generate, export, subset, stats, validate (docs/corpus.md)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,23 @@ def generate(config: str = typer.Option(..., "--config", help="corpus YAML (conf
     except OSError as exc:  # an unwritable output folder, a full disk: the user's to fix
         raise fail(str(exc)) from None
     typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {out}")
+
+
+@app.command()
+@cli_errors
+def export(corpus: str = typer.Argument(..., help="corpus folder (shards + manifest.json)"),
+           out: str = typer.Option(..., "--out", help="dataset folder to write (data/ shards + README.md card)"),
+           name: Optional[str] = typer.Option(None, "--name", help="the dataset's title in its card"),
+           push: Optional[str] = typer.Option(None, "--push", help="then upload it to this Hub dataset ORG/NAME"),
+           revision: Optional[str] = typer.Option(None, "--revision", help="branch to upload to (made if missing)"),
+           force: bool = typer.Option(False, "--force", help="write into a folder that holds other files")) -> None:
+    """Write a corpus as a Hub dataset folder (a train split, a dataset card); --push uploads it."""
+    from py4.corpus.export import export_corpus
+    from py4.hub.push import check_repo_id, export_summary
+
+    if push:
+        check_repo_id(push)
+    typer.echo(export_summary(export_corpus(corpus, out, name=name, force=force), push, revision, "dataset"))
 
 
 @app.command()

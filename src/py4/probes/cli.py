@@ -1,6 +1,7 @@
 """`py4 probes`: build the probe set and score models on it (docs/probes.md).
 
     py4 probes build [--out DIR]
+    py4 probes export --out DIR [--push ORG/NAME [--revision BRANCH]]
     py4 probes eval --model DIR [--adapter DIR] [--base DIR|RESULTS.json] [--compare RESULTS.json] --out DIR
     py4 probes eval --endpoint URL --model SERVED [--tokenizer DIR] [--base SERVED] --out DIR
 
@@ -29,6 +30,21 @@ def build(out: Optional[Path] = typer.Option(None, "--out", help="data folder (d
 
     path, manifest = write_probes(build_probes(), out)
     typer.echo(f"wrote {path} and {manifest.name}")
+
+
+@app.command("export")
+@cli_errors
+def export(out: Path = typer.Option(..., "--out", help="dataset folder to write (data/ shard + README.md card)"),
+           push: Optional[str] = typer.Option(None, "--push", help="then upload it to this Hub dataset ORG/NAME"),
+           revision: Optional[str] = typer.Option(None, "--revision", help="branch to upload to (made if missing)"),
+           force: bool = typer.Option(False, "--force", help="write into a folder that holds other files")) -> None:
+    """Write the shipped probe set as a Hub dataset folder (a test split, a dataset card); --push uploads it."""
+    from py4.hub.push import check_repo_id, export_summary
+    from py4.probes.export import export_probes
+
+    if push:
+        check_repo_id(push)
+    typer.echo(export_summary(export_probes(out, force=force), push, revision, "dataset"))
 
 
 @cli_errors

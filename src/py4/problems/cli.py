@@ -1,4 +1,4 @@
-"""`py4 problems`: build, validate, list, show, stats and import the problem bank."""
+"""`py4 problems`: build, validate, list, show, stats, import and export the problem bank."""
 
 from __future__ import annotations
 
@@ -185,6 +185,22 @@ def stats(as_json: bool = typer.Option(False, "--json"), version: str = _VERSION
     typer.echo(f"{data['problems']} problems, {data['families']} families")
     for key in ("per_split", "per_rule", "per_family"):
         typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in data[key].items()))
+
+
+@app.command()
+@cli_errors
+def export(out: Path = typer.Option(..., "--out", help="dataset folder to write (data/ shards + README.md card)"),
+           version: str = _VERSION,
+           push: Optional[str] = typer.Option(None, "--push", help="then upload it to this Hub dataset ORG/NAME"),
+           revision: Optional[str] = typer.Option(None, "--revision", help="branch to upload to (made if missing)"),
+           force: bool = typer.Option(False, "--force", help="write into a folder that holds other files")) -> None:
+    """Write the bank as a Hub dataset folder (one split per bank split, a dataset card); --push uploads it."""
+    from py4.hub.push import check_repo_id, export_summary
+    from py4.problems.export import export_bank
+
+    if push:
+        check_repo_id(push)
+    typer.echo(export_summary(export_bank(out, version, force=force), push, revision, "dataset"))
 
 
 @app.command("import")

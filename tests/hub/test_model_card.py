@@ -1,0 +1,80 @@
+"""Model cards: written into every model folder a run records, before the folder is hashed,
+saying what made the model; rewritten with results for an upload."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hub_standin import HubStandIn
+from py4.runs import RunRecorder, tree_sha256
+
+
+def _model_folder(path, adapter=False):
+    path.mkdir(parents=True)
+    (path / ("adapter_config.json" if adapter else "config.json")).write_text("{}")
+    (path / "README.md").write_text("---\nlibrary_name: transformers\n---\nTRL's generic card\n")
+    return path
+
+
+def test_a_recorded_model_folder_gets_a_card_with_its_provenance_before_hashing(tmp_path, monkeypatch):
+    from huggingface_hub import ModelCard
+
+    monkeypatch.setenv("PY4_CAMPAIGN_NODE", "sft/gemma4_12b")
+    model = _model_folder(tmp_path / "run" / "model")
+    with RunRecorder(tmp_path / "run", None, "sft") as run:
+        run.add_input("model", hub_id="google/gemma-4-12b-it", revision="a" * 40)
+        run.add_input("data", path=str(tmp_path), hash_content=False, sha256="f" * 64)
+        run.add_output("model", model)
+    card = ModelCard.load(model / "README.md")
+    assert card.data.base_model == "google/gemma-4-12b-it" and card.data.library_name == "transformers"
+    assert card.data.py4["campaign_node"] == "sft/gemma4_12b"
+    assert "a" * 40 in card.text and "f" * 64 in card.text and "TRL's generic card" not in card.text
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["outputs"]["model"]["sha256"] == tree_sha256(model)  # the card is part of the hash
+
+
+def test_an_adapter_card_names_peft_and_other_outputs_get_none(tmp_path):
+    adapter = _model_folder(tmp_path / "run" / "model", adapter=True)
+    (tmp_path / "run" / "results.json").write_text("{}")
+    with RunRecorder(tmp_path / "run", None, "eft") as run:
+        run.add_output("model", adapter)
+        run.add_output("results", tmp_path / "run" / "results.json")
+    assert "library_name: peft" in (adapter / "README.md").read_text()
+    assert not (tmp_path / "run" / "README.md").exists()
+
+
+def test_py4_push_rewrites_the_card_with_results_and_uploads_the_model(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    model = _model_folder(tmp_path / "run" / "model")
+    with RunRecorder(tmp_path / "run", None, "grpo") as run:
+        run.add_output("model", model)
+    evaluation = tmp_path / "eval"
+    with RunRecorder(evaluation, None, "eval") as run:
+        pass
+    (evaluation / "results.json").write_text(json.dumps({"certified_rate": 0.25, "model": "m"}))
+    with HubStandIn() as hub:
+        monkeypatch.setenv("HF_TOKEN", "hf_standin")
+        import huggingface_hub.constants as constants
+
+        monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
+        result = CliRunner().invoke(app, ["push", str(model), "org/model", "--results", str(evaluation)])
+        assert result.exit_code == 0, result.output
+        sent = hub.files("model", "org/model")
+    assert set(sent) == {"config.json", "README.md"}
+    assert b"certified_rate" in sent["README.md"] and b"0.25" in sent["README.md"]
+
+
+def test_pushing_a_folder_no_run_wrote_is_refused(tmp_path):
+    from py4.errors import FileFormatError
+    from py4.hub.model_card import push_model
+
+    model = _model_folder(tmp_path / "stray")
+    with pytest.raises(FileFormatError, match="no run_manifest.json"):
+        push_model(model, "org/m")
+    with pytest.raises(FileFormatError, match="not a model folder"):
+        push_model(tmp_path, "org/m")
