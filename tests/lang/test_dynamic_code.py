@@ -203,8 +203,11 @@ GATE_PROGRAMS = {
     "new_hook": ("use sys\nsys.addaudithook(fun event, args: print('HOOKED'))\n"
                  "open('/dev/null').close()\nprint('after')\n"),
 }
-HONEST = ("dataclass", "namedtuple", "typed_namedtuple", "enum", "lazy_import", "literal_eval",
-          "asyncio", "new_hook")
+HONEST = ("dataclass", "namedtuple", "typed_namedtuple", "enum", "lazy_import", "asyncio",
+          "new_hook",
+          # Reading code is data, not new code: the gate lets it through (the capability
+          # set refuses `__code__` and the real getattr where a program would write them).
+          "code_read")
 
 # The gate is the second layer: these programs reach what the capability set refuses
 # (sys.modules, private members, modules outside it) as if the analyser and the runtime's
