@@ -51,6 +51,9 @@ GRPO_MINUTES_PER_STEP = 80.0
 """GRPO's step time: the as-run Run B-v2 (the spec's recorded.grpo_wall_clock, 77-82 min/step), on a
 node reserved for the trainer and its vLLM server."""
 GPU_TYPE = "H200"
+PROCESS_HOST_BYTES = 6 * GIB
+"""Host RAM each training process needs besides rank 0's model copy (Python, torch and CUDA libraries,
+pinned transfer buffers, the data loader): an allowance, added per process for the node's figure."""
 
 
 def read_measured(path: Path = MEASURED_FILE) -> dict[str, Any] | None:
@@ -87,10 +90,16 @@ class RunPlan:
             "bytes_per_parameter": self.bytes_per_parameter(),
             "bytes_per_gpu": self.plan.memory.to_json(), "gpu_type": GPU_TYPE, "gpu_bytes": self.gpu_bytes,
             "fits": self.fits, **({} if self.fits else {"knob": knob(self.plan)}),
-            "host_ram_rank0_bytes": self.plan.memory.host_ram_rank0, "disk_bytes": self.disk_bytes,
+            "host_ram_rank0_bytes": self.plan.memory.host_ram_rank0, "host_ram_node_bytes": self.host_ram_node,
+            "disk_bytes": self.disk_bytes,
             "tokens": self.tokens, "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
             "throughput_source": self.throughput_source, "gpu_hours": round(self.gpu_hours, 1),
         }
+
+    @property
+    def host_ram_node(self) -> int:
+        """Rank 0's copy of the model plus :data:`PROCESS_HOST_BYTES` for each of the run's processes."""
+        return self.plan.memory.host_ram_rank0 + max(self.gpus, 1) * PROCESS_HOST_BYTES
 
     def bytes_per_parameter(self) -> dict[str, float]:
         """Bytes per trainable parameter of its weights, gradients and optimizer state (whole model, unsharded)."""
@@ -109,7 +118,8 @@ class RunPlan:
             f"{m.state / GIB:.1f} (weights {m.weights / GIB:.1f} + grads {m.gradients / GIB:.1f} + "
             f"{self.plan.run.optim} {m.optimizer / GIB:.1f}, master {self.plan.run.master_weights}), gathered "
             f"{m.gathered / GIB:.1f}, activations {m.activations / GIB:.1f}, logits {m.logits / GIB:.1f}",
-            f"host RAM rank 0: {m.host_ram_rank0 / GIB:.0f} GiB; disk: {self.disk_bytes / 1e9:.0f} GB; "
+            f"host RAM: rank 0 {m.host_ram_rank0 / GIB:.0f} GiB, node {self.host_ram_node / GIB:.0f} GiB; "
+            f"disk: {self.disk_bytes / 1e9:.0f} GB; "
             f"{self.gpu_hours:,.0f} GPU-h ({self.tokens / 1e6:,.1f}M tokens at {self.tokens_per_s_per_gpu:,.0f} "
             f"tok/s/GPU, {self.throughput_source})",
         ]
