@@ -1,4 +1,5 @@
-"""The rehearsal's stand-ins load back as the campaign's classes, with their templates and files."""
+"""The rehearsal's stand-ins load back as the campaign's classes, with their templates and files, and
+keep the real architectures (``PINNED_CONFIGS``: the pinned repos' config.json) except for sizes."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import json
 
 import pytest
 
-from py4.rehearsal.standins import FAMILY_CLASSES, build_standin, chat_template_text
+from py4.rehearsal.standins import (FAMILIES, FAMILY_CLASSES, FAMILY_CONFIGS, SIZE_CHANGES, build_standin,
+                                    build_tokenizer, chat_template_text, real_text_config)
 
 pytestmark = pytest.mark.smoke
 
@@ -15,7 +17,89 @@ pytestmark = pytest.mark.smoke
 def standins(tmp_path_factory):
     root = tmp_path_factory.mktemp("standins")
     return {(family, kind): build_standin(family, kind, root / f"{family}-{kind}", seed=0)
-            for family in ("gemma4", "glm45") for kind in ("base", "it")}
+            for family in FAMILIES for kind in ("base", "it")}
+
+
+def _meta_model(family: str, layers: int | None = None):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    tokenizer = build_tokenizer(family)
+    config = FAMILY_CONFIGS[family](tokenizer, **({"num_hidden_layers": layers} if layers else {}))
+    with torch.device("meta"):
+        return AutoModelForCausalLM.from_config(config)
+
+
+@pytest.mark.parametrize("family", ["gemma4", "gemma4_12b"])
+def test_gemma4_standin_attention_has_the_real_head_dims_and_kv_heads_per_layer_type(family):
+    real = real_text_config(family)
+    model = _meta_model(family)
+    text = model.config.get_text_config(decoder=True)
+    assert text.layer_types == real["layer_types"][:len(text.layer_types)]
+    assert {"sliding_attention", "full_attention"} <= set(text.layer_types)
+    layers = model.model.language_model.layers
+    for kind, layer in zip(text.layer_types, layers, strict=True):
+        attn = layer.self_attn
+        head_dim = real["global_head_dim"] if kind == "full_attention" else real["head_dim"]
+        kv_heads = real["num_global_key_value_heads"] if kind == "full_attention" else real["num_key_value_heads"]
+        assert attn.q_proj.out_features == real["num_attention_heads"] * head_dim, (kind, "q")
+        assert attn.k_proj.out_features == kv_heads * head_dim, (kind, "k")
+        # attention_k_eq_v: the full-attention layers have no v_proj (keys are the values)
+        assert (getattr(attn, "v_proj", None) is None) == (kind == "full_attention" and real["attention_k_eq_v"])
+    # per-layer embeddings as the real config has them (hidden_size_per_layer_input 0: none)
+    assert text.hidden_size_per_layer_input == real["hidden_size_per_layer_input"] == 0
+    assert not any("per_layer" in name for name, _ in model.named_parameters())
+    assert model.config.tie_word_embeddings == real["tie_word_embeddings"]
+    assert text.final_logit_softcapping == real["final_logit_softcapping"]
+
+
+def test_the_12b_standin_is_the_unified_class():
+    model = _meta_model("gemma4_12b")
+    assert type(model).__name__ == "Gemma4UnifiedForConditionalGeneration"
+    assert model.config.model_type == "gemma4_unified"
+    names = [name for name, _ in model.named_modules()]
+    assert not any("vision_tower" in name for name in names)  # encoder-free: embedders, no tower
+    assert any(name.startswith("model.embed_vision") for name in names)
+
+
+@pytest.mark.parametrize("family", sorted(SIZE_CHANGES))
+def test_standin_config_differs_from_the_real_one_only_in_its_listed_sizes(family):
+    from py4.rehearsal.standins import standin_text_fields
+
+    real = real_text_config(family)
+    fields = standin_text_fields(family, vocab=1152)
+    changed = {k for k in real if k not in ("model_type", "architectures") and fields.get(k) != real[k]}
+    assert changed <= set(SIZE_CHANGES[family]) | {"layer_types"}
+    if "layer_types" in real:
+        assert fields["layer_types"] == real["layer_types"][:fields["num_hidden_layers"]]
+
+
+def test_glm45_standin_keeps_the_real_routing():
+    real = real_text_config("glm45")
+    config = _meta_model("glm45").config
+    for key in ("num_experts_per_tok", "n_shared_experts", "first_k_dense_replace", "num_attention_heads",
+                "num_key_value_heads", "head_dim", "attention_bias", "norm_topk_prob",
+                "routed_scaling_factor", "num_nextn_predict_layers", "tie_word_embeddings", "n_group", "topk_group"):
+        assert getattr(config, key) == real[key], key
+    # transformers 5 keeps partial_rotary_factor in rope_parameters
+    assert config.rope_parameters["partial_rotary_factor"] == real["partial_rotary_factor"]
+    assert config.n_routed_experts > config.num_experts_per_tok  # top-8 still chooses among experts
+
+
+@pytest.mark.parametrize(("family", "layers", "eft_config", "expected"), [
+    ("gemma4_12b", 48, "configs/train/gemma4_12b/eft.yaml", 48 * 7 - 8),
+    ("gemma4", 60, "configs/train/gemma4_31b/eft.yaml", 60 * 7 - 10),
+    ("glm45", 46, "configs/train/glm45_air/eft.yaml", 46 * 4),
+])
+def test_adapted_module_counts_on_the_standin_names_with_the_real_layer_count(family, layers, eft_config, expected):
+    from py4.config import read_yaml
+    from py4.train.eft import LoraSpec, check_lora_targets, expected_adapted_modules
+
+    real = real_text_config(family)
+    assert real["num_hidden_layers"] == layers
+    spec = LoraSpec(**read_yaml(eft_config)["lora"])
+    model = _meta_model(family, layers=layers)
+    assert len(check_lora_targets(model, spec)) == expected_adapted_modules(model.config, spec) == expected
 
 
 def _tensor_names(folder) -> set[str]:
@@ -28,7 +112,7 @@ def _tensor_names(folder) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("family", ["gemma4", "glm45"])
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("kind", ["base", "it"])
 def test_standin_loads_with_the_campaign_class_and_template(standins, family, kind):
     import torch
@@ -45,14 +129,14 @@ def test_standin_loads_with_the_campaign_class_and_template(standins, family, ki
 
     conversation = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     text = tokenizer.apply_chat_template(conversation, tokenize=False)
-    if family == "gemma4":
+    if family.startswith("gemma4"):
         assert text.startswith("<bos><|turn>user\n") and "<|turn>model\nhello<turn|>" in text
         assert tokenizer.convert_tokens_to_ids("<|tool_call>") != tokenizer.unk_token_id
     else:
         assert text.startswith("[gMASK]<sop><|user|>") and "<|assistant|>" in text
         assert tokenizer.convert_tokens_to_ids("<arg_key>") is not None
     # Each template marker is one token, as in the real vocabularies.
-    for marker in (("<|turn>", "<turn|>", "<|tool_call>", '<|"|>') if family == "gemma4"
+    for marker in (("<|turn>", "<turn|>", "<|tool_call>", '<|"|>') if family.startswith("gemma4")
                    else ("<|user|>", "<|assistant|>", "<tool_call>", "<arg_value>")):
         assert len(tokenizer.encode(marker, add_special_tokens=False)) == 1, marker
 
@@ -60,6 +144,10 @@ def test_standin_loads_with_the_campaign_class_and_template(standins, family, ki
     with torch.no_grad():
         logits = model(input_ids=ids).logits
     assert logits.shape[-1] >= len(tokenizer)
+    # what the folder is made of, and that its template and tokenizer are not the pinned revision's own
+    record = json.loads((folder / "standin.json").read_text())
+    assert record["class"] == FAMILY_CLASSES[family] and record["real_model"]
+    assert record["files"]["chat_template.jinja"]["pinned"] is False
 
 
 def test_gemma4_standin_has_its_vision_tower(standins):

@@ -32,8 +32,11 @@ TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "ch
 
 
 def family_of(hub_id: str) -> str | None:
-    """The stand-in family for a model id: gemma4, glm45, gemma3 (tokenizer only), or None."""
+    """The stand-in family for a model id: gemma4_12b (the unified 12B), gemma4 (the 31B), glm45,
+    gemma3 (tokenizer only), or None."""
     name = hub_id.lower()
+    if "gemma-4-12b" in name:
+        return "gemma4_12b"
     if "gemma-4" in name:
         return "gemma4"
     if "glm-4.5" in name:

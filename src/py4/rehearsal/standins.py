@@ -1,20 +1,33 @@
-"""Tiny, randomly initialised stand-ins for the campaign's models, with their real classes.
+"""Tiny, randomly initialised stand-ins for the campaign's models: the real architectures, smaller.
 
 ``build_standin(family, kind, out_dir, seed)`` writes a normal model folder (config.json,
 bf16 safetensors shards + index, tokenizer files, chat_template.jinja,
 generation_config.json) that loads with ``AutoModelForCausalLM`` / ``AutoTokenizer``:
 
-- ``gemma4``: ``Gemma4ForConditionalGeneration`` (what ``google/gemma-4-*`` resolves to),
-  vision tower included, audio tower absent; sizes from ../shared/design/REHEARSAL.md.
-- ``glm45``: ``Glm4MoeForCausalLM`` with a few small routed experts and one shared expert,
-  plus the extra multi-token-prediction layer ``model.layers.<N>.*`` that the Hub checkpoints
-  carry and transformers drops on load (so a model saved by transformers lacks it).
+- ``gemma4``: Gemma-4 31B, ``Gemma4ForConditionalGeneration`` (what ``google/gemma-4-31B*``
+  resolves to), a small vision tower, no audio tower.
+- ``gemma4_12b``: Gemma-4 12B, ``Gemma4UnifiedForConditionalGeneration`` (``gemma4_unified``: what
+  ``google/gemma-4-12B*`` resolves to), its encoder-free vision and audio embedders.
+- ``glm45``: GLM-4.5-Air, ``Glm4MoeForCausalLM``, plus the extra multi-token-prediction layer
+  ``model.layers.<N>.*`` that the Hub checkpoints carry and transformers drops on load (so a
+  model saved by transformers lacks it).
+
+Each text config is the real one (``py4.train.model_shape.PINNED_CONFIGS``: the pinned repos'
+``config.json`` fields, each with the public copy it was read from) with only the fields of
+:data:`SIZE_CHANGES` replaced: layers, hidden and MLP widths, routed experts, the vocabulary rows
+(the stand-in tokenizer's, padded) and the sliding window (a length, like the rehearsal's
+sequence lengths). Head dims (sliding and global), attention and KV heads per layer type,
+``attention_k_eq_v``, per-layer embeddings, the layer-type pattern, tied embeddings, MoE routing
+(top-k, shared expert, dense first layers) and MTP are the real models'. docs/rehearsal.md lists
+the changes.
 
 ``kind`` is ``base`` or ``it``. Both share the base weights drawn from ``seed``; the -it
 stand-in adds a small seeded delta so that ``it - base`` (the chat vector a graft adds) is
 a real, non-zero difference. Tokenizers are byte-level BPE trained offline on standard
 library text (as ``py4.chat.smoke_tokenizer`` does), carrying the family's special tokens
-and its real chat template as TRL ships it (``trl/chat_templates``).
+and a chat template as TRL's package ships it (``trl/chat_templates``): not the pinned -it
+revisions' own files, which are not available offline; :func:`file_provenance` says so per file,
+and ``py4 campaign preflight`` checks the real ones.
 
 Everything is deterministic for a given seed: the same seed writes the same tensors.
 """
@@ -26,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-Family = Literal["gemma4", "glm45"]
+Family = Literal["gemma4", "gemma4_12b", "glm45"]
 Kind = Literal["base", "it"]
-FAMILIES: tuple[str, ...] = ("gemma4", "glm45")
+FAMILIES: tuple[str, ...] = ("gemma4", "gemma4_12b", "glm45")
 KINDS: tuple[str, ...] = ("base", "it")
 
 BPE_VOCAB_SIZE = 1024  # learned merges + alphabet; special and format tokens come on top
@@ -36,9 +49,10 @@ TOKENIZER_TEXT_BYTES = 600_000  # of stdlib text: trains in about a second, dete
 MAX_SHARD_SIZE = "400KB"  # several shards per stand-in, so the graft streams over shards
 IT_DELTA_SCALE = 0.02  # std of the seeded difference between -it and base weights
 
-# Gemma-4: the -it revision pinned by the campaign (google/gemma-4-{12B,31B}-it @ 707f0a3b /
-# 842da379) is not among those trl/chat_templates/README.md names (all E2B-it commits); we use
-# the current revision, gemma4_v5.jinja, the one issue 17 reproduced its failures with.
+# Gemma-4: the -it revisions the campaign pins (google/gemma-4-{12B,31B}-it) are not among those
+# trl/chat_templates/README.md names (all google/gemma-4-E2B-it commits); the stand-ins carry the
+# current one, gemma4_v5.jinja (E2B-it at 8995379). GLM: glm4moe.jinja, "the original GLM-4-MoE
+# template" (no revision named). file_provenance records both as not the pinned files.
 GEMMA4_TEMPLATE = "gemma4_v5.jinja"
 GLM45_TEMPLATE = "glm4moe.jinja"
 
@@ -78,19 +92,66 @@ GLM45_TOKENS = FamilyTokens(
     pad="<|endoftext|>", eos="<|endoftext|>", bos=None, unk=None,
     it_stop=("<|user|>", "<|observation|>"), add_bos=False,
 )
-FAMILY_TOKENS = {"gemma4": GEMMA4_TOKENS, "glm45": GLM45_TOKENS}
-FAMILY_TEMPLATES = {"gemma4": GEMMA4_TEMPLATE, "glm45": GLM45_TEMPLATE}
-FAMILY_CLASSES = {"gemma4": "Gemma4ForConditionalGeneration", "glm45": "Glm4MoeForCausalLM"}
+FAMILY_TOKENS = {"gemma4": GEMMA4_TOKENS, "gemma4_12b": GEMMA4_TOKENS, "glm45": GLM45_TOKENS}
+FAMILY_TEMPLATES = {"gemma4": GEMMA4_TEMPLATE, "gemma4_12b": GEMMA4_TEMPLATE, "glm45": GLM45_TEMPLATE}
+FAMILY_CLASSES = {"gemma4": "Gemma4ForConditionalGeneration", "gemma4_12b": "Gemma4UnifiedForConditionalGeneration",
+                  "glm45": "Glm4MoeForCausalLM"}
+FAMILY_MODEL_TYPES = {"gemma4": "gemma4", "gemma4_12b": "gemma4_unified", "glm45": "glm4_moe"}
+REAL_MODELS = {"gemma4": "google/gemma-4-31B-it", "gemma4_12b": "google/gemma-4-12B-it", "glm45": "zai-org/GLM-4.5-Air"}
+"""The pinned Hub model whose architecture each stand-in family keeps (base and -it share it)."""
 
 # The embedding rows are the tokenizer's length rounded up to a multiple of this, as the real
 # checkpoints pad theirs (GLM-4.5: 151,552 rows for a 151,365-token tokenizer); uneven rows would
 # also make FSDP shards of different sizes on 2 ranks, which the real models never have.
 VOCAB_MULTIPLE = 128
 # Bump when what build_standin writes changes: rehearsal folders rebuild their stand-ins.
-STANDIN_VERSION = 2
+STANDIN_VERSION = 3
 
-# The GLM stand-in's sizes; the MTP layer is layer index GLM45_LAYERS (46 on GLM-4.5-Air).
+# The GLM stand-in's layers: the real first dense layer, then one MoE layer; the MTP layer is layer
+# index GLM45_LAYERS (46 on GLM-4.5-Air).
 GLM45_LAYERS = 2
+GEMMA4_LAYERS = 6  # the real pattern's first period: five sliding layers, then one full
+SLIDING_WINDOW = 16  # real 1,024: shorter than the rehearsal's sequences, so the window takes effect
+
+SIZE_CHANGES: dict[str, dict[str, object]] = {
+    "gemma4": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": GEMMA4_LAYERS,
+               "sliding_window": SLIDING_WINDOW, "vocab_size": "tokenizer", "vocab_size_per_layer_input": "tokenizer"},
+    "gemma4_12b": {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": GEMMA4_LAYERS,
+                   "sliding_window": SLIDING_WINDOW, "vocab_size": "tokenizer",
+                   "vocab_size_per_layer_input": "tokenizer"},
+    "glm45": {"hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32,
+              "num_hidden_layers": GLM45_LAYERS, "n_routed_experts": 16, "vocab_size": "tokenizer"},
+}
+"""Per family, the real text-config fields the stand-in replaces (``"tokenizer"``: the stand-in
+tokenizer's length padded to :data:`VOCAB_MULTIPLE`); every other field of the real text config is
+kept. ``layer_types`` is the real pattern cut to the stand-in's layer count."""
+
+
+def real_text_config(family: str) -> dict:
+    """The real model's text-config fields (``PINNED_CONFIGS``), as the stand-in starts from them."""
+    from py4.train.model_shape import PINNED_CONFIGS
+
+    config = PINNED_CONFIGS[REAL_MODELS[_check_family(family)]]["config"]
+    return dict(config.get("text_config", config))
+
+
+def real_source(family: str) -> str:
+    """Where the real model's fields were read (a public copy of the pinned repo's config.json)."""
+    from py4.train.model_shape import PINNED_CONFIGS
+
+    return PINNED_CONFIGS[REAL_MODELS[_check_family(family)]]["source"]
+
+
+def standin_text_fields(family: str, vocab: int) -> dict:
+    """The stand-in's text-config fields: the real ones with :data:`SIZE_CHANGES` applied."""
+    fields = real_text_config(family)
+    for key in ("model_type", "architectures"):
+        fields.pop(key, None)
+    for key, value in SIZE_CHANGES[family].items():
+        fields[key] = vocab if value == "tokenizer" else value
+    if "layer_types" in fields:
+        fields["layer_types"] = list(fields["layer_types"][:fields["num_hidden_layers"]])
+    return fields
 
 
 def chat_template_text(family: str) -> str:
@@ -155,46 +216,99 @@ def _token_id(tokenizer, token: str) -> int:
     return token_id
 
 
-def gemma4_config(tokenizer, num_hidden_layers: int = 6):
-    """A tiny ``Gemma4Config``: 6 text layers (five sliding, one full), a 2-layer vision tower."""
+def _gemma4_token_ids(tokenizer) -> dict[str, int]:
+    return {t: _token_id(tokenizer, t) for t in GEMMA4_TOKENS.special}
+
+
+def gemma4_config(tokenizer, num_hidden_layers: int = GEMMA4_LAYERS):
+    """The Gemma-4 31B stand-in's ``Gemma4Config``: the real text config at the stand-in's sizes,
+    a 2-layer vision tower, no audio tower."""
     from transformers import Gemma4Config
 
-    vocab = padded_vocab(tokenizer)
-    ids = {t: _token_id(tokenizer, t) for t in GEMMA4_TOKENS.special}
-    text = dict(
-        vocab_size=vocab, vocab_size_per_layer_input=vocab, hidden_size=64, intermediate_size=128,
-        num_hidden_layers=num_hidden_layers, num_attention_heads=2, num_key_value_heads=1, head_dim=32,
-        global_head_dim=32,
-        hidden_size_per_layer_input=0, attention_k_eq_v=True, sliding_window=16, max_position_embeddings=131072,
-        pad_token_id=ids["<pad>"], eos_token_id=ids["<eos>"], bos_token_id=ids["<bos>"],
-    )
+    ids = _gemma4_token_ids(tokenizer)
+    text = standin_text_fields("gemma4", padded_vocab(tokenizer))
+    text.update(num_hidden_layers=num_hidden_layers, max_position_embeddings=131072,
+                layer_types=real_text_config("gemma4")["layer_types"][:num_hidden_layers],
+                pad_token_id=ids["<pad>"], eos_token_id=ids["<eos>"], bos_token_id=ids["<bos>"])
     vision = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                   num_key_value_heads=2, head_dim=16)
     config = Gemma4Config(
         text_config=text, vision_config=vision, audio_config=None,
         boi_token_id=ids["<|image>"], eoi_token_id=ids["<image|>"], image_token_id=ids["<|image|>"],
         video_token_id=ids["<|video|>"], boa_token_id=ids["<|audio>"], eoa_token_index=ids["<audio|>"],
-        audio_token_id=ids["<|audio|>"],
+        audio_token_id=ids["<|audio|>"], tie_word_embeddings=text["tie_word_embeddings"],
     )
     # The pad/eos/bos ids also live at the top level, where generate() and the trainers look.
     config.pad_token_id, config.eos_token_id, config.bos_token_id = ids["<pad>"], ids["<eos>"], ids["<bos>"]
     return config
 
 
+def gemma4_12b_config(tokenizer, num_hidden_layers: int = GEMMA4_LAYERS, sizes: dict | None = None):
+    """The Gemma-4 12B stand-in's ``Gemma4UnifiedConfig``: the real text config at the stand-in's
+    sizes with its encoder-free vision and audio embedders (projecting into the stand-in's width).
+
+    ``sizes``: other values for size fields (the GPU check's larger widths, the real vocabulary rows)."""
+    from transformers import Gemma4UnifiedConfig
+
+    ids = _gemma4_token_ids(tokenizer)
+    text = standin_text_fields("gemma4_12b", padded_vocab(tokenizer))
+    text.update(sizes or {})
+    text.update(num_hidden_layers=num_hidden_layers, max_position_embeddings=131072,
+                layer_types=real_text_config("gemma4_12b")["layer_types"][:num_hidden_layers],
+                pad_token_id=ids["<pad>"], eos_token_id=ids["<eos>"], bos_token_id=ids["<bos>"])
+    hidden = text["hidden_size"]
+    config = Gemma4UnifiedConfig(
+        text_config=text, vision_config={"mm_embed_dim": hidden, "output_proj_dims": hidden},
+        audio_config={},
+        boi_token_id=ids["<|image>"], eoi_token_id=ids["<image|>"], image_token_id=ids["<|image|>"],
+        video_token_id=ids["<|video|>"], boa_token_id=ids["<|audio>"], eoa_token_index=ids["<audio|>"],
+        audio_token_id=ids["<|audio|>"], tie_word_embeddings=text["tie_word_embeddings"],
+    )
+    config.pad_token_id, config.eos_token_id, config.bos_token_id = ids["<pad>"], ids["<eos>"], ids["<bos>"]
+    return config
+
+
 def glm45_config(tokenizer, num_hidden_layers: int = GLM45_LAYERS):
-    """A tiny ``Glm4MoeConfig``: layer 0 dense, the rest MoE with 4 routed experts (top 2) + 1 shared."""
+    """The GLM-4.5-Air stand-in's ``Glm4MoeConfig``: the real config at the stand-in's sizes (the real
+    first dense layer, then MoE layers with the real top-8 routing over fewer experts, one shared
+    expert, one MTP layer)."""
     from transformers import Glm4MoeConfig
 
     pad = _token_id(tokenizer, GLM45_TOKENS.pad)
-    return Glm4MoeConfig(
-        vocab_size=padded_vocab(tokenizer), hidden_size=64, intermediate_size=128, moe_intermediate_size=32,
-        num_hidden_layers=num_hidden_layers, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-        partial_rotary_factor=0.5, attention_bias=True, use_qk_norm=False, n_routed_experts=4,
-        num_experts_per_tok=2, n_shared_experts=1, first_k_dense_replace=1, n_group=1, topk_group=1,
-        norm_topk_prob=True, routed_scaling_factor=1.0, num_nextn_predict_layers=1,
-        max_position_embeddings=131072, tie_word_embeddings=False,
-        pad_token_id=pad, eos_token_id=pad, bos_token_id=None,
-    )
+    fields = standin_text_fields("glm45", padded_vocab(tokenizer))
+    fields.update(num_hidden_layers=num_hidden_layers, max_position_embeddings=131072,
+                  pad_token_id=pad, eos_token_id=pad, bos_token_id=None)
+    return Glm4MoeConfig(**fields)
+
+
+FAMILY_CONFIGS = {"gemma4": gemma4_config, "gemma4_12b": gemma4_12b_config, "glm45": glm45_config}
+
+
+def file_provenance(family: str) -> dict[str, dict[str, object]]:
+    """Per file of a stand-in folder: what it is made from, and whether it is the pinned revision's own.
+
+    ``pinned: False`` means a check that depends on the file's exact bytes (TRL's template
+    recognition, the tool-call parsers on the template's rendering, tokenizer agreement) is not
+    proven by the rehearsal for the real model; ``py4 campaign preflight`` checks it against the
+    real file."""
+    real = REAL_MODELS[_check_family(family)]
+    template = FAMILY_TEMPLATES[family]
+    return {
+        "config.json": {"from": f"{real}'s architecture ({real_source(family)}); sizes changed: "
+                                f"{', '.join(sorted(SIZE_CHANGES[family]))}", "pinned": False},
+        "chat_template.jinja": {"from": f"trl/chat_templates/{template} (TRL {_trl_version()}), not {real}'s own",
+                                "pinned": False},
+        "tokenizer.json": {"from": "a byte-level BPE trained offline with the family's special tokens, "
+                                   f"not {real}'s vocabulary", "pinned": False},
+        "generation_config.json": {"from": "the family's stop tokens and sampling defaults, stand-in ids",
+                                   "pinned": False},
+    }
+
+
+def _trl_version() -> str:
+    import importlib.metadata
+
+    return importlib.metadata.version("trl")
 
 
 def _random_model(config, seed: int):
@@ -308,7 +422,7 @@ def build_standin(family: str, kind: str, out_dir: str | Path, seed: int = 0) ->
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(family)
-    config = gemma4_config(tokenizer) if family == "gemma4" else glm45_config(tokenizer)
+    config = FAMILY_CONFIGS[family](tokenizer)
     model = _random_model(config, seed)
     if kind == "it":
         _add_it_delta(model, seed)
@@ -319,5 +433,7 @@ def build_standin(family: str, kind: str, out_dir: str | Path, seed: int = 0) ->
         _append_to_last_shard(out, mtp_tensors(config, seed, it_delta=kind == "it"))
     (out / "standin.json").write_text(json.dumps(
         {"family": family, "kind": kind, "seed": seed, "version": STANDIN_VERSION, "class": FAMILY_CLASSES[family],
-         "chat_template": f"trl/chat_templates/{FAMILY_TEMPLATES[family]}"}, indent=2) + "\n")
+         "real_model": REAL_MODELS[family], "size_changes": SIZE_CHANGES[family],
+         "chat_template": f"trl/chat_templates/{FAMILY_TEMPLATES[family]}", "files": file_provenance(family)},
+        indent=2) + "\n")
     return out

@@ -106,7 +106,8 @@ def layer_projections(text_config) -> list[set[str]]:
     31B 60 × 7 − 10 = 410 (one full-attention layer in six).
     """
     layers = []
-    kv_modes = getattr(text_config, "kv_sharing_modes", None) if text_config.model_type == "gemma4_text" else None
+    gemma4 = text_config.model_type in ("gemma4_text", "gemma4_unified_text")  # 31B / 12B (gemma4_unified)
+    kv_modes = getattr(text_config, "kv_sharing_modes", None) if gemma4 else None
     for index in range(text_config.num_hidden_layers):
         names = set(ALL_PROJECTIONS)
         if kv_modes is not None:
