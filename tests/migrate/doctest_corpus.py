@@ -120,6 +120,8 @@ def build_programs(packages: bool = True) -> list[Program]:
         for test in sorted(tests, key=lambda t: t.name):
             if test.filename is None or not test.examples:
                 continue
+            if any(part[:1] == "_" and part[-2:] != "__" for part in test.name.split(".")[1:]):
+                continue  # a module's private names are outside a Python-4 program's reach
             parts = [_example_code(example) for example in test.examples]
             if any(part is None for part in parts):
                 continue
