@@ -58,12 +58,12 @@ def test_run_manifest_and_resolved_config_are_readable(tmp_path, umask_022):
 
 
 def test_graft_aux_copies_are_readable(tmp_path, umask_022):
-    from py4.graft.provenance import _atomic_copy
+    from py4.train.model_files import copy_files
 
     src = tmp_path / "config.json"
     src.write_text("{}")
     src.chmod(0o600)  # the copy takes the umask's mode, not the source's
     dst_dir = tmp_path / "out"
     dst_dir.mkdir()
-    _atomic_copy(src, dst_dir / "config.json")
+    copy_files(tmp_path, dst_dir, ["config.json"])
     assert _mode(dst_dir / "config.json") == 0o644

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import pydantic
 
 from py4.config import ConfigError, StrictModel, apply_overrides, read_config_mapping, validate_config
+from py4.train.model_files import PROCESSOR_FILES
 
 __all__ = [
     "ModelSource",
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 # Files taken from the -it model next to the weights: the grafted model speaks the -it
-# model's chat format, so its tokenizer, template and config travel with it.
+# model's chat format, so its tokenizer, template, config and processor travel with it.
 DEFAULT_AUX_FILES: tuple[str, ...] = (
     "config.json",
     "generation_config.json",
@@ -41,10 +42,7 @@ DEFAULT_AUX_FILES: tuple[str, ...] = (
     "added_tokens.json",
     "vocab.json",
     "merges.txt",
-    "chat_template.jinja",
-    "chat_template.json",
-    "preprocessor_config.json",
-    "processor_config.json",
+    *PROCESSOR_FILES,  # the processor's: vLLM builds a multimodal model's processor at start
 )
 
 # What snapshot_download fetches from the Hub: weights, their index and the files above.

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 
 from py4.graft.checkpoint import INDEX_NAME, Checkpoint, GraftError
-from py4.runs import file_sha256, temp_file_beside
+from py4.runs import file_sha256
+from py4.train.model_files import copy_files
 
 __all__ = ["input_hashes", "copy_aux_files"]
 
@@ -42,19 +41,9 @@ def input_hashes(ckpt: Checkpoint, mode: str) -> dict:
     return {"mode": mode, "digest": digest, "files": files}
 
 
-def _atomic_copy(src: Path, dst: Path) -> None:
-    fd, tmp = temp_file_beside(dst)  # the umask's mode, not mkstemp's 0600
-    os.close(fd)
-    try:
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def copy_aux_files(it: Checkpoint, out_dir: Path, names: list[str]) -> dict[str, dict]:
-    """Copy config, tokenizer, chat template and generation config from the -it model.
+    """Copy config, tokenizer, chat template, generation config and processor files from the -it model
+    (:func:`py4.train.model_files.copy_files`, the copier the training stages use too).
 
     Returns ``{file: {"from": "it", "sha256": ...}}`` for the files present. Raises
     GraftError when the -it model has no ``config.json`` (the grafted model could not be
@@ -64,12 +53,4 @@ def copy_aux_files(it: Checkpoint, out_dir: Path, names: list[str]) -> dict[str,
         raise GraftError(f"aux_files must not contain {INDEX_NAME}: the graft writes its own index")
     if not (it.folder / "config.json").is_file():
         raise GraftError(f"{it.describe()}: no config.json; the grafted model takes its config from -it")
-    copied: dict[str, dict] = {}
-    for name in names:
-        src = it.folder / name
-        if src.is_file():
-            dst = out_dir / name
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_copy(src, dst)
-            copied[name] = {"from": "it", "source": str(src), "sha256": file_sha256(dst)}
-    return copied
+    return copy_files(it.folder, out_dir, names, label="it")

@@ -252,4 +252,4 @@ def run(config: EFTConfig, callbacks=()) -> StageResult:
         stop_at_max_steps(trainer)  # resumed at the last step: no step more
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
-        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)

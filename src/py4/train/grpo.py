@@ -652,4 +652,4 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(logged)} for h in history])
         if g.batch_tool_calls:  # tool rounds whose Boa work ran at once, and the Boa calls in them
             recorder.set(tool_batching=dict(trainer.tool_batching))
-        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)

@@ -251,12 +251,24 @@ def optimizer_facts(trainer) -> dict[str, Any]:
 
 
 def finish(recorder, trainer, lr_trace: LRTrace, output_dir: str, resumed_from: str | None,
-           tokenizer, t0: float) -> StageResult:
-    """Save the final model, record the outcome, return the stage result."""
+           tokenizer, t0: float, source: loading.ModelSource | None = None) -> StageResult:
+    """Save the final model, record the outcome, return the stage result.
+
+    The saved folder is complete: with the tokenizer, and the processor files of ``source`` (the
+    trained model; its -it tokenizer source first), which neither save writes
+    (:func:`py4.train.model_files.copy_processor_files`; vLLM needs them to serve Gemma-4).
+    """
     model_dir = Path(output_dir) / "model"
     saved = save_final_model(trainer, model_dir)
     if trainer.accelerator.is_main_process:
         tokenizer.save_pretrained(str(model_dir))
+        if source is not None:
+            from py4.train.model_files import copy_processor_files
+
+            sources = [(source.tokenizer_path, source.tokenizer_revision)] if source.tokenizer_path else []
+            copied = copy_processor_files([*sources, (source.path, source.revision)], model_dir)
+            recorder.set(processor_files={name: {"from": facts["from"], "sha256": facts["sha256"]}
+                                          for name, facts in copied.items()})
     summary = common.trainable_summary(trainer.model)
     steps = trainer.state.global_step - checkpoint_step(resumed_from)
     # The Trainer logs train_loss 0.0 for a call that took no step: no loss was measured.
@@ -318,7 +330,7 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         stop_at_max_steps(trainer)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
-        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)
 
 
 def common_recorder(output_dir: str, config, kind: str) -> RunRecorder:

@@ -216,4 +216,4 @@ def run(config: SFTStageConfig, callbacks=()) -> StageResult:
         recorder.set(training_template=trainer.training_template)
         t0 = time.monotonic()
         trainer.train(resume_from_checkpoint=resumed_from)
-        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0)
+        return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)
