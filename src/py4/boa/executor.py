@@ -373,7 +373,9 @@ class Executor:
     address-space limit of a run. ``dialect``: ``py4`` (default) or ``python3``.
     ``isolate=False`` turns namespaces off (for debugging only). ``user_namespace=True``
     makes a root worker enter a user namespace first, as a non-root one always does
-    (programs then keep the worker's uid: see docs/boa.md).
+    (programs then keep the worker's uid: see docs/boa.md). ``seccomp=False`` runs
+    without the seccomp filter; with ``True`` (the default) an executor whose workers
+    cannot install it does not start.
 
     Raises WorkerError when the workers cannot be started.
     """
