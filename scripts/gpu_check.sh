@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# The GPU check of issue 17 (docs/rehearsal.md, "GPU check"): the rehearsal's key paths on a ~1B
-# Gemma-4 in bf16 on one accelerator, report in $OUT.
+# The GPU check (docs/rehearsal.md, "GPU check"): real-width layer probes, the LoRA sync drift,
+# FSDP2 save and resume and two GRPO steps on one GPU in the trainer environment; one JSON per
+# probe and a go/no-go line per campaign stage in $OUT (at most 8 files).
 #
-# On the device (no internet; torch and transformers preinstalled), from the repository root:
-#   bash scripts/gpu_check.sh                 # ~1B, all steps, BUDGET_S=540 in all
-#   bash scripts/gpu_check.sh --tiny          # the same path at tiny sizes (CPU or GPU, ~2 min)
-#   bash scripts/gpu_check.sh --steps build,midtrain
+# On the device (no internet; torch, transformers, accelerate, peft preinstalled), from the repository root:
+#   bash scripts/gpu_check.sh                 # every default probe, BUDGET_S=520 in all
+#   bash scripts/gpu_check.sh --tiny          # the same paths at tiny sizes (CPU or GPU)
+#   bash scripts/gpu_check.sh --steps layers_gemma4_31b,lora_drift
 # On a machine with internet, beforehand (wheels for the device's Python, no dependencies):
-#   bash scripts/gpu_check.sh --fetch-wheels [PYTHON_VERSION, default 3.11]
+#   bash scripts/gpu_check.sh --fetch-wheels [PYTHON_VERSION, default 3.12]
 #
 # Environment: OUT (report folder; default runs/gpu_check), WHEELS (carried wheels; default
-# gpu_wheels), WORK (models and runs, GBs; default /tmp/py4_gpu_check), DEPS (where missing
+# gpu_wheels), WORK (models, runs and logs, GBs; default /tmp/py4_gpu_check), DEPS (where missing
 # packages are installed; default /tmp/py4_gpu_deps),
-# PYTHON (default python3), BUDGET_S (default 540).
+# PYTHON (default python3), BUDGET_S (default 520).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,19 +22,19 @@ DEPS=${DEPS:-/tmp/py4_gpu_deps}
 PY=${PYTHON:-python3}
 OUT=${OUT:-runs/gpu_check}
 WORK=${WORK:-/tmp/py4_gpu_check}  # models and runs (GBs): outside $OUT, which the device tool brings back
-BUDGET_S=${BUDGET_S:-540}
-# What py4's training and graft code needs beyond torch, at the project's pins (pyproject.toml).
-# Wheel sizes (cp311, manylinux): pyarrow 55 MB, transformers 13.5 MB, pandas ~12 MB, the rest ~7 MB
-# together: pyarrow and transformers do not fit the 64 MiB carry together (docs/rehearsal.md).
-PINS=(transformers==5.24.0 huggingface_hub==2.4.0 tokenizers==0.23.3 safetensors==0.8.0
-      accelerate==1.16.0 peft==0.21.2 trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19
-      xxhash==4.1.0 fsspec==2026.9.0 pyarrow==26.0.1 pandas==3.1.1 pydantic==2.14.4 pydantic_core==2.50.5
-      PyYAML==6.0.4)
+BUDGET_S=${BUDGET_S:-520}
+# The trainer environment's pure-Python packages (envs/vllm-common.txt) and py4's own needs that the
+# device image lacks or has at another version: ~7 MB of wheels (huggingface_hub at the trainer
+# environment's version, which datasets 5.2 needs). transformers stays the device's (5.17.0, the
+# trainer environment's pin); torch, pyarrow (55 MB: not carried), tokenizers, safetensors are the image's.
+PINS=(accelerate==1.16.0 peft==0.21.2 trl==1.16.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19
+      pydantic==2.14.4 pydantic_core==2.50.5 annotated-types==0.8.0 typing-inspection==0.4.5 datasketch==2.0.0
+      huggingface_hub==1.33.0)
 
 if [[ "${1:-}" == "--fetch-wheels" ]]; then
-    pyver=${2:-3.11}
+    pyver=${2:-3.12}
     mkdir -p "$WHEELS"
-    "$PY" -m pip download --no-deps --only-binary=:all: --python-version "$pyver" \
+    "$PY" -m pip download --no-deps --only-binary=:all: --python-version "$pyver" --implementation cp \
         --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
         -d "$WHEELS" "${PINS[@]}" || exit 2
     ls -l "$WHEELS" | awk 'NR > 1 {printf "%8.1f MB  %s\n", $5 / 1e6, $9}'
@@ -41,7 +42,7 @@ if [[ "${1:-}" == "--fetch-wheels" ]]; then
     exit 0
 fi
 
-mkdir -p "$OUT" "$DEPS"
+mkdir -p "$OUT" "$DEPS" "$WORK"
 # Install from the carried wheels only what is missing or at another version than pinned; the
 # device's own torch (and anything already right) stays. Unavailable wheels are reported, not fatal:
 # the report records every package version the checks ran with.
@@ -69,7 +70,8 @@ EOF
 
 export PYTHONPATH="$PWD/src:$DEPS${PYTHONPATH:+:$PYTHONPATH}"
 export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-"$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' | tee -a "$OUT/install.log"
+"$PY" -c 'import sys, torch, transformers; print("python", sys.version.split()[0], "torch", torch.__version__,
+  "cuda", torch.cuda.is_available(), "transformers", transformers.__version__)' | tee -a "$WORK/install.log"
 "$PY" -m py4.rehearsal.gpu_check --out "$OUT" --work "$WORK" --budget-s "$BUDGET_S" "$@"
 rc=$?
 cat "$OUT/GPU_CHECK_REPORT.md" 2>/dev/null | cut -c1-2000

@@ -1,37 +1,40 @@
-"""The GPU check of issue 17: the rehearsal's key paths at ~1B scale, in bf16, on one accelerator.
+"""The GPU check: what only an accelerator can settle, on one GPU, in one script of at most 9 minutes.
 
-    python -m py4.rehearsal.gpu_check --out DIR                  # ~1B Gemma-4, on the GPU
-    python -m py4.rehearsal.gpu_check --out DIR --tiny           # the same code path, tiny sizes (CPU)
-    python -m py4.rehearsal.gpu_check --out DIR --tiny --steps build,midtrain
+    python -m py4.rehearsal.gpu_check --out DIR                  # on the GPU
+    python -m py4.rehearsal.gpu_check --out DIR --tiny           # the same code paths, tiny sizes (CPU)
+    python -m py4.rehearsal.gpu_check --out DIR --tiny --steps layers_gemma4_31b,lora_drift
 
-What a CPU rehearsal cannot show (docs/rehearsal.md, "Boundaries"): bf16 mixed precision
-under FSDP2, memory at a real width and vocabulary, flash/sdpa kernels on packed sequences,
-activation checkpointing at 4,096 and 12,288 tokens. Each step below runs the project's own
-code (``py4.train`` stages from the campaign's stage configs with size-only overrides,
-``py4.graft``) in a child process of its own, under its own timeout; a failed step is
-recorded and the next one runs. Steps that need an earlier step's output say so and are
-skipped when it failed.
+Each probe runs in a child process of its own under its own timeout and writes one JSON
+(``DIR/<probe>.json``: status, seconds, facts; for a failure the error and the log's tail); a
+failed probe is recorded and the next one runs, and probes that read its output are skipped.
+The default probes (``DEFAULT_STEPS``):
 
-1. ``build``: a randomly initialised ``Gemma4ForConditionalGeneration`` (vocab 262,144, hidden
-   1,536, 18 layers: ~1B parameters), base and -it (base + seeded delta), bf16, 1 GB shards.
-2. ``midtrain``: ``configs/train/gemma4_12b/midtrain_iso.yaml`` under ``accelerate launch`` with
-   ``configs/accelerate/fsdp2.yaml`` on 1 process: 4 steps, checkpoints every 2;
-   then checkpoint-4 and the final model are removed and the run resumes from checkpoint-2.
-   Records the saved dtype, losses and peak memory.
-3. ``graft``: ``configs/graft/gemma4_12b.yaml`` on that output (mid) with the stand-ins (it, base).
-4. ``packed_attention``: the graft's logits for a document packed after another one (position
-   ids restarting) against the document alone; a control with running position ids must differ.
-5. ``sft``: ``configs/train/gemma4_12b/sft.yaml``, one packed step (assistant-only labels) under FSDP2.
-6. ``lora``: ``configs/train/gemma4_12b/eft.yaml`` (r 64, language model only, py4's own
-   ``check_lora_targets`` count) with activation checkpointing: two steps at 4,096 tokens, one at
-   12,288; then the adapter's logits merged and unmerged.
-7. ``graft_large``: synthetic mid/it/base checkpoints of ~2.5B parameters in 5 GB shards grafted
-   by ``py4.graft`` (seconds, peak RSS).
+1. ``layers_gemma4_31b`` (``py4.rehearsal.gpu_probes``): one sliding and one full-attention layer
+   of Gemma-4 31B at the real widths (head dims 256 / 512, 16 / 4 KV heads, ``attention_k_eq_v``)
+   with the real 262,144-row embedding and tied head, one training step at 8,192 tokens in bf16:
+   peak memory and seconds per layer and for the logits/loss, the SDPA kernels that ran and
+   which ones can run these head dims at all, the whole model's step extrapolated.
+2. ``layer_glm45_moe``: one GLM-4.5-Air MoE layer (128 routed experts, top 8, one shared) and
+   its 151,552-row head, the same measurements.
+3. ``lora_drift``: 130 merge/unmerge cycles of PEFT on a 4,096² bf16 projection with a rank-64
+   LoRA (TRL's sync to vLLM) against ``py4.train.weight_sync``'s exact sync.
+4. ``build`` + ``midtrain``: FSDP2 save and resume in the trainer environment: the Gemma-4 12B
+   stand-in class (``Gemma4UnifiedForConditionalGeneration``, real head dims and KV heads,
+   the real vocabulary rows) trained by ``configs/train/gemma4_12b/midtrain_iso.yaml`` under
+   ``accelerate launch`` with ``configs/accelerate/fsdp2.yaml`` on 1 process: 4 steps,
+   checkpoints every 2, then resumed from checkpoint-2; dtypes of the saved model and of the
+   sharded checkpoint's parameters and optimizer state.
+5. ``grpo_tools``: two GRPO steps of ``configs/train/gemma4_31b/grpo.yaml`` (the one
+   override: generation with transformers, as the rehearsal's boundary) on the tiny Gemma-4 -it
+   stand-in with its chat template and the episode tools, in the device's transformers.
 
-The report: ``DIR/gpu_check_report.json`` and ``DIR/GPU_CHECK_REPORT.md`` (per step: status,
-seconds, facts such as losses, dtypes, peak memory, adapted modules; the error and the log's
-tail for a failure), logs under ``DIR/logs/``. ``--tiny`` uses the tiny stand-in sizes of
-``py4.rehearsal.standins`` and runs on CPU (gloo), so the tests prove the path without a GPU.
+The older steps (``graft``, ``packed_attention``, ``sft``, ``lora``, ``graft_large``) run the
+rest of the 12B pipeline at the ``build`` step's size when named in ``--steps``.
+
+The report: ``DIR/gpu_check_report.json`` and ``DIR/GPU_CHECK_REPORT.md`` (per probe: status,
+seconds, facts; then a go/no-go line per campaign stage, :func:`verdicts`). Logs, models and runs
+go to ``--work`` (not ``DIR``, which the device tool brings back: at most 8 files). ``--tiny``
+uses tiny sizes and runs on CPU (gloo), so the tests prove the paths without a GPU.
 """
 
 from __future__ import annotations
@@ -47,7 +50,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-STEPS: tuple[str, ...] = ("build", "midtrain", "graft", "packed_attention", "sft", "lora", "graft_large")
+PROBES: tuple[str, ...] = ("layers_gemma4_31b", "layer_glm45_moe", "lora_drift", "grpo_tools")
+PIPELINE: tuple[str, ...] = ("build", "midtrain", "graft", "packed_attention", "sft", "lora", "graft_large")
+STEPS: tuple[str, ...] = PROBES + PIPELINE
+DEFAULT_STEPS: tuple[str, ...] = ("layers_gemma4_31b", "layer_glm45_moe", "lora_drift", "build", "midtrain",
+                                  "grpo_tools")
 NEEDS: dict[str, tuple[str, ...]] = {
     "midtrain": ("build",), "graft": ("midtrain",), "packed_attention": ("graft",),
     "sft": ("graft",), "lora": ("graft",), "graft_large": (),
@@ -57,6 +64,8 @@ MIDTRAIN_CONFIG = "configs/train/gemma4_12b/midtrain_iso.yaml"
 SFT_CONFIG = "configs/train/gemma4_12b/sft.yaml"
 EFT_CONFIG = "configs/train/gemma4_12b/eft.yaml"
 GRAFT_CONFIG = "configs/graft/gemma4_12b.yaml"
+GRPO_CONFIG = "configs/train/gemma4_31b/grpo.yaml"
+EFT_31B_CONFIG = "configs/train/gemma4_31b/eft.yaml"
 PROCESSES = 1
 """The FSDP2 stages' process count here: their ``optimisation.gpus`` and the launch's ``--num_processes``."""
 # Overrides every training stage gets here: one process, no TensorBoard, no progress bars.
@@ -72,9 +81,6 @@ class Scale:
     hidden: int | None  # None: the tiny stand-in's own text sizes (py4.rehearsal.standins)
     intermediate: int | None
     layers: int
-    heads: int | None
-    kv_heads: int | None
-    head_dim: int | None
     vocab: int | None  # None: the tokenizer's length padded (the tiny stand-in's)
     sliding_window: int | None
     shard_size: str
@@ -83,20 +89,27 @@ class Scale:
     large_graft_params: int
     large_graft_shard: str
     step_timeout_s: dict[str, int]
+    lora_width: int
+    lora_rank: int
+    lora_alpha: int
+    lora_cycles: int
 
 
 FULL = Scale(
-    name="1b", hidden=1536, intermediate=6144, layers=18, heads=8, kv_heads=1, head_dim=256, vocab=262_144,
-    sliding_window=512, shard_size="1GB", seq_len=4096, lora_lengths=(4096, 12288),
+    name="h200", hidden=512, intermediate=2048, layers=6, vocab=262_144,
+    sliding_window=1024, shard_size="1GB", seq_len=4096, lora_lengths=(4096, 12288),
     large_graft_params=2_500_000_000, large_graft_shard="5GB",
-    step_timeout_s={"build": 90, "midtrain": 200, "graft": 45, "packed_attention": 45, "sft": 90, "lora": 120,
-                    "graft_large": 120},
+    step_timeout_s={"layers_gemma4_31b": 110, "layer_glm45_moe": 80, "lora_drift": 45, "build": 45,
+                    "midtrain": 130, "grpo_tools": 120,
+                    "graft": 45, "packed_attention": 45, "sft": 90, "lora": 120, "graft_large": 120},
+    lora_width=4096, lora_rank=64, lora_alpha=128, lora_cycles=130,
 )
 TINY = Scale(
-    name="tiny", hidden=None, intermediate=None, layers=6, heads=None, kv_heads=None, head_dim=None, vocab=None,
+    name="tiny", hidden=None, intermediate=None, layers=6, vocab=None,
     sliding_window=None, shard_size="400KB", seq_len=128, lora_lengths=(128, 384),
     large_graft_params=2_500_000, large_graft_shard="5MB",
     step_timeout_s=dict.fromkeys(STEPS, 300),
+    lora_width=64, lora_rank=8, lora_alpha=16, lora_cycles=130,
 )
 
 
@@ -113,8 +126,8 @@ class StepResult:
 # --- the work folder ----------------------------------------------------------------------------
 
 class Work:
-    """Where each step reads and writes: logs, facts and the report in ``out`` (small: the device
-    tool brings ``$OUT`` back), models, runs and data in ``root`` (GBs at 1B scale)."""
+    """Where each step reads and writes: one JSON per probe and the report in ``out`` (the device
+    tool brings ``$OUT`` back: at most 8 files), logs, models, runs and data in ``root``."""
 
     def __init__(self, out: Path, root: Path | None = None):
         self.out = out
@@ -122,10 +135,16 @@ class Work:
         self.base, self.it = root / "models" / "base", root / "models" / "it"
         self.midtrain, self.graft = root / "runs" / "midtrain", root / "runs" / "graft"
         self.sft, self.lora = root / "runs" / "sft", root / "runs" / "lora"
-        self.data, self.logs, self.facts = root / "data", out / "logs", out / "facts"
+        self.grpo = root / "runs" / "grpo"
+        self.data, self.logs, self.facts = root / "data", root / "logs", root / "facts"
 
     def fact_file(self, step: str) -> Path:
+        """What the step's child writes ({facts} or {error})."""
         return self.facts / f"{step}.json"
+
+    def probe_file(self, step: str) -> Path:
+        """The step's result as reported (status, seconds, facts, error, log tail)."""
+        return self.out / f"{step}.json"
 
 
 def _on_gpu() -> bool:
@@ -182,28 +201,22 @@ def changed_tensors(before: Path, after: Path) -> dict[str, int]:
 # --- step 1: the ~1B stand-ins ------------------------------------------------------------------
 
 def gemma4_check_config(tokenizer, scale: Scale):
-    """The stand-in's ``Gemma4Config`` (tiny vision tower) with ``scale``'s text sizes."""
-    from py4.rehearsal.standins import gemma4_config
+    """The 12B stand-in's ``Gemma4UnifiedConfig`` (real head dims and KV heads) with ``scale``'s sizes."""
+    from py4.rehearsal.standins import gemma4_12b_config
 
-    config = gemma4_config(tokenizer, num_hidden_layers=scale.layers)
-    text = config.text_config
-    for field, value in (("hidden_size", scale.hidden), ("intermediate_size", scale.intermediate),
-                         ("num_attention_heads", scale.heads), ("num_key_value_heads", scale.kv_heads),
-                         ("head_dim", scale.head_dim), ("global_head_dim", scale.head_dim),
-                         ("vocab_size", scale.vocab), ("vocab_size_per_layer_input", scale.vocab),
-                         ("sliding_window", scale.sliding_window)):
-        if value is not None:
-            setattr(text, field, value)
-    return config
+    sizes = {field: value for field, value in (
+        ("hidden_size", scale.hidden), ("intermediate_size", scale.intermediate), ("vocab_size", scale.vocab),
+        ("vocab_size_per_layer_input", scale.vocab), ("sliding_window", scale.sliding_window)) if value is not None}
+    return gemma4_12b_config(tokenizer, num_hidden_layers=scale.layers, sizes=sizes)
 
 
 def step_build(work: Work, scale: Scale) -> dict[str, Any]:
-    """Base and -it stand-ins as build_standin writes them, at ``scale``, in ``scale.shard_size`` shards."""
+    """Base and -it 12B stand-ins as build_standin writes them, at ``scale``, in ``scale.shard_size`` shards."""
     import torch
 
     from py4.rehearsal import standins
 
-    tokenizer = standins.build_tokenizer("gemma4")
+    tokenizer = standins.build_tokenizer("gemma4_12b")
     config = gemma4_check_config(tokenizer, scale)
     t0 = time.monotonic()
     # On the GPU the random init of ~1B parameters takes seconds instead of a minute.
@@ -217,7 +230,7 @@ def step_build(work: Work, scale: Scale) -> dict[str, Any]:
     for kind, folder in (("base", work.base), ("it", work.it)):
         if kind == "it":
             standins._add_it_delta(model, seed=0)
-        model.generation_config.update(**standins._generation_config(tokenizer, "gemma4", kind))
+        model.generation_config.update(**standins._generation_config(tokenizer, "gemma4_12b", kind))
         model.save_pretrained(folder, max_shard_size=scale.shard_size)
         tokenizer.save_pretrained(folder)
         facts[f"{kind}_shards"] = len(list(folder.glob("*.safetensors")))
@@ -356,6 +369,7 @@ def step_midtrain(work: Work, scale: Scale, log: Path) -> dict[str, Any]:
     if not (resumed["resumed_from"] or "").endswith("checkpoint-2") or resumed["global_step"] != 4:
         raise RuntimeError(f"resume: expected checkpoint-2 → step 4, got {resumed['resumed_from']} → "
                            f"{resumed['global_step']}")
+    resumed["checkpoint_dtypes"] = checkpoint_dtypes(work.midtrain / "checkpoint-2")
     _drop_checkpoints(work.midtrain)
     resumed["weights"] = changed_tensors(work.base, work.midtrain / "model")
     if resumed["weights"]["tensors_changed"] == 0:
@@ -363,6 +377,23 @@ def step_midtrain(work: Work, scale: Scale, log: Path) -> dict[str, Any]:
     # Steps 3-4 again from the restored optimizer, scheduler, RNG and data position: the same losses.
     return {"first_run": _stage_facts(first), "resumed_run": _stage_facts(resumed),
             "resumed_losses_match": _close(first["losses"][2:], resumed["losses"])}
+
+
+def checkpoint_dtypes(checkpoint: Path) -> dict[str, dict[str, int]]:
+    """{folder: {dtype: tensor count}} of a checkpoint's torch.distributed.checkpoint folders (the
+    FSDP2 shards of the trained parameters and of the optimizer state), read from their metadata."""
+    from torch.distributed.checkpoint import FileSystemReader
+
+    found: dict[str, dict[str, int]] = {}
+    for folder in sorted(p for p in checkpoint.iterdir() if p.is_dir() and (p / ".metadata").exists()):
+        counts: dict[str, int] = {}
+        for entry in FileSystemReader(str(folder)).read_metadata().state_dict_metadata.values():
+            dtype = getattr(getattr(entry, "properties", None), "dtype", None)
+            if dtype is not None:
+                key = str(dtype).removeprefix("torch.")
+                counts[key] = counts.get(key, 0) + 1
+        found[folder.name] = counts
+    return found
 
 
 def _close(a: list[float], b: list[float], rel: float = 1e-2) -> bool:
@@ -377,7 +408,8 @@ def _drop_checkpoints(run_dir: Path) -> None:
 
 def _stage_facts(facts: dict) -> dict:
     keys = ("global_step", "losses", "train_loss", "resumed_from", "peak_memory_gib", "device", "saved_model",
-            "saved_dtypes", "loading", "trainable_parameters", "adapted_modules", "weights", "supervised_tokens")
+            "saved_dtypes", "loading", "trainable_parameters", "adapted_modules", "weights", "supervised_tokens",
+            "checkpoint_dtypes")
     return {k: facts.get(k) for k in keys}
 
 
@@ -596,6 +628,155 @@ def step_lora(work: Work, scale: Scale) -> dict[str, Any]:
             "merge": merge}
 
 
+# --- the probes of py4.rehearsal.gpu_probes ------------------------------------------------------
+
+def step_layers_gemma4_31b(work: Work, scale: Scale) -> dict[str, Any]:
+    from py4.rehearsal import gpu_probes
+
+    return gpu_probes.layer_probe(gpu_probes.gemma4_31b_spec(tiny=scale is TINY))
+
+
+def step_layer_glm45_moe(work: Work, scale: Scale) -> dict[str, Any]:
+    from py4.rehearsal import gpu_probes
+
+    return gpu_probes.layer_probe(gpu_probes.glm45_moe_spec(tiny=scale is TINY))
+
+
+def step_lora_drift(work: Work, scale: Scale) -> dict[str, Any]:
+    from py4.rehearsal import gpu_probes
+
+    return gpu_probes.lora_drift_probe(scale.lora_width, scale.lora_rank, scale.lora_alpha, scale.lora_cycles)
+
+
+# --- GRPO with tools ----------------------------------------------------------------------------
+
+def warm_start_adapter(model_dir: Path, out: Path) -> Path:
+    """The campaign EFT's LoRA (``configs/train/gemma4_31b/eft.yaml``'s ``lora``) on ``model_dir``, with
+    a small random B as after training (PEFT's B = 0 would give the first GRPO step no gradient on A)."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from py4.config import read_yaml
+    from py4.train.eft import LoraSpec
+
+    spec = LoraSpec(**(read_yaml(str(REPO / EFT_31B_CONFIG)).get("lora") or {}))
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32), spec.peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
+    model.save_pretrained(out)
+    return out
+
+
+def step_grpo_tools(work: Work, scale: Scale) -> dict[str, Any]:
+    """Two steps of the campaign's GRPO config on the tiny Gemma-4 -it stand-in, tools and template included."""
+    import importlib.metadata
+
+    import torch
+
+    from py4.config import load_config
+    from py4.rehearsal.standins import FAMILY_TEMPLATES, build_standin
+    from py4.train import grpo
+
+    model_dir = build_standin("gemma4", "it", work.root / "models" / "gemma4-it-tiny", seed=0)
+    adapter = warm_start_adapter(model_dir, work.root / "models" / "warm_start")
+    shutil.rmtree(work.grpo, ignore_errors=True)
+    overrides = [*RUN_OVERRIDES, f"model.path={model_dir}", f"adapter={adapter}",
+                 # the rehearsal's boundary: generation inside the trainer (no vLLM on the device)
+                 "grpo.use_vllm=false", "grpo.vllm_mode=colocate", "grpo.vllm_server_base_url=null",
+                 "grpo.vllm_tensor_parallel_size=1", "grpo.vllm_server_gpus=null",
+                 # sizes
+                 "grpo.num_generations=4", "grpo.problems_per_step=1", "episode.max_tool_calls=2",
+                 "episode.token_budget=96", "episode.max_turn_tokens=96", "problems.limit=2", "problems.epochs=1",
+                 "optimisation.micro_batch=2", "optimisation.grad_accum=2", "optimisation.max_steps=2",
+                 f"run.output_dir={work.grpo}", "run.save_steps=2", "run.logging_steps=1", "run.resume=never"]
+    if scale is TINY:
+        # CPU only: with checkpointing on, transformers' generation runs without a KV cache (each token
+        # recomputes the whole prompt): minutes on a loaded CPU. The GPU runs the config's setting.
+        overrides.append("optimisation.gradient_checkpointing=false")
+    config = load_config(grpo.GRPOStageConfig, str(REPO / GRPO_CONFIG), overrides)
+    losses = _loss_callback()
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    t0 = time.monotonic()
+    result = grpo.run(config, callbacks=[losses])
+    manifest = json.loads((work.grpo / "run_manifest.json").read_text())
+    log = manifest.get("reward_log") or []
+    facts = {"seconds": round(time.monotonic() - t0, 1), "global_step": result.global_step,
+             "losses": losses.losses, "transformers": importlib.metadata.version("transformers"),
+             "trl": importlib.metadata.version("trl"),
+             "chat_template": f"trl/chat_templates/{FAMILY_TEMPLATES['gemma4']}",
+             "adapted_modules": manifest.get("adapted_modules"), "reward_functions": manifest.get("reward_functions"),
+             "tool_call_frequency": [entry.get("tools/call_frequency") for entry in log],
+             "rewards": [entry.get("reward") for entry in log], "tool_batching": manifest.get("tool_batching"),
+             **_peak_memory()}
+    if result.global_step != 2:
+        raise RuntimeError(f"GRPO stopped at step {result.global_step}, expected 2 ({facts})")
+    return facts
+
+
+# --- the verdict per campaign stage -------------------------------------------------------------
+
+def verdicts(results: list[StepResult]) -> list[tuple[str, str, str]]:
+    """(campaign stage, GO | NO-GO | NOT RUN, why) from the probes' outcomes."""
+    by = {r.step: r for r in results}
+
+    def state(*steps: str) -> str | None:
+        missing = [s for s in steps if s not in by or by[s].status == "skipped"]
+        if missing:
+            return "NOT RUN"
+        failed = [s for s in steps if by[s].status != "done"]
+        return "NO-GO" if failed else None
+
+    lines: list[tuple[str, str, str]] = []
+    mid = state("build", "midtrain")
+    if mid is None:
+        facts = by["midtrain"].facts
+        resumed = facts.get("resumed_run") or {}
+        ok = facts.get("resumed_losses_match") and set(resumed.get("saved_dtypes") or {}) == {"BF16"}
+        mid = "GO" if ok else "NO-GO"
+        why = (f"FSDP2 save + resume: losses match {facts.get('resumed_losses_match')}, saved "
+               f"{resumed.get('saved_dtypes')}, checkpoint {resumed.get('checkpoint_dtypes')}")
+    else:
+        why = _why(by, ("build", "midtrain"))
+    lines.append(("midtraining and SFT (FSDP2, save and resume)", mid, why))
+    for step, stage in (("layers_gemma4_31b", "Gemma-4 31B at 8,192 tokens (sliding + full layer, 262k head)"),
+                        ("layer_glm45_moe", "GLM-4.5-Air MoE layer at 8,192 tokens (128 experts, top 8)")):
+        verdict = state(step)
+        if verdict is None:
+            facts = by[step].facts
+            verdict = "GO"
+            why = (f"per layer {json.dumps(facts.get('per_layer_type'))}; logits/loss "
+                   f"{json.dumps(facts.get('logits_loss'))}; sdpa {sorted(facts.get('sdpa_ops_default') or {})}")
+        else:
+            why = _why(by, (step,))
+        lines.append((stage, verdict, why))
+    verdict = state("grpo_tools")
+    why = (f"2 steps, {by['grpo_tools'].facts.get('transformers')} transformers, tool calls "
+           f"{by['grpo_tools'].facts.get('tool_call_frequency')}" if verdict is None else _why(by, ("grpo_tools",)))
+    lines.append(("GRPO with tools and the Gemma-4 -it template (trainer environment)", verdict or "GO", why))
+    verdict = state("lora_drift")
+    if verdict is None:
+        exact = by["lora_drift"].facts.get("exact_fp32_cast_once") or {}
+        peft_drift = by["lora_drift"].facts.get("peft_merge_unmerge") or {}
+        good = not exact.get("wrote_base") and exact.get("last_merged_max_err_ulps_vs_fp64", 9.0) <= 1.0
+        verdict = "GO" if good else "NO-GO"
+        why = (f"exact sync: base written {exact.get('wrote_base')}, max error "
+               f"{exact.get('last_merged_max_err_ulps_vs_fp64')} ulp; PEFT merge/unmerge moved "
+               f"{peft_drift.get('base_elements_moved')} of {peft_drift.get('base_elements')} base weights")
+    else:
+        why = _why(by, ("lora_drift",))
+    lines.append(("GRPO weight sync to vLLM (LoRA merge)", verdict, why))
+    return lines
+
+
+def _why(by: dict[str, StepResult], steps: tuple[str, ...]) -> str:
+    return "; ".join(f"{s}: {by[s].status} ({by[s].error})" if s in by else f"{s}: not chosen" for s in steps)
+
+
 # --- running the steps --------------------------------------------------------------------------
 
 def _child_env() -> dict[str, str]:
@@ -622,6 +803,14 @@ def run_step_here(step: str, work: Work, scale: Scale) -> dict[str, Any]:
         return step_lora(work, scale)
     if step == "graft_large":
         return step_graft_large(work, scale)
+    if step == "layers_gemma4_31b":
+        return step_layers_gemma4_31b(work, scale)
+    if step == "layer_glm45_moe":
+        return step_layer_glm45_moe(work, scale)
+    if step == "lora_drift":
+        return step_lora_drift(work, scale)
+    if step == "grpo_tools":
+        return step_grpo_tools(work, scale)
     raise KeyError(f"unknown step {step!r} (steps: {', '.join(STEPS)})")
 
 
@@ -654,7 +843,9 @@ def run_step(step: str, work: Work, scale: Scale, timeout: float) -> StepResult:
     elif status == "done" and proc.returncode != 0:
         status, error = "failed", f"exited {proc.returncode}"
     tail = None if status == "done" else "".join(log.read_text(errors="replace").splitlines(True)[-25:])
-    return StepResult(step, status, seconds, record.get("facts", {}), error, tail)
+    result = StepResult(step, status, seconds, record.get("facts", {}), error, tail)
+    work.probe_file(step).write_text(json.dumps(asdict(result), indent=2, default=str) + "\n")
+    return result
 
 
 def child_main(step: str, work: Work, scale: Scale) -> int:
@@ -687,13 +878,21 @@ def environment() -> dict[str, Any]:
 
 
 def write_report(out: Path, scale: Scale, results: list[StepResult], budget_s: float) -> dict[str, Any]:
+    """The report (JSON and markdown); the steps' facts are in their own JSON files beside it."""
+    stages = verdicts(results)
     report = {"scale": scale.name, "budget_s": budget_s, "environment": environment(),
-              "ok": all(r.status == "done" for r in results), "steps": [asdict(r) for r in results]}
+              "ok": all(r.status == "done" for r in results),
+              "steps": [{"step": r.step, "status": r.status, "seconds": r.seconds, "error": r.error} for r in results],
+              "verdicts": [{"stage": stage, "verdict": verdict, "why": why} for stage, verdict, why in stages]}
     (out / "gpu_check_report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
     lines = [f"# GPU check ({scale.name})", "", f"Environment: `{json.dumps(report['environment'])}`", "",
-             "| step | status | seconds | facts |", "|---|---|---|---|"]
+             "| campaign stage | verdict | why |", "|---|---|---|"]
+    lines += [f"| {stage} | {verdict} | {why.replace('|', '/')} |" for stage, verdict, why in stages]
+    lines += ["", "| step | status | seconds | facts |", "|---|---|---|---|"]
     for r in results:
         facts = json.dumps(r.facts, default=str).replace("|", "\\|")
+        if len(facts) > 1500:
+            facts = facts[:1500] + f"… (all in {r.step}.json)"
         lines.append(f"| {r.step} | {r.status} | {r.seconds} | {facts} |")
     for r in results:
         if r.status != "done":
@@ -702,7 +901,7 @@ def write_report(out: Path, scale: Scale, results: list[StepResult], budget_s: f
     return report
 
 
-def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s: float = 540.0,
+def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = DEFAULT_STEPS, budget_s: float = 520.0,
                work_dir: Path | None = None) -> dict[str, Any]:
     """Every chosen step in order, each in its own child under its timeout (capped by what is left
     of ``budget_s``); a step whose inputs failed is skipped. Writes and returns the report.
@@ -719,6 +918,7 @@ def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s
         if missing or left < 5:
             why = f"needs {', '.join(missing)}" if missing else "the total budget is spent"
             results.append(StepResult(step, "skipped", 0.0, {}, why))
+            work.probe_file(step).write_text(json.dumps(asdict(results[-1]), indent=2) + "\n")
         else:
             results.append(run_step(step, work, scale, min(scale.step_timeout_s[step], left)))
             print(f"{step}: {results[-1].status} in {results[-1].seconds} s", flush=True)
@@ -727,14 +927,55 @@ def run_checks(out: Path, scale: Scale, steps: tuple[str, ...] = STEPS, budget_s
     return write_report(out, scale, results, budget_s)
 
 
+MEASURED_MODELS = {"layers_gemma4_31b": "gemma4_31b", "layer_glm45_moe": "glm45_air"}
+"""Which probe measures which campaign model (the keys of ``benchmarks/gpu/measured.json``)."""
+
+
+def measured_figures(report_dir: Path, source: str, date: str) -> dict[str, Any]:
+    """``benchmarks/gpu/measured.json`` (``py4.campaign.memory_plan``'s schema) from a GPU run's probe
+    JSONs: per model, the whole model's step on one GPU extrapolated from the measured layers with
+    activation checkpointing (the campaign's FSDP2 setting), the logits/loss and one decoder layer's
+    peak per token, the step's peak. Probes that did not finish on a GPU give nothing."""
+    figures: dict[str, Any] = {"source": source, "date": date, "tokens_per_s_per_gpu": {},
+                               "logits_bytes_per_token": {}, "block_activation_bytes_per_token": {},
+                               "peak_bytes": {}}
+    for probe, model in MEASURED_MODELS.items():
+        path = report_dir / f"{probe}.json"
+        if not path.is_file():
+            continue
+        result = json.loads(path.read_text())
+        facts = result.get("facts") or {}
+        if result.get("status") != "done" or facts.get("device") in (None, "cpu"):
+            continue
+        tokens = facts["tokens"]
+        estimate = facts["model_step_estimate"]
+        figures["tokens_per_s_per_gpu"][model] = estimate["tokens_per_s_with_activation_checkpointing"]
+        logits = (facts.get("logits_loss") or {}).get("peak_above_start_gib")
+        if logits is not None:
+            figures["logits_bytes_per_token"][model] = round(logits * 2**30 / tokens, 1)
+        layer_peaks = [v["peak_above_start_gib"] for v in (facts.get("per_layer_type") or {}).values()
+                       if v.get("peak_above_start_gib") is not None]
+        if layer_peaks:
+            figures["block_activation_bytes_per_token"][model] = round(max(layer_peaks) * 2**30 / tokens, 1)
+        if facts.get("step_peak_above_start_gib") is not None and facts.get("weights_and_grads_gib") is not None:
+            figures["peak_bytes"][model] = int((facts["step_peak_above_start_gib"] + facts["weights_and_grads_gib"])
+                                               * 2**30)
+        if facts.get("gpu_total_bytes"):
+            figures["gpu_total_bytes"] = facts["gpu_total_bytes"]
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m py4.rehearsal.gpu_check", description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "runs/gpu_check")))
     parser.add_argument("--work", type=Path, default=None,
                         help="models, runs and data (GBs at 1B scale; default OUT/work)")
     parser.add_argument("--tiny", "--cpu", action="store_true", dest="tiny", help="tiny sizes (the CPU test)")
-    parser.add_argument("--steps", default=",".join(STEPS), help=f"comma-separated subset of {','.join(STEPS)}")
-    parser.add_argument("--budget-s", type=float, default=540.0, help="total seconds for all steps")
+    parser.add_argument("--steps", default=",".join(DEFAULT_STEPS), help=f"comma-separated subset of {','.join(STEPS)}")
+    parser.add_argument("--budget-s", type=float, default=520.0, help="total seconds for all steps")
+    parser.add_argument("--measured", type=Path, metavar="REPORT_DIR",
+                        help="print benchmarks/gpu/measured.json made from a GPU run's probe JSONs in REPORT_DIR")
+    parser.add_argument("--source", default="scripts/gpu_check.sh on one GPU", help="with --measured: what ran")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-config", help=argparse.SUPPRESS)
@@ -742,6 +983,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("overrides", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     scale = TINY if args.tiny else FULL
+    if args.measured:
+        import datetime
+
+        date = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        print(json.dumps(measured_figures(args.measured, args.source, date), indent=2))
+        return 0
     if args.worker:
         run_worker(args.worker, args.worker_config, args.overrides, args.worker_facts)
         return 0
