@@ -5,7 +5,10 @@ resumes from its checkpoint (the 32 + 32 schedule in miniature).
 The tiny model usually earns the same environment reward on every sample of a problem, and under
 Dr. GRPO equal rewards give zero advantages (no update). So the runs add, through the stage's
 ``reward_functions`` hook, a reward that differs across the samples of a group
-(``train_helpers.sample_index_reward``); the environment's reward stays in the sum.
+(``train_helpers.sample_index_reward``); the environment's reward stays in the sum. A sampled
+tool call is likely, not certain (another thread count samples other tokens from the same seed),
+so the first rollout's completion is forced to a ``run_code`` call
+(``train_helpers.FirstRolloutCallsATool``), which the environment runs and rewards.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 
 import pytest
 
-from train_helpers import ParamSnapshot
+from train_helpers import FirstRolloutCallsATool, ParamSnapshot
 
 pytestmark = pytest.mark.smoke
 INDEX_WEIGHT = 0.1
@@ -47,15 +50,15 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lo
         smoke_assets, warm_start_adapter, tmp_path):
     from py4.train import grpo
 
-    snapshot = ParamSnapshot()
+    snapshot, tool_call = ParamSnapshot(), FirstRolloutCallsATool()
     first = grpo.run(_config(smoke_assets, warm_start_adapter, tmp_path / "run", stop_at_step=1),
-                     callbacks=[snapshot])
-    assert first.global_step == 1
+                     callbacks=[snapshot, tool_call])
+    assert first.global_step == 1 and tool_call.forced  # the first rollout's call was written
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["reward_functions"] == ["note_completion_lengths", "sample_index_reward", "Py4Environment"]
     assert manifest["reward_weights"] == pytest.approx([1.0, INDEX_WEIGHT, 1.0])
     [logged] = manifest["reward_log"]
-    assert logged["tools/call_frequency"] > 0, "no tool call in any rollout"
+    assert logged["tools/call_frequency"] > 0, "no tool call in any rollout"  # certain: the first one calls
     # the rounds' Boa work ran batched (grpo.batch_tool_calls defaults to true)
     assert manifest["tool_batching"]["rounds"] > 0 and manifest["tool_batching"]["boa_calls"] > 0
     env_reward = logged["rewards/Py4Environment/mean"]

@@ -102,3 +102,58 @@ def pack_chat(out: Path, tokenizer_dir: Path, instructions_dir: Path, seq_len: i
                         schedule={"micro_batch": 2, "grad_accum": 1, "gpus": 1, "rounding": "floor", "warmup": 1})
     run_pack(config)
     return out
+
+
+class FirstRolloutCallsATool(TrainerCallback):
+    """Makes the first rollout of the first generation call ``run_code`` for certain: its
+    completion is forced, token by token, to the tool call the chat template renders for
+    ``{"name": "run_code", "arguments": {"code": CODE}}`` and the end of the turn. The call is then
+    parsed, run by the environment (Boa) and rewarded by it as any sampled call would be; the
+    other rollouts are sampled as usual. (A sampled tool call is only likely: under another thread
+    count the same seed samples other tokens.)"""
+
+    CODE = "print(1)"
+
+    def __init__(self) -> None:
+        self.forced: list[int] = []
+
+    def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
+        import torch
+        from transformers import LogitsProcessor, LogitsProcessorList
+
+        from py4.chat.smoke_format import END_OF_TURN
+
+        messages = [{"role": "user", "content": "x"}]
+        call = {"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "run_code", "arguments": {"code": self.CODE}}}]}
+        options = dict(args.chat_template_kwargs or {})
+        prompt = processing_class.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **options)
+        whole = processing_class.apply_chat_template([*messages, call], tokenize=False, **options)
+        assert whole.startswith(prompt), "the chat template is not prefix-preserving"
+        completion = whole[len(prompt):]
+        completion = completion[:completion.index(END_OF_TURN) + len(END_OF_TURN)]
+        script = processing_class(completion, add_special_tokens=False)["input_ids"]
+        helper = self
+
+        class Forced(LogitsProcessor):
+            def __init__(self, start: int) -> None:
+                self.start = start
+
+            def __call__(self, input_ids, scores):
+                at = input_ids.shape[1] - self.start
+                if at < len(script):
+                    scores[0] = torch.full_like(scores[0], -float("inf"))
+                    scores[0, script[at]] = 0.0
+                    helper.forced.append(script[at])
+                return scores
+
+        generate = model.generate
+
+        def first_forced(*a, **kw):
+            if not helper.forced:  # the first call only: later turns and steps are the model's own
+                ids = kw.get("input_ids", a[0] if a else None)
+                kw["logits_processor"] = LogitsProcessorList([*(kw.get("logits_processor") or []),
+                                                              Forced(ids.shape[1])])
+            return generate(*a, **kw)
+
+        model.generate = first_forced
