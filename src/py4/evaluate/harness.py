@@ -133,6 +133,11 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
             recorder.add_output("inspect_log", write_inspect_log(results, all_records, inspect_log))
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
                      certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
+        if config.policy.model:
+            from py4.train.tracking import log_to_training_run
+
+            recorder.set(tracking=log_to_training_run(config.policy.model, {
+                f"{s}/certified_rate": v["certified_rate"] for s, v in summaries.items()}, "eval"))
     return results
 
 

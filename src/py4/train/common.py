@@ -165,11 +165,19 @@ class RunSettings(StrictModel):
     logging_steps: int = 1
     save_steps: int = 50
     save_total_limit: int | None = 2
-    report_to: list[Literal["tensorboard", "wandb"]] = ["tensorboard"]
+    report_to: list[str] = ["tensorboard"]
+    """Trackers, by transformers' names (tensorboard, wandb, trackio, mlflow, …; [] for none)."""
     wandb_project: str | None = None
     resume: Literal["auto", "never"] | str = "auto"
     """auto: from the last checkpoint-N in output_dir if any; never; or a checkpoint path."""
     progress_bar: bool = True
+
+    @pydantic.field_validator("report_to")
+    @classmethod
+    def _trackers_that_can_start(cls, value: list[str]) -> list[str]:
+        from py4.train.tracking import check_trackers
+
+        return check_trackers(value)
 
 
 # TrainingArguments fields :func:`trainer_kwargs` sets besides activation checkpointing (checked against

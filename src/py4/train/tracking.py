@@ -1,0 +1,79 @@
+"""Experiment trackers: which `run.report_to` values a stage accepts, and the results of a
+checkpoint's evaluation and probes logged to the tracker of the run that trained it.
+
+The accepted names are the installed transformers' own (`INTEGRATION_TO_CALLBACK`: tensorboard,
+wandb, trackio, mlflow, …), each checked for its package when the config loads, so a
+tracker that cannot start is refused before any weights load, naming the extra to install.
+
+Results go to the training run's TensorBoard logs (`OUTPUT_DIR/runs/py4-evaluation`, at the
+run's last step, beside the Trainer's own logs). Other trackers keep their runs in services
+py4 cannot reach offline; for them the evaluation says in its log that it did not log there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+# Trackers whose availability check in transformers is not named is_<tracker>_available.
+_AVAILABILITY = {"comet_ml": "is_comet_available", "flyte": "is_flytekit_available",
+                 "azure_ml": "is_azureml_available"}
+_EXTRAS = {"trackio": "pip install 'py4[tracking]' (trackio)", "wandb": "pip install 'py4[wandb]'"}
+EVAL_LOG_DIR = "py4-evaluation"
+
+
+def check_trackers(names: list[str]) -> list[str]:
+    """`names` if each is a tracker transformers knows and its package is installed.
+
+    Raises ValueError naming the unknown or missing tracker and what would fix it.
+    """
+    from transformers.integrations import integration_utils
+
+    known = integration_utils.INTEGRATION_TO_CALLBACK
+    for name in names:
+        if name not in known:
+            raise ValueError(f"{name!r} is not a tracker transformers supports; expected one of "
+                             f"{', '.join(sorted(known))} (or [] for none)")
+        available = getattr(integration_utils, _AVAILABILITY.get(name, f"is_{name}_available"), None)
+        if available is not None and not available():
+            raise ValueError(f"{name!r}: its package is not installed here "
+                             f"({_EXTRAS.get(name, f'pip install {name}')})")
+    return names
+
+
+def training_run_of(model: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """(run folder, manifest) of the training run that wrote `model` (`RUN/model`), if any."""
+    from py4.runs import read_manifest
+
+    folder = Path(model)
+    if not folder.is_dir():
+        return None
+    for run_dir in (folder.parent, folder):
+        manifest = read_manifest(run_dir)
+        if manifest and isinstance(manifest.get("config"), dict) and "run" in manifest["config"]:
+            return run_dir, manifest
+    return None
+
+
+def log_to_training_run(model: str | Path, metrics: dict[str, float], source: str) -> str:
+    """Log `metrics` (name → number) to the trackers of the run that trained `model`; returns
+    a line saying where they went (or why nowhere)."""
+    found = training_run_of(model)
+    if found is None:
+        return f"{source}: {model} was not written by a py4 training run; no tracker to log to"
+    run_dir, manifest = found
+    trackers = list(manifest["config"]["run"].get("report_to") or [])
+    step = int((manifest.get("result") or {}).get("global_step") or 0)
+    said = []
+    if "tensorboard" in trackers:
+        from torch.utils.tensorboard import SummaryWriter
+
+        log_dir = Path(manifest["config"]["run"].get("output_dir") or run_dir) / "runs" / EVAL_LOG_DIR
+        with SummaryWriter(log_dir=str(log_dir)) as writer:
+            for name, value in metrics.items():
+                writer.add_scalar(f"{source}/{name}", value, global_step=step)
+        said.append(f"tensorboard {log_dir} (step {step})")
+    others = [t for t in trackers if t != "tensorboard"]
+    if others:
+        said.append(f"not {', '.join(others)} (py4 logs results to TensorBoard only)")
+    return f"{source}: " + ("; ".join(said) if said else f"{run_dir} reports to no tracker")
