@@ -31,8 +31,13 @@ def dolmino_like(tmp_path) -> Path:
     import pyarrow.parquet as pq
 
     root = tmp_path / "dolmino"
-    for shard in range(3):  # the largest source, sorted first: the head of the stream in file order
+    import zstandard
+
+    for shard in range(2):  # the largest source, sorted first: the head of the stream in file order
         write_jsonl(root / "data" / "dclm" / f"000{shard}" / "dclm-0000.jsonl", rows("dclm", shard, 60))
+    (root / "data" / "dclm" / "0002").mkdir()  # Dolmino's own shards are zstd-compressed JSON lines
+    (root / "data" / "dclm" / "0002" / "dclm-0000.json.zst").write_bytes(zstandard.ZstdCompressor().compress(
+        "".join(json.dumps(r) + "\n" for r in rows("dclm", 2, 60)).encode()))
     (root / "data" / "math").mkdir(parents=True)
     for shard in range(2):
         with gzip.open(root / "data" / "math" / f"math-{shard:04d}.jsonl.gz", "wt", encoding="utf-8") as fh:
@@ -54,7 +59,9 @@ def test_every_prefix_holds_each_source_in_proportion(dolmino_like):
     for n, doc in enumerate(docs[:200], start=1):  # while every source still has documents
         seen[doc.source.removeprefix("replay/")] += 1
         assert all(abs(seen[name] - w * n) <= 1 + 1e-9 for name, w in weights.items()), (n, seen)
-    assert sorted(d.id for d in docs) == sorted(d.id for d in iter_text_source(spec))  # each document once
+    expected = [f"dclm-{s}-{i}" for s in range(3) for i in range(60)] + [
+        f"math-{s}-{i}" for s in range(2) for i in range(40)] + [f"wiki-0-{i}" for i in range(30)]
+    assert sorted(d.id for d in docs) == sorted(expected)  # each document once, the .json.zst shard's too
     assert {name: e["docs_read"] for name, e in record.sources.items()} == {"dclm": 180, "math": 80, "wiki": 30}
     # in file order the first 60 documents are one dclm shard's
     assert {d.id.split("-")[0] for d in list(iter_text_source(spec))[:60]} == {"dclm"}
