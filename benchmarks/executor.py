@@ -137,15 +137,25 @@ def fork_floor_ms(count: int) -> tuple[float, float]:
 
 
 def certification_rate(count: int) -> tuple[float, int, int]:
+    rate, workers, tests, _ = certification_costs(count)
+    return rate, workers, tests
+
+
+def certification_costs(count: int) -> tuple[float, int, int, dict]:
+    """Certifications per second, and per certification the load-insensitive costs: the
+    workers' page faults and the CPU of workers and parent."""
     problem = Problem.model_validate(json.loads(FIXTURE.read_text()))
     workers = os.cpu_count() or 1
     with Executor(workers=workers) as executor:
         certify_many([(problem, problem.gold)] * (2 * workers), executor=executor)  # warm-up
+        faults, cpu = executor.worker_page_faults(), executor.worker_cpu_seconds() + time.process_time()
         started = time.perf_counter()
         certs = certify_many([(problem, problem.gold)] * count, executor=executor)
         elapsed = time.perf_counter() - started
+        costs = {"faults_per_cert": (executor.worker_page_faults() - faults) / count,
+                 "cpu_per_cert_ms": (executor.worker_cpu_seconds() + time.process_time() - cpu) / count * 1000}
     assert all(c.certified for c in certs), certs[0]
-    return count / elapsed, workers, len(problem.tests)
+    return count / elapsed, workers, len(problem.tests), costs
 
 
 def measure(runs: int, rounds: int) -> dict:
@@ -199,7 +209,7 @@ def report(timings: dict, floor: tuple[float, float], rate: float, cert_workers:
     print(f"certifications/s on {cert_workers} worker(s), {tests} tests each: {rate:7.1f}")
 
 
-def summary(timings: dict, rate: float, load: tuple[float, float]) -> dict:
+def summary(timings: dict, rate: float, load: tuple[float, float], costs: dict) -> dict:
     """The figures an A/B compares, as one JSON-able dict."""
     def p90(timer) -> float:
         return sorted(timer.walls)[int(0.9 * len(timer.walls))] * 1000
@@ -208,13 +218,16 @@ def summary(timings: dict, rate: float, load: tuple[float, float]) -> dict:
     return {"latency_ms": median_ms(timings["spaced"].walls), "latency_p90_ms": p90(timings["spaced"]),
             "back_to_back_ms": median_ms(back.walls), "one_worker_ms": median_ms(timings["one"].walls),
             "spawn_ms": median_ms(spawn.walls), "cpu_per_run_ms": back.cpu_s / back.count * 1000,
+            "faults_per_run": back.faults / back.count,
             "spawn_cpu_ms": spawn.cpu_s / spawn.count * 1000, "certifications_per_s": rate,
-            "load_before": load[0], "load_after": load[1]}
+            **costs, "load_before": load[0], "load_after": load[1]}
 
 
 AB_KEYS = (("latency_ms", "latency"), ("latency_p90_ms", "latency p90"),
            ("back_to_back_ms", "back to back"), ("cpu_per_run_ms", "CPU per run"),
-           ("certifications_per_s", "certifications/s"), ("spawn_ms", "spawn (reference)"))
+           ("faults_per_run", "faults per run"), ("certifications_per_s", "certifications/s"),
+           ("faults_per_cert", "faults per cert"), ("cpu_per_cert_ms", "CPU per cert"),
+           ("spawn_ms", "spawn (reference)"))
 
 
 def compare(baseline: Path, pairs: int, passed: list[str]) -> None:
@@ -254,8 +267,8 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     timings = measure(args.runs, args.rounds)
     if args.json:
-        rate, _, _ = certification_rate(args.certs)
-        print(json.dumps(summary(timings, rate, (load_before, os.getloadavg()[0]))))
+        rate, _, _, costs = certification_costs(args.certs)
+        print(json.dumps(summary(timings, rate, (load_before, os.getloadavg()[0]), costs)))
         return
     floor = fork_floor_ms(200)
     rate, cert_workers, tests = certification_rate(args.certs)

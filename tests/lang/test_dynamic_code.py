@@ -9,6 +9,7 @@ never be removed from the process that installs it).
 
 from __future__ import annotations
 
+import io
 import json
 import operator
 import string
@@ -260,3 +261,14 @@ def test_the_gate_refuses_code_boa_never_compiled(gate_outcomes, name):
     expected = "ImportError" if name in ("ctypes", "subinterpreter") else "DynamicCodeError"
     assert status == expected, (status, message)
     assert "Python-4" in message
+
+
+def test_a_module_view_reads_live_members_from_the_module(monkeypatch):
+    # The harness swaps sys's streams after the worker made its views; a view must not
+    # keep the old ones (what `use sys` gives is a view: runtime_builtins.module_view).
+    view = py4_import("sys")
+    replacement = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", replacement)
+    assert view.stdout is replacement
+    with pytest.raises(AttributeError, match="`sys.modules` is not available"):
+        view.modules  # noqa: B018 - the read is the test

@@ -181,16 +181,47 @@ _REPLACEMENTS: dict[str, dict[str, object]] = {
 }
 
 
-def _missing(module_name: str):
+# Members a module rebinds while a program runs (the harness swaps sys's streams after a
+# view may have been made, contextlib.redirect_stdout rebinds them): never copied into a
+# view, read from the module at each access (through the view's __getattr__).
+LIVE_MEMBERS = {"sys": frozenset({"stdin", "stdout", "stderr"})}
+
+
+def _fallback(module: _types.ModuleType):
+    """A view's ``__getattr__`` (called only for names its namespace lacks): a live member
+    or one the module gained since, read from the module; else an AttributeError naming
+    what is refused."""
+    module_name = module.__name__
+
     def __getattr__(name):
-        why = member_refusal(module_name, name) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            raise AttributeError(name)
+        why = "it reaches the interpreter's internals" if attribute_refused(name) else member_refusal(
+            module_name, name)
         if why is None:
-            why = "it is not available to Python-4 programs"
-            raise AttributeError(f"module `{module_name}` has no attribute `{name}` that Python-4 "
-                                 f"programs may use", name=name)
+            try:
+                value = _real_getattr(module, name)
+            except AttributeError:
+                raise AttributeError(f"module `{module_name}` has no attribute `{name}`",
+                                     name=name) from None
+            if not isinstance(value, _types.ModuleType):
+                return value
+            if module_refusal(value.__name__) is None or module_refusal(f"{module_name}.{name}") is None:
+                return module_view(value)
+            why = "the module is outside Python-4's capability set"
         raise AttributeError(f"`{module_name}.{name}` is not available to Python-4 programs: {why}",
                              name=name)
     return __getattr__
+
+
+def prepare_views(names) -> None:
+    """Make the views of the allowed modules among ``names`` now (Boa's workers do, for
+    the modules they preload: a run's ``use typing`` then finds its view made, instead of
+    making ~20 views in ~5 ms)."""
+    for name in names:
+        module = _sys.modules.get(name)
+        if module is not None and module_refusal(name) is None:
+            module_view(module)
 
 
 def module_view(module: _types.ModuleType) -> _types.ModuleType:
@@ -206,7 +237,8 @@ def module_view(module: _types.ModuleType) -> _types.ModuleType:
     _REAL_MODULES[name] = module
     members: dict[str, object] = {}
     for key, value in list(namespace.items()):
-        if not isinstance(key, str) or is_dunder(key) or member_refusal(name, key):
+        if (not isinstance(key, str) or is_dunder(key) or member_refusal(name, key)
+                or key in LIVE_MEMBERS.get(name, ())):
             continue
         if isinstance(value, _types.ModuleType):
             if module_refusal(value.__name__) and module_refusal(f"{name}.{key}"):
@@ -217,7 +249,7 @@ def module_view(module: _types.ModuleType) -> _types.ModuleType:
     names = namespace.get("__all__")
     if isinstance(names, (list, tuple)):
         members["__all__"] = [n for n in names if n in members]
-    members["__getattr__"] = _missing(name)
+    members["__getattr__"] = _fallback(module)
     view.__dict__.update(members)
     return view
 
