@@ -46,7 +46,7 @@ mkdir -p "$OUT" "$DEPS" "$WORK"
 # Install from the carried wheels only what is missing or at another version than pinned; the
 # device's own torch (and anything already right) stays. Unavailable wheels are reported, not fatal:
 # the report records every package version the checks ran with.
-"$PY" - "$WHEELS" "$DEPS" "${PINS[@]}" <<'EOF' 2>&1 | tee "$OUT/install.log"
+"$PY" - "$WHEELS" "$DEPS" "${PINS[@]}" <<'EOF' 2>&1 | tee "$WORK/install.log"
 import glob, importlib.metadata as md, os, re, subprocess, sys
 wheels, target, pins = sys.argv[1], sys.argv[2], sys.argv[3:]
 for pin in pins:

@@ -762,11 +762,13 @@ def verdicts(results: list[StepResult]) -> list[tuple[str, str, str]]:
     if verdict is None:
         exact = by["lora_drift"].facts.get("exact_fp32_cast_once") or {}
         peft_drift = by["lora_drift"].facts.get("peft_merge_unmerge") or {}
-        good = not exact.get("wrote_base") and exact.get("last_merged_max_err_ulps_vs_fp64", 9.0) <= 1.0
+        good = not exact.get("wrote_base") and exact.get("last_merged_max_err_ulps_at_working_magnitude", 9.0) <= 1.0
         verdict = "GO" if good else "NO-GO"
         why = (f"exact sync: base written {exact.get('wrote_base')}, max error "
-               f"{exact.get('last_merged_max_err_ulps_vs_fp64')} ulp; PEFT merge/unmerge moved "
-               f"{peft_drift.get('base_elements_moved')} of {peft_drift.get('base_elements')} base weights")
+               f"{exact.get('last_merged_max_err_ulps_at_working_magnitude')} ulp at the working magnitude "
+               f"({exact.get('last_merged_elements_off_by_one_ulp_or_more')} elements >= 1 ulp of the result); "
+               f"PEFT merge/unmerge moved {peft_drift.get('base_elements_moved')} of "
+               f"{peft_drift.get('base_elements')} base weights (max {peft_drift.get('base_max_drift_in_ulps')} ulp)")
     else:
         why = _why(by, ("lora_drift",))
     lines.append(("GRPO weight sync to vLLM (LoRA merge)", verdict, why))
@@ -935,7 +937,8 @@ def measured_figures(report_dir: Path, source: str, date: str) -> dict[str, Any]
     """``benchmarks/gpu/measured.json`` (``py4.campaign.memory_plan``'s schema) from a GPU run's probe
     JSONs: per model, the whole model's step on one GPU extrapolated from the measured layers with
     activation checkpointing (the campaign's FSDP2 setting), the logits/loss and one decoder layer's
-    peak per token, the step's peak. Probes that did not finish on a GPU give nothing."""
+    peak per token (each phase's own: its peak over what was live when it began), the step's peak.
+    Probes that did not finish on a GPU give nothing."""
     figures: dict[str, Any] = {"source": source, "date": date, "tokens_per_s_per_gpu": {},
                                "logits_bytes_per_token": {}, "block_activation_bytes_per_token": {},
                                "peak_bytes": {}}
@@ -950,11 +953,11 @@ def measured_figures(report_dir: Path, source: str, date: str) -> dict[str, Any]
         tokens = facts["tokens"]
         estimate = facts["model_step_estimate"]
         figures["tokens_per_s_per_gpu"][model] = estimate["tokens_per_s_with_activation_checkpointing"]
-        logits = (facts.get("logits_loss") or {}).get("peak_above_start_gib")
+        logits = (facts.get("logits_loss") or {}).get("own_peak_gib")
         if logits is not None:
             figures["logits_bytes_per_token"][model] = round(logits * 2**30 / tokens, 1)
-        layer_peaks = [v["peak_above_start_gib"] for v in (facts.get("per_layer_type") or {}).values()
-                       if v.get("peak_above_start_gib") is not None]
+        layer_peaks = [v["own_peak_gib"] for v in (facts.get("per_layer_type") or {}).values()
+                       if v.get("own_peak_gib") is not None]
         if layer_peaks:
             figures["block_activation_bytes_per_token"][model] = round(max(layer_peaks) * 2**30 / tokens, 1)
         if facts.get("step_peak_above_start_gib") is not None and facts.get("weights_and_grads_gib") is not None:

@@ -64,23 +64,38 @@ def _allocated() -> int | None:
 
 
 class PhaseClock:
-    """Marks on the forward and backward pass: (name, seconds since the last mark, peak since it)."""
+    """Marks on the forward and backward pass: per phase (name, seconds since the last mark, peak
+    allocated since it, allocated at the last mark, allocated now)."""
 
     def __init__(self) -> None:
-        self.marks: list[tuple[str, float, int | None]] = []
+        self.marks: list[tuple[str, float, int | None, int | None, int | None]] = []
         self._last = time.perf_counter()
+        self._allocated: int | None = None
+        self.start_allocated: int | None = None
 
     def start(self) -> None:
         _sync()
         _peak_and_reset()
         self._last = time.perf_counter()
+        self._allocated = self.start_allocated = _allocated()
         self.marks = []
 
     def mark(self, name: str) -> None:
         _sync()
         now = time.perf_counter()
-        self.marks.append((name, now - self._last, _peak_and_reset()))
-        self._last = now
+        allocated = _allocated()
+        self.marks.append((name, now - self._last, _peak_and_reset(), self._allocated, allocated))
+        self._last, self._allocated = now, allocated
+
+    def seconds(self) -> float:
+        return sum(mark[1] for mark in self.marks)
+
+    def peak_above_start_gib(self) -> float | None:
+        """The step's peak over what was allocated when it started (the phases' peaks together)."""
+        peaks = [mark[2] for mark in self.marks if mark[2] is not None]
+        if not peaks or self.start_allocated is None:
+            return None
+        return round((max(peaks) - self.start_allocated) / GIB, 3)
 
 
 def _hidden_of(args: tuple, kwargs: dict):
@@ -171,7 +186,7 @@ def _backend_trials(model, ids) -> dict[str, dict[str, Any]]:
                 _train_step(model, ids)  # warm-up (kernel selection, autotuning)
                 clock = PhaseClock()
                 _train_step(model, ids, clock)
-            trials[name] = {"ran": True, "seconds": round(sum(m[1] for m in clock.marks), 4)}
+            trials[name] = {"ran": True, "seconds": round(clock.seconds(), 4)}
         except Exception as exc:  # noqa: BLE001 — a backend that refuses the shapes is the finding
             trials[name] = {"ran": False, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
         finally:
@@ -181,26 +196,43 @@ def _backend_trials(model, ids) -> dict[str, dict[str, Any]]:
     return trials
 
 
+def _gib(value: int | None) -> float | None:
+    return None if value is None else round(value / GIB, 3)
+
+
 def _phases(clock: PhaseClock, base: int | None) -> dict[str, dict[str, float | None]]:
-    return {name: {"seconds": round(seconds, 5),
-                   "peak_above_start_gib": None if peak is None or base is None else round((peak - base) / GIB, 3)}
-            for name, seconds, peak in clock.marks}
+    """Per phase: seconds; its peak above the step's start (``base``: weights and gradients) and above
+    what was allocated when the phase began (the phase's own transient); what it left allocated."""
+    phases = {}
+    for name, seconds, peak, before, after in clock.marks:
+        known = peak is not None and base is not None and before is not None and after is not None
+        phases[name] = {"seconds": round(seconds, 5),
+                        "peak_above_start_gib": _gib(peak - base) if known else None,
+                        "peak_above_phase_start_gib": _gib(peak - before) if known else None,
+                        "allocated_change_gib": _gib(after - before) if known else None}
+    return phases
 
 
 def _summary(spec: LayerProbeSpec, layer_types: list[str], phases: dict, tokens: int) -> dict[str, Any]:
     """Per layer type: seconds and peak; the logits/loss part; the whole model's step extrapolated."""
+    def most(*values):
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
     per_type: dict[str, dict[str, float | None]] = {}
     for index, kind in enumerate(layer_types):
         fwd, bwd = phases.get(f"layer{index}_fwd"), phases.get(f"layer{index}_bwd")
         if fwd is None or bwd is None:
             continue
-        peaks = [p for p in (fwd["peak_above_start_gib"], bwd["peak_above_start_gib"]) if p is not None]
         per_type[kind] = {"fwd_s": fwd["seconds"], "bwd_s": bwd["seconds"],
                           "tokens_per_s": round(tokens / max(fwd["seconds"] + bwd["seconds"], 1e-9), 1),
-                          "peak_above_start_gib": max(peaks) if peaks else None}
+                          "peak_above_start_gib": most(fwd["peak_above_start_gib"], bwd["peak_above_start_gib"]),
+                          # what the layer alone adds: its saved activations, and its transient on top of
+                          # what was live when its forward or backward began
+                          "saved_activations_gib": fwd["allocated_change_gib"],
+                          "own_peak_gib": most(fwd["peak_above_phase_start_gib"], bwd["peak_above_phase_start_gib"])}
     head_f, head_b = phases["head_fwd"], phases["head_bwd"]
     embed = phases["embed_fwd"]["seconds"] + phases["embed_bwd"]["seconds"]
-    head_peaks = [p for p in (head_f["peak_above_start_gib"], head_b["peak_above_start_gib"]) if p is not None]
     head_s = head_f["seconds"] + head_b["seconds"]
     layers_s = sum(count * (per_type[kind]["fwd_s"] + per_type[kind]["bwd_s"])
                    for kind, count in spec.real_layer_counts.items() if kind in per_type)
@@ -210,7 +242,9 @@ def _summary(spec: LayerProbeSpec, layer_types: list[str], phases: dict, tokens:
     return {
         "per_layer_type": per_type,
         "logits_loss": {"fwd_s": head_f["seconds"], "bwd_s": head_b["seconds"],
-                        "peak_above_start_gib": max(head_peaks) if head_peaks else None},
+                        "peak_above_start_gib": most(head_f["peak_above_start_gib"], head_b["peak_above_start_gib"]),
+                        "own_peak_gib": most(head_f["peak_above_phase_start_gib"],
+                                             head_b["peak_above_phase_start_gib"])},
         "model_step_estimate": {
             "layers": spec.real_layer_counts, "seconds": round(whole, 4),
             "tokens_per_s": round(tokens / max(whole, 1e-9), 1),
@@ -269,25 +303,17 @@ def layer_probe(spec: LayerProbeSpec, seed: int = 0) -> dict[str, Any]:
         "phases": phases,
     }
     facts.update(_summary(spec, layer_types, phases, spec.tokens))
-    if on_gpu:
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
-        _train_step(model, ids)
-        facts["step_peak_above_start_gib"] = round((torch.cuda.max_memory_allocated() - before) / GIB, 3)
+    facts["step_peak_above_start_gib"] = clock.peak_above_start_gib()
     facts["sdpa_ops_default"] = _sdpa_ops(model, ids) if any("attention" in t for t in layer_types) else {}
     if any("attention" in t for t in layer_types):
         facts["sdpa_backends_alone"] = _backend_trials(model, ids)
     # With transformers' gradient checkpointing (non-reentrant, as FSDP's checkpoint_wrapper): the peak
     # a checkpointed step reaches with these layers.
     model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    if on_gpu:
-        torch.cuda.reset_peak_memory_stats()
-        before = torch.cuda.memory_allocated()
     checkpointed = PhaseClock()
     _train_step(model, ids, checkpointed)
-    facts["checkpointed_step"] = {
-        "seconds": round(sum(m[1] for m in checkpointed.marks), 4),
-        "peak_above_start_gib": round((torch.cuda.max_memory_allocated() - before) / GIB, 3) if on_gpu else None}
+    facts["checkpointed_step"] = {"seconds": round(checkpointed.seconds(), 4),
+                                  "peak_above_start_gib": checkpointed.peak_above_start_gib()}
     return facts
 
 
@@ -411,8 +437,14 @@ def lora_drift_probe(width: int = 4096, rank: int = 64, alpha: int = 128, cycles
         exact_reference = exact_reference_base.double() + delta
         scale_peft = _ulp_bf16(torch.maximum(torch.maximum(original.double().abs(), delta.abs()), peft_reference.abs()))
         peft_err = (peft_last.double() - peft_reference).abs() / scale_peft
-        # the exact sync is one rounding of the fp32 sum: at most half a spacing of the result itself
-        exact_err = (exact_last.double() - exact_reference).abs() / _ulp_bf16(exact_reference)
+        # the exact sync is one rounding of the fp32 sum: half a spacing of the result, except where
+        # W + delta nearly cancels and fp32's accumulation error is large next to the result's spacing;
+        # at the working magnitude (as for PEFT) it stays within half a spacing
+        exact_abs = (exact_last.double() - exact_reference).abs()
+        exact_err = exact_abs / _ulp_bf16(exact_reference)
+        scale_exact = _ulp_bf16(torch.maximum(torch.maximum(exact_reference_base.double().abs(), delta.abs()),
+                                              exact_reference.abs()))
+        exact_err_working = exact_abs / scale_exact
         drift_ulps = drift.abs() / _ulp_bf16(torch.maximum(original.double().abs(), peft_reference.abs()))
     return {
         "width": width, "rank": rank, "alpha": alpha, "scale": scale, "cycles": cycles,
@@ -434,5 +466,6 @@ def lora_drift_probe(width: int = 4096, rank: int = 64, alpha: int = 128, cycles
             "wrote_base": exact_changed_base,
             "last_merged_max_err_ulps_vs_fp64": float(exact_err.max()),
             "last_merged_elements_off_by_one_ulp_or_more": int((exact_err >= 1.0).sum()),
+            "last_merged_max_err_ulps_at_working_magnitude": float(exact_err_working.max()),
         },
     }
