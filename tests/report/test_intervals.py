@@ -1,10 +1,11 @@
-"""Wilson 95% intervals of certified rates (py4.report.intervals)."""
+"""Wilson 95% intervals of certified rates (py4.binomial) and the report's interval helpers."""
 
 import math
 
 import pytest
 
-from py4.report.intervals import certified_count, disjoint, wilson
+from py4.binomial import wilson
+from py4.report.intervals import certified_count, disjoint
 
 
 @pytest.mark.parametrize(("k", "n", "lo", "hi"), [

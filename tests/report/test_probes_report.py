@@ -79,7 +79,7 @@ def test_finding_is_computed_from_the_probe_numbers(rendered):
     assert iso["heldin"]["ci_low"] > control["heldin"]["ci_high"]  # the fixture separates them
     sentence = data["finding"]
     # The fixture's iso run scored the paired difference against control: that interval decides.
-    assert ("iso-token arm's probe accuracy is above the control arm's (the paired difference's 95% interval "
+    assert ("iso-token arm's per-token probe accuracy is above the control arm's (the paired difference's 95% interval "
             "excludes 0) on held-in") in sentence
     assert (f"{iso['heldin']['accuracy']:.3f} "
             f"[{iso['heldin']['ci_low']:.3f}, {iso['heldin']['ci_high']:.3f}]") in sentence
@@ -142,29 +142,36 @@ def test_arm_table_has_the_base_paired_differences_and_loss(rendered):
     assert "| P4-09 | syntax | yes |" in md
 
 
-def test_heatmap_is_rule_by_model_on_a_fixed_scale(rendered):
+def test_heatmap_is_model_by_rule_on_a_fixed_scale_grouped_by_pairs_per_rule(rendered):
     from matplotlib.image import AxesImage
 
     fig = rendered["figures"]["probe_heatmap.png"]
-    ax = fig.axes[0]
+    probes = rendered["probes"]
+    panels = [ax for ax in fig.axes if any(isinstance(c, AxesImage) for c in ax.get_children())]
+    # full-set models (14 pairs per rule in the fixture) and none other: one panel, titled with it
+    assert [ax.get_title(loc="left") for ax in panels] == [f"{len(probes)} models scored on 14 pairs per rule"]
+    ax = panels[0]
     image = next(c for c in ax.get_children() if isinstance(c, AxesImage))
     assert image.get_clim() == (0.0, 1.0)
-    probes = rendered["probes"]
-    assert image.get_array().shape == (30, len(probes))
-    assert [t.get_text() for t in ax.get_xticklabels()] == [e["model"] for e in probes]
-    labels = [t.get_text() for t in ax.get_yticklabels()]
-    assert labels[0].startswith("P4-01 syntax") and "held-out" in labels[8] and "n=14" in labels[0]
+    assert image.get_array().shape == (len(probes), 30)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [e["model"] for e in probes]
+    labels = [t.get_text() for t in panels[-1].get_xticklabels()]
+    assert labels[0] == "P4-01" and labels[8] == "P4-09*"  # * held-out
     iso = probes.index(next(e for e in probes if e["model"] == "tiny/iso/midtrain"))
-    assert image.get_array()[14, iso] == pytest.approx(probes[iso]["per_rule"]["P4-15"]["accuracy"])
+    assert image.get_array()[iso, 14] == pytest.approx(probes[iso]["per_rule"]["P4-15"]["accuracy_per_token"])
 
 
-def test_arm_comparison_has_intervals_base_and_loss(rendered):
+def test_arm_comparison_has_both_scores_intervals_base_loss_and_a_labelled_half_line(rendered):
     fig = rendered["figures"]["arm_comparison.png"]
-    acc, loss = fig.axes[:2]
-    bars = [c for c in acc.containers if isinstance(c, ErrorbarContainer)]
-    assert len(bars) == 4  # the base and three arms
-    assert acc.get_ylim()[0] <= 0.0 and acc.get_ylim()[1] >= 1.0
-    assert [t.get_text().split("\n")[0] for t in acc.get_xticklabels()] == ["held-in", "held-out", "syntax", "semantic"]
+    per_token, summed, loss = fig.axes[:3]
+    assert "per-token" in per_token.get_title() and "summed" in summed.get_title()
+    for acc in (per_token, summed):
+        bars = [c for c in acc.containers if isinstance(c, ErrorbarContainer)]
+        assert len(bars) == 4  # the base and three arms
+        assert acc.get_ylim()[0] <= 0.0 and acc.get_ylim()[1] >= 1.0
+        assert [t.get_text().split("\n")[0] for t in acc.get_xticklabels()] == ["held-in", "held-out", "syntax",
+                                                                                "semantic"]
+        assert "0.5 = no preference" in [t.get_text() for t in acc.get_legend().get_texts()]
     heights = [p.get_height() for p in loss.patches]
     assert heights == [9.0, 7.0, 5.0, 6.0]  # base, control, iso, prop
     assert loss.get_ylim()[0] == 0.0
@@ -216,15 +223,44 @@ def test_cli_reports_bad_probe_results_as_one_error_line(tmp_path):
     assert f"{node.run_dir}/results.json:1: invalid JSON" in result.output
 
 
-def test_heatmap_rows_show_the_range_of_pairs_when_models_had_subsets():
+def _heatmap_entry(model: str, pairs: int, rules: int = 1, discriminates: bool = True) -> dict:
+    g = {"accuracy": 0.5, "accuracy_per_token": 0.25, "ci_low": 0.3, "ci_high": 0.7, "pairs": pairs}
+    return {"model": model, "per_rule": {f"P4-{r + 1:02d}": {**g, "kind": "syntax", "held_out": False,
+                                                               "discriminates": discriminates}
+                                         for r in range(rules)}}
+
+
+def test_heatmap_groups_models_by_pairs_per_rule_in_labelled_panels():
+    from matplotlib.image import AxesImage
+
     from py4.report import figures
 
-    def entry(model, pairs):
-        g = {"accuracy": 0.5, "ci_low": 0.3, "ci_high": 0.7, "pairs": pairs}
-        return {"model": model, "per_rule": {"P4-01": {**g, "kind": "syntax", "held_out": False}}}
+    fig = figures.probe_heatmap([_heatmap_entry("tiny/iso/midtrain", 42), _heatmap_entry("tiny/iso/eft_8", 4),
+                                 _heatmap_entry("tiny/base", 42)])
+    panels = [ax for ax in fig.axes if any(isinstance(c, AxesImage) for c in ax.get_children())]
+    assert [ax.get_title(loc="left") for ax in panels] == ["2 models scored on 42 pairs per rule",
+                                                          "1 models scored on 4 pairs per rule"]
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["tiny/iso/midtrain", "tiny/base"]
 
-    fig = figures.probe_heatmap([entry("tiny/iso/midtrain", 42), entry("tiny/iso/eft_8", 4)])
-    assert fig.axes[0].get_yticklabels()[0].get_text() == "P4-01 syntax n=4–42"
+
+def test_heatmap_writes_cell_numbers_only_where_they_can_be_read():
+    from py4.report import figures
+
+    def texts(fig):
+        return [t for ax in fig.axes for t in ax.texts]
+
+    few = figures.probe_heatmap([_heatmap_entry(f"m{i}", 42, rules=30) for i in range(3)])
+    assert len(texts(few)) == 90 and min(t.get_fontsize() for t in texts(few)) >= 7
+    many = figures.probe_heatmap([_heatmap_entry(f"m{i}", 42, rules=120) for i in range(3)])
+    assert texts(many) == []  # 120 columns: a number per cell would not be legible
+
+
+def test_heatmap_marks_rules_that_cannot_discriminate():
+    from py4.report import figures
+
+    fig = figures.probe_heatmap([_heatmap_entry("tiny/base", 42, discriminates=False)])
+    assert fig.axes[0].get_xticklabels()[0].get_text() == "P4-01 †"
+    assert "† cannot discriminate" in fig._suptitle.get_text()
 
 
 def test_runs_without_results_are_listed_not_invented(tmp_path):
@@ -303,3 +339,94 @@ def test_held_out_loss_without_an_interval_gets_no_verdict():
     with_ci = [{**losses[0], "ci_low": 8.02, "ci_high": 8.04}, {**losses[1], "ci_low": 8.00, "ci_high": 8.025}]
     assert "not distinguishable from the control arm's (8.030; the 95% intervals overlap)" in finding(
         [control, iso], with_ci)
+
+
+def _with_base_scores(nodes) -> None:
+    """Every probe run's results.json gets the base's scores beside it, as `py4 eval probes --base` writes."""
+    runs = {n.meta["model_node"]: Path(n.run_dir, "results.json") for n in nodes
+            if n.stage == "probes" and Path(n.run_dir, "results.json").is_file()}
+    base = json.loads(runs["tiny/base"].read_text())
+    for model, path in runs.items():
+        if model != "tiny/base":
+            res = json.loads(path.read_text())
+            res["base"] = {"model": "base", "scores": base["scores"]}
+            path.write_text(json.dumps(res))
+
+
+@pytest.fixture(scope="module")
+def flagged(tmp_path_factory):
+    """P4-01 lost by every model, the base included: its probes cannot discriminate. iso and prop
+    learned the syntax rules."""
+    from py4.report.results import collect, render_markdown
+
+    tmp = tmp_path_factory.mktemp("flagged")
+    rates = {m: {**r, "P4-01": 0.0} for m, r in _rates(LEARNED, UNTRAINED).items()}
+    spec, nodes = _campaign(tmp, {**rates, "tiny/base": {**UNTRAINED, "P4-01": 0.0}},
+                            {"base": 9.0, "control": 7.0, "iso": 5.0, "prop": 6.0}, MIDTRAINED | {"tiny/base"})
+    _with_base_scores(nodes)
+    data = collect(spec, nodes)
+    return data, render_markdown(data)
+
+
+def test_rules_that_cannot_discriminate_are_flagged_and_left_out_of_the_summary(flagged):
+    data, md = flagged
+    iso = next(e for e in data["probes"] if e["model"] == "tiny/iso/midtrain")
+    assert iso["excluded_rules"] == ["P4-01"]
+    assert iso["per_rule"]["P4-01"]["discriminates"] is False and iso["per_rule"]["P4-02"]["discriminates"] is True
+    assert "for the base and all 3 trained models" in iso["per_rule"]["P4-01"]["flag"]
+    held_in_pairs = sum(g["pairs"] for r, g in iso["per_rule"].items() if not g["held_out"])
+    assert iso["heldin"]["pairs"] == held_in_pairs - iso["per_rule"]["P4-01"]["pairs"]
+    assert "1 rule whose probes cannot discriminate" in data["finding"] and "P4-01" in data["finding"]
+    assert "| P4-01 | syntax | no | no |" in md and "**1 of 30 rules cannot discriminate**" in md
+
+
+def test_a_rule_at_zero_prints_an_interval_that_is_not_a_point(flagged):
+    data, md = flagged
+    g = next(e for e in data["probes"] if e["model"] == "tiny/base")["per_rule"]["P4-01"]
+    assert g["accuracy"] == 0.0 and g["ci_method"] == "wilson" and g["ci_high"] > 0.1
+    assert "[0.000, 0.000]" not in md
+
+
+def test_each_rule_has_its_margin_change_against_the_base(flagged):
+    data, md = flagged
+    iso = next(e for e in data["probes"] if e["model"] == "tiny/iso/midtrain")
+    d = iso["per_rule"]["P4-02"]["vs_base"]  # iso learned syntax (0.9) over the base's 0.2: the margin rose
+    assert d["per_token_margin_ci_low"] > 0 and d["per_token_margin_difference"] > 0
+    assert "Δ margin iso − base" in md
+
+
+def test_finding_names_every_arm_on_the_primary_score(flagged):
+    data, _ = flagged
+    sentence = data["finding"]
+    assert "per-token score, the primary metric" in sentence
+    assert "the control arm scores" in sentence
+    assert "the iso-token arm's per-token probe accuracy is above" in sentence
+    assert "the prop-token arm's per-token probe accuracy is above" in sentence
+    assert "(summed score, length-biased, minus control: iso-token held-in" in sentence
+
+
+def test_scale_statement_is_computed_from_the_numbers(tmp_path):
+    from py4.report.probes_report import scale_statement
+
+    def ev(run, kind, dose, k):
+        return {"run": run, "kind": kind, "dose": dose, "split": "test_heldin", "certified": k, "episodes": 6}
+
+    control = _entry("control", (0.30, 0.25, 0.35), (0.48, 0.40, 0.56))
+    iso = _entry("iso", (0.6, 0.5, 0.7), (0.5, 0.4, 0.6), {"heldin": _diff(0.3, 0.2, 0.4),
+                                                           "heldout": _diff(0.02, -0.05, 0.09)})
+    for e in (control, iso):  # per-token fields as py4.probes.stats writes them
+        for g in (e["heldin"], e["heldout"]):
+            g.update(accuracy_per_token=g["accuracy"], per_token_ci_low=g["ci_low"], per_token_ci_high=g["ci_high"])
+    for d in iso["minus_control"].values():
+        d.update(per_token_difference=d["difference"], per_token_ci_low=d["ci_low"], per_token_ci_high=d["ci_high"])
+    zero = [ev("tiny/iso/sft", "eft", 0, 0), ev("tiny/iso/eft_8", "eft", 8, 0)]
+    gold = [{"policy": "gold", "split": "test_heldin", "certified": 6, "episodes": 6}]
+    s = scale_statement([control, iso], zero, gold)
+    assert s["shows"] == ["knowledge of the held-in rules (iso minus control, per-token accuracy +0.300 "
+                          "[+0.200, +0.400])"]
+    assert s["cannot_show"][0].startswith("use: every certified rate on the test splits is 0 (2 models, 0/12")
+    assert "the chat parents (EFT dose 0) certify 0 of 6 episodes" in s["cannot_show"][0]
+    assert "gold policy certifies 6/6" in s["cannot_show"][0]
+    # once a model certifies something, use is no longer called unshowable
+    s2 = scale_statement([control, iso], [ev("tiny/iso/sft", "eft", 0, 0), ev("tiny/iso/eft_8", "eft", 8, 2)], gold)
+    assert s2["cannot_show"] == [] and "use, measurably: 2/12" in s2["text"]

@@ -205,36 +205,41 @@ def _covering_scores(results: dict, probes: list[dict], probe_set: str, path, fl
 
 
 def markdown(results: dict) -> str:
-    """results.md: one row per group (all, held-in, held-out, syntax, semantic, each rule), base beside."""
+    """results.md: one row per group (all, held-in, held-out, syntax, semantic, each rule), per-token
+    accuracy first, the summed one beside, the base beside."""
     s, base = results["summary"], (results.get("base") or {}).get("summary")
     groups = [("all", s["all"], "all"), ("held-in", s["heldin"], "heldin"), ("held-out", s["heldout"], "heldout"),
               *[(k, v, k) for k, v in s["by_kind"].items()], *[(k, v, k) for k, v in s["per_rule"].items()]]
     lines = [f"# Probe results: {results['model']}" + (f" + {results['adapter']}" if results.get("adapter") else ""),
-             "", "Accuracy: share of pairs where the Python-4 member's span is more likely than the Python 3 "
-             "one's (summed log-probability); per-token: the same with each span's mean; margin: mean "
-             "log-probability difference. 95% percentile bootstrap intervals.", ""]
+             "", "Per-token accuracy (the primary metric): share of pairs where the Python-4 member's span has "
+             "the higher mean log-probability per token; accuracy: the same with the summed log-probability "
+             "(length-biased); margin: mean log-probability difference (summed). 95% intervals: cluster "
+             "bootstrap over rules and templates, Wilson's over templates where a rate is 0 or 1 "
+             "(docs/probes.md).", ""]
     if base:
         lines += [f"Floor: the base {results['base']['model']} scored on the same pairs.", ""]
     else:
         lines += [NO_BASE, ""]
-    lines += ["| group | accuracy [95% CI] | per-token acc | mean margin | base acc | base per-token | pairs |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["| group | per-token acc [95% CI] | accuracy [95% CI] | mean margin | base per-token | base acc "
+              "| pairs |", "|---|---|---|---|---|---|---|"]
     for name, g, key in groups:
         b = _lookup(base, key) if base else None
-        lines.append(f"| {name} | {g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}] | "
-                     f"{g['accuracy_per_token']:.3f} | {g['mean_margin']:+.3f} | "
-                     f"{'' if b is None else format(b['accuracy'], '.3f')} | "
-                     f"{'' if b is None else format(b['accuracy_per_token'], '.3f')} | {g['pairs']} |")
+        lines.append(f"| {name} | {g['accuracy_per_token']:.3f} [{g['per_token_ci_low']:.3f}, "
+                     f"{g['per_token_ci_high']:.3f}] | {g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}] | "
+                     f"{g['mean_margin']:+.3f} | "
+                     f"{'' if b is None else format(b['accuracy_per_token'], '.3f')} | "
+                     f"{'' if b is None else format(b['accuracy'], '.3f')} | {g['pairs']} |")
     for label, what in (("minus_base", "model minus base"), ("minus_compare", f"model minus {results.get('compare')}")):
         d = results.get(label)
         if d:
-            lines += ["", f"**{what}** (paired bootstrap):", "",
-                      "| group | accuracy diff [95% CI] | per-token diff | pairs |", "|---|---|---|---|"]
+            lines += ["", f"**{what}** (paired, cluster bootstrap):", "",
+                      "| group | per-token diff [95% CI] | accuracy diff [95% CI] | pairs |", "|---|---|---|---|"]
             for key in ("all", "heldin", "heldout", "syntax", "semantic"):
                 if key in d:
                     g = d[key]
-                    lines.append(f"| {key} | {g['difference']:+.3f} [{g['ci_low']:+.3f}, {g['ci_high']:+.3f}] | "
-                                 f"{g['per_token_difference']:+.3f} | {g['pairs']} |")
+                    lines.append(f"| {key} | {g['per_token_difference']:+.3f} [{g['per_token_ci_low']:+.3f}, "
+                                 f"{g['per_token_ci_high']:+.3f}] | {g['difference']:+.3f} [{g['ci_low']:+.3f}, "
+                                 f"{g['ci_high']:+.3f}] | {g['pairs']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -85,7 +85,8 @@ def run_calibration(spec, log: Callable[[str], None] = print) -> list[str]:
 
 def calibration_rows(spec) -> list[dict[str, Any]]:
     """One row per (policy, split) of the runs that exist and are current; nothing is invented."""
-    from py4.report.intervals import certified_count, wilson
+    from py4.binomial import wilson
+    from py4.report.intervals import certified_count
 
     rows = []
     for policy, run in calibration_runs(spec).items():

@@ -67,7 +67,8 @@ def dose_response(data: dict[str, Any]):
     splits = sorted({e["split"] for e in es}, key=split_key)
     doses = sorted({e["dose"] for e in es})
     pos = {d: i for i, d in enumerate(doses)}
-    fig, axes = plt.subplots(1, max(len(splits), 1), figsize=(4.4 * max(len(splits), 1), 3.6), squeeze=False)
+    # each panel leaves room on its right for the calibration labels (outside the data)
+    fig, axes = plt.subplots(1, max(len(splits), 1), figsize=(5.6 * max(len(splits), 1), 4.0), squeeze=False)
     models = sorted({e["model"] for e in es})
     arms = [a for a in ARM_STYLE if any(e["arm"] == a for e in es)]
     calibration = data.get("calibration") or []
@@ -91,10 +92,22 @@ def dose_response(data: dict[str, Any]):
         ax.set_ylabel("certified rate")
         ax.set_ylim(*RATE_LIMITS)
         ax.grid(alpha=0.3)
-    _legend(axes[0][0], fontsize=8)
+    if not splits:
+        _not_evaluated(axes[0][0], "no EFT model evaluated yet", "EFT dose (rows)", "certified rate")
+    _legend(axes[0][0], fontsize=8, loc="upper left")
     fig.suptitle(f"{data['campaign']}: dose-response")
     fig.tight_layout()
     return fig
+
+
+def _not_evaluated(ax, what: str, xlabel: str, ylabel: str) -> None:
+    """An empty panel that says so, with its axes named, instead of a blank plot."""
+    ax.set_xticks([])
+    ax.set_ylim(*RATE_LIMITS)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.text(0.5, 0.5, f"not evaluated yet\n({what})", ha="center", va="center", fontsize=11, color="dimgray",
+            transform=ax.transAxes)
 
 
 def _legend(ax, **kwargs) -> None:
@@ -103,16 +116,35 @@ def _legend(ax, **kwargs) -> None:
         ax.legend(**kwargs)
 
 
+LABEL_GAP = 0.075  # least vertical distance between two calibration labels (rate units)
+
+
+def _spread(values: list[float], gap: float = LABEL_GAP) -> list[float]:
+    """Label heights for lines at ``values`` (sorted): as close to them as a ``gap`` apart allows,
+    kept inside the rate axis."""
+    out: list[float] = []
+    for v in values:
+        out.append(max(v, out[-1] + gap) if out else v)
+    overflow = out[-1] - RATE_LIMITS[1] if out else 0
+    if overflow > 0:  # pushed past the top: slide the stack down, keeping the gaps
+        out = [y - overflow for y in out]
+    return out
+
+
 def _calibration_lines(ax, rows: list[dict]) -> None:
-    """The scripted policies' rates on this split as labelled reference lines (one label per rate)."""
+    """The scripted policies' rates on this split as reference lines, labelled to the right of the
+    axes (outside the data; one label per rate, labels spread so they do not overlap)."""
     at: dict[float, list[str]] = {}
     for row in rows:
         if row["certified_rate"] is not None:
             at.setdefault(row["certified_rate"], []).append(f"{row['policy']} {row['certified']}/{row['episodes']}")
-    for rate, labels in at.items():
-        ax.axhline(rate, color="black", lw=0.6, ls=":", alpha=0.5)
-        ax.annotate(", ".join(labels), (1.0, rate), xycoords=("axes fraction", "data"), fontsize=6, ha="right",
-                    va="bottom", alpha=0.7)
+    rates = sorted(at)
+    for rate, y in zip(rates, _spread(rates), strict=True):
+        ax.axhline(rate, color="black", lw=0.6, ls=":", alpha=0.6)
+        ax.annotate(", ".join(at[rate]), xy=(1.0, rate), xycoords=("axes fraction", "data"), xytext=(1.02, y),
+                    textcoords=("axes fraction", "data"), fontsize=7.5, ha="left", va="center",
+                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "gray"} if abs(y - rate) > 1e-9 else None,
+                    annotation_clip=False)
 
 
 def grpo_ladder(data: dict[str, Any]):
@@ -149,68 +181,122 @@ def grpo_ladder(data: dict[str, Any]):
         ax2.legend(loc="upper right", fontsize=8)
     _legend(ax, loc="upper left", fontsize=7)
     if not es:
-        ax.text(0.5, 0.5, "no GRPO evaluations yet", ha="center", va="center", transform=ax.transAxes)
+        ax.text(0.5, 0.5, "not evaluated yet\n(no GRPO step evaluated)", ha="center", va="center", fontsize=11,
+                color="dimgray", transform=ax.transAxes)
     ax.set_title(f"{data['campaign']}: GRPO ladder")
     fig.tight_layout()
     return fig
 
 
+# Per-cell numbers only where they can be read at the saved size: cells at least this big (inches).
+CELL_TEXT_MIN = (0.34, 0.2)
+CELL_FONT = 7
+HEATMAP_METRIC = ("accuracy_per_token", "per-token accuracy")
+
+
+def _pairs_per_rule(entry: dict) -> int:
+    """A model's pairs per rule: the most any of its rules had (the probe selection is even)."""
+    return max((g.get("pairs", 0) for g in entry["per_rule"].values()), default=0)
+
+
+def _pairs_range(models: list[dict]) -> str:
+    """The pairs per rule of a group of models: one number, or the range when rules differ."""
+    ns = sorted({g.get("pairs", 0) for e in models for g in e["per_rule"].values()})
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+
+
+def _rule_value(g: dict | None) -> float:
+    if not g:
+        return float("nan")
+    value = g.get(HEATMAP_METRIC[0])
+    return g["accuracy"] if value is None else value
+
+
+def _cell_inches(width: float, height: float, columns: int, rows: int, panels: int) -> tuple[float, float]:
+    """A heatmap cell's size in inches: the axes take ~78% of the width; each panel's title and the
+    figure's margins take ~1.1 and ~1.6 inches of the height."""
+    return (width * 0.78 / max(columns, 1), (height - 1.1 * panels - 1.6) / max(rows, 1))
+
+
 def probe_heatmap(probes: list[dict]):
-    """Probe accuracy per rule (rows) x evaluated model (columns), on a fixed 0..1 colour scale."""
+    """Per-token probe accuracy, one row per evaluated model and one column per rule, on a fixed
+    0..1 scale; models are grouped by how many pairs per rule they were scored on (a panel each,
+    titled with it), so that a row of 42 pairs and one of 4 are not read alike. Rules that cannot
+    discriminate are marked †; numbers are written in the cells only where they can be read."""
     plt = _plt()
     rules = sorted({r for e in probes for r in e["per_rule"]})
     info = {r: g for e in probes for r, g in e["per_rule"].items()}
-    fig, ax = plt.subplots(figsize=(max(7.0, 0.55 * len(probes) + 4.0), max(4.0, 0.28 * len(rules) + 1.8)))
-    grid = [[e["per_rule"].get(r, {}).get("accuracy", float("nan")) for e in probes] for r in rules]
-    im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto")
-    for i, r in enumerate(rules):
-        for j, e in enumerate(probes):
-            g = e["per_rule"].get(r)
-            if g:
-                ax.text(j, i, f"{g['accuracy']:.2f}", ha="center", va="center", fontsize=5)
-    ax.set_xticks(range(len(probes)), [e["model"] for e in probes], rotation=60, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rules)), [
-        f"{r} {info[r].get('kind', '?')}{' (held-out)' if info[r].get('held_out') else ''} n={_pairs(probes, r)}"
-        for r in rules], fontsize=6)
-    fig.colorbar(im, ax=ax, label="probe accuracy")
-    ax.set_title("Share of pairs where the Python-4 member is more likely\n(0.5 = no preference; n = pairs per rule)",
-                 fontsize=9)
-    fig.tight_layout()
+    groups: dict[int, list[dict]] = {}
+    for e in probes:
+        groups.setdefault(_pairs_per_rule(e), []).append(e)
+    order = sorted(groups, reverse=True)
+    rows = sum(len(groups[n]) for n in order)
+    width = max(8.0, 0.36 * len(rules) + 3.5)
+    height = max(3.0, 0.3 * rows + 1.1 * len(order) + 1.6)
+    fig, axes = plt.subplots(len(order) or 1, 1, figsize=(width, height), squeeze=False, sharex=True,
+                             gridspec_kw={"height_ratios": [max(len(groups[n]), 1) for n in order] or [1]})
+    image = None
+    for ax, n in zip(axes[:, 0], order, strict=False):
+        models = groups[n]
+        grid = [[_rule_value(e["per_rule"].get(r)) for r in rules] for e in models]
+        image = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto", interpolation="nearest")
+        ax.set_yticks(range(len(models)), [e["model"] for e in models], fontsize=8)
+        ax.set_title(f"{len(models)} models scored on {_pairs_range(models)} pairs per rule", fontsize=9, loc="left")
+        if _cell_inches(width, height, len(rules), rows, len(order)) >= CELL_TEXT_MIN:
+            for i, row in enumerate(grid):
+                for j, v in enumerate(row):
+                    if v == v:  # not nan
+                        ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=CELL_FONT,
+                                color="white" if abs(v - 0.5) > 0.35 else "black")
+    bottom = axes[-1, 0]
+    bottom.set_xticks(range(len(rules)), [
+        f"{r}{'*' if info[r].get('held_out') else ''}{' †' if info[r].get('discriminates') is False else ''}"
+        for r in rules], rotation=90, fontsize=8)
+    if image is not None:
+        fig.colorbar(image, ax=axes[:, 0].tolist(), label=HEATMAP_METRIC[1], fraction=0.03, pad=0.01)
+    fig.suptitle(f"Probe {HEATMAP_METRIC[1]} per rule: the share of pairs where the Python-4 member is more likely\n"
+                 "(0.5 = no preference; * held-out rule; † cannot discriminate: left out of the summary)", fontsize=9)
     return fig
 
 
-def _pairs(probes: list[dict], rule: str) -> str:
-    """The rule's pair count, or its range when models were scored on different subsets."""
-    ns = sorted({e["per_rule"][rule]["pairs"] for e in probes if rule in e["per_rule"]})
-    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+HALF_LINE = "0.5 = no preference"
+ACCURACY_PANELS = (("accuracy_per_token", "per_token_ci_low", "per_token_ci_high", "per-token accuracy (primary)"),
+                   ("accuracy", "ci_low", "ci_high", "summed accuracy (length-biased)"))
 
 
 def arm_comparison(arms: dict[str, dict], base: dict | None, losses: list[dict], arm_label: dict[str, str]):
     """Probe accuracy per arm (held-in, held-out, syntax, semantic) with intervals, the untrained
-    base beside them as the floor; next to it the held-out Python-4 loss per arm (and base)."""
+    base beside them as the floor, on the per-token score (primary) and the summed one, each in
+    its panel; next to them the held-out Python-4 loss per arm (and base)."""
     plt = _plt()
     groups = [("held-in", lambda e: e["heldin"]), ("held-out", lambda e: e["heldout"]),
               ("syntax", lambda e: e["by_kind"]["syntax"]), ("semantic", lambda e: e["by_kind"]["semantic"])]
-    fig, (ax, lax) = plt.subplots(1, 2, figsize=(9.5, 3.9), gridspec_kw={"width_ratios": [3, 1.3]})
+    fig, (ax, sax, lax) = plt.subplots(1, 3, figsize=(13.5, 4.3), gridspec_kw={"width_ratios": [3, 3, 1.4]})
     series = [("base", base)] if base else []
     series += list(arms.items())
-    for si, (arm, e) in enumerate(series):
-        pts = [g(e) for _, g in groups]
-        offset = (si - (len(series) - 1) / 2) * 0.18
-        marker, color = ARM_STYLE.get(arm, ("D", "black"))
-        rp = [{"rate": p["accuracy"], "ci_low": p["ci_low"], "ci_high": p["ci_high"]} for p in pts]
-        label = "untrained base (floor)" if arm == "base" else f"{arm_label.get(arm, arm)} ({e['model']})"
-        ax.errorbar([i + offset for i in range(len(groups))], [p["rate"] for p in rp], yerr=_yerr(rp), ls="none",
-                    marker=marker, color=color, capsize=3, label=label)
     ref = next(iter(arms.values()), base)
     kind = ref["kind"] if ref else "?"
-    ax.set_xticks(range(len(groups)), [f"{name}\nn={g(ref)['pairs']} pairs" if ref else name for name, g in groups])
-    ax.axhline(0.5, color="black", lw=0.6, ls=":")
-    ax.set_ylim(*RATE_LIMITS)
-    ax.set_ylabel("probe accuracy (95% bootstrap)")
-    ax.set_title(f"Probe accuracy by arm ({kind} models)", fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
+    for panel, (value, low, high, title) in zip((ax, sax), ACCURACY_PANELS, strict=True):
+        for si, (arm, e) in enumerate(series):
+            pts = [g(e) for _, g in groups]
+            if any(p.get(value) is None for p in pts):
+                continue  # a results file without this score
+            offset = (si - (len(series) - 1) / 2) * 0.18
+            marker, color = ARM_STYLE.get(arm, ("D", "black"))
+            rp = [{"rate": p[value], "ci_low": p[low], "ci_high": p[high]} for p in pts]
+            label = "untrained base (floor)" if arm == "base" else f"{arm_label.get(arm, arm)} ({e['model']})"
+            panel.errorbar([i + offset for i in range(len(groups))], [p["rate"] for p in rp], yerr=_yerr(rp),
+                           ls="none", marker=marker, color=color, capsize=3, label=label)
+        panel.set_xticks(range(len(groups)),
+                         [f"{name}\nn={g(ref)['pairs']} pairs" if ref else name for name, g in groups])
+        half = panel.axhline(0.5, color="black", lw=0.8, ls=":", label=HALF_LINE)
+        panel.set_ylim(*RATE_LIMITS)
+        panel.set_ylabel(f"{title}\n95% cluster bootstrap")
+        panel.set_title(f"Probe {title} by arm ({kind} models)", fontsize=9)
+        panel.grid(alpha=0.3)
+        if panel is sax:  # the series are named in the first panel's legend; here the line alone
+            panel.legend(handles=[half], fontsize=7, loc="lower right")
+    _legend(ax, fontsize=7, loc="lower right")
     loss = {x["arm"] or "base": x for x in losses}
     shown = [a for a in ("base", *ARM_STYLE) if a in loss]
     for i, arm in enumerate(shown):

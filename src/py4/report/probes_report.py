@@ -1,13 +1,18 @@
 """Knowledge: the campaign's probe results per evaluated model (``probes.json``), the arms side by
-side, the held-out Python-4 loss per arm, and the one-sentence finding computed from them.
+side, the held-out Python-4 loss per arm, the one-sentence finding computed from them, and what
+the campaign's scale can and cannot show.
 
     probe_entries(nodes) -> [{model, arm, kind, dose, step, heldin, heldout, by_kind, per_rule, ...}]
     heldout_losses(nodes) -> [{arm, loss, ci_low, ci_high, tokens, documents, ...}]
     arm_models(entries) -> {arm: entry}   # the entry that shows each arm's midtraining most directly
-    finding(entries, losses, evaluations) -> str
+    finding(entries, losses, arm_label) -> str
+    scale_statement(entries, evaluations, calibration) -> {shows, cannot_show, text}
 
 A probe's accuracy is the share of its minimal pairs where the model finds the Python-4 member
-more likely (docs/probes.md); its interval is py4.probes.stats's percentile bootstrap.
+more likely (docs/probes.md). Two scores are kept side by side, the per-token one primary
+(py4.probes.stats.PRIMARY: the summed one is length-biased); intervals are py4.probes.stats's
+cluster bootstrap over rules and templates (Wilson's where a rate is 0 or 1). Rules whose probes
+cannot discriminate are flagged and left out of the pooled groups (`non_discriminating_rules`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from py4.errors import FileFormatError
 from py4.fileio import read_json_object
+from py4.probes.stats import B_DEFAULT, DIFF_COLUMNS, PRIMARY
 from py4.report.intervals import disjoint
 from py4.report.layout import LOSS_STAGE, PROBE_STAGE, RESULTS_FILE
 
@@ -33,18 +39,40 @@ class ReportInputError(FileFormatError):
     """A run's results file lacks what the report reads; names the file and the field."""
 
 
-# Length-normalised accuracy, kept beside the plain one when the probe run reports it: the
-# members differ in length, so the summed score is biased against the longer member.
+# Both scores of a group (py4.probes.stats): the per-token one is the primary metric; the summed
+# one (length-biased) is kept beside it. Margins: mean log-probability differences.
 PER_TOKEN_FIELDS = ("accuracy_per_token", "per_token_ci_low", "per_token_ci_high")
+EXTRA_FIELDS = (*PER_TOKEN_FIELDS, "ci_method", "per_token_ci_method", "wins", "wins_per_token", "templates",
+                "rules", "length_matched", "mean_margin", "margin_ci_low", "margin_ci_high", "mean_margin_per_token",
+                "margin_per_token_ci_low", "margin_per_token_ci_high")
+# The fields of each metric: (rate, low, high) of a group; (difference, low, high) of a paired difference.
+METRIC_FIELDS = {"per_token": ("accuracy_per_token", "per_token_ci_low", "per_token_ci_high"),
+                 "summed": ("accuracy", "ci_low", "ci_high")}
+DIFF_METRIC_FIELDS = {"per_token": ("per_token_difference", "per_token_ci_low", "per_token_ci_high"),
+                      "summed": ("difference", "ci_low", "ci_high")}
+METRIC_WORDS = {"per_token": "per-token", "summed": "summed"}
+DIFF_FIELDS = ("difference", "ci_low", "ci_high", "pairs")
+DIFF_EXTRA = tuple(f for cols in DIFF_COLUMNS for f in cols if f not in DIFF_FIELDS) + ("templates", "rules")
 
 
 def _group(summary: dict, key: str, path: Path) -> dict[str, Any]:
     try:
         g = summary[key]
-        return {**{f: g[f] for f in GROUP_FIELDS}, **{f: g[f] for f in PER_TOKEN_FIELDS if f in g}}
+        return {**{f: g[f] for f in GROUP_FIELDS}, **{f: g[f] for f in EXTRA_FIELDS if f in g}}
     except (KeyError, TypeError) as exc:
         raise ReportInputError(f"{path}: summary.{key} needs {', '.join(GROUP_FIELDS)} "
                                f"(py4 probes eval's results.json), missing {exc}") from None
+
+
+def metric(g: dict | None, name: str = PRIMARY) -> tuple[float, float, float] | None:
+    """(value, low, high) of a group (or of a paired difference) on metric ``name``; None when
+    there is no such score (a results file made before the per-token score existed)."""
+    if not g:
+        return None
+    fields = (DIFF_METRIC_FIELDS if "difference" in g else METRIC_FIELDS)[name]
+    if any(g.get(f) is None for f in fields):
+        return None
+    return (g[fields[0]], g[fields[1]], g[fields[2]])
 
 
 def _kind(meta: dict) -> str:
@@ -59,16 +87,12 @@ def _kind(meta: dict) -> str:
     return meta.get("model_kind") or "unknown"
 
 
-DIFF_FIELDS = ("difference", "ci_low", "ci_high", "pairs")
-
-
-def _minus_control(results: dict) -> dict[str, dict] | None:
-    """The paired difference against the control arm's model (``--compare``), per group, if scored."""
-    d = results.get("minus_compare")
+def _diffs(d: Any) -> dict[str, dict] | None:
+    """A paired difference per group (``minus_compare`` / ``minus_base``), with the fields it has."""
     if not isinstance(d, dict):
         return None
-    return {g: {f: d[g][f] for f in DIFF_FIELDS} for g in ("all", "heldin", "heldout", "syntax", "semantic")
-            if isinstance(d.get(g), dict) and all(f in d[g] for f in DIFF_FIELDS)}
+    return {g: {f: v[f] for f in (*DIFF_FIELDS, *DIFF_EXTRA) if f in v} for g, v in d.items()
+            if isinstance(v, dict) and all(f in v for f in DIFF_FIELDS)}
 
 
 def _rule_info() -> dict[str, dict[str, Any]]:
@@ -78,10 +102,20 @@ def _rule_info() -> dict[str, dict[str, Any]]:
                   "held_out": r.held_out} for rid, r in RULES.items()}
 
 
-def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
-    """One entry per probe run that has results (probes.json's entries), in DAG order."""
-    rules = _rule_info()
-    entries = []
+def _probes_of(scores: list[dict], rules: dict[str, dict], marked: dict) -> list[dict]:
+    """The probe records `summarize` needs (id, rule, held_out, kind) for the pairs scored; a
+    pair's rule is its id's first part (``P4-NN/variant/context``)."""
+    out = []
+    for row in scores:
+        rule = str(row["id"]).split("/")[0]
+        info = {**rules.get(rule, {}), **(marked.get(rule) or {})}
+        out.append({"id": row["id"], "rule": rule, "held_out": bool(info.get("held_out")),
+                    "kind": info.get("kind", "syntax")})
+    return out
+
+
+def _read_probe_runs(nodes: Iterable) -> list[dict[str, Any]]:
+    runs = []
     for node in nodes:
         if node.stage != PROBE_STAGE:
             continue
@@ -92,18 +126,98 @@ def probe_entries(nodes: Iterable) -> list[dict[str, Any]]:
         summary = results.get("summary")
         if not isinstance(summary, dict):
             raise ReportInputError(f"{path}: expected a `summary` object (py4 probes eval's results.json)")
+        for key in ("all", "heldin", "heldout"):
+            _group(summary, key, path)  # the fields the report reads are there
+        runs.append({"node": node, "path": path, "results": results})
+    return runs
+
+
+def _scores(results: dict) -> list[dict] | None:
+    scores = results.get("scores")
+    ok = isinstance(scores, list) and scores and all(isinstance(r, dict) and "id" in r for r in scores)
+    return scores if ok else None
+
+
+def non_discriminating_rules(runs: list[dict], rules: dict[str, dict]) -> dict[str | None, dict[str, str]]:
+    """Per model (key): the rules whose probes cannot show learning, each with why.
+
+    A rule cannot discriminate when the untrained base and every trained model probed score it
+    at exactly 0 (or exactly 1) on the primary (per-token) metric: no training moved a single
+    pair across, so its accuracy says nothing about the training. Such rules stay in the per-rule
+    tables, flagged, and are left out of the pooled groups (held-in, held-out, by kind) and so
+    out of the finding. Without the base's probes nothing is decided."""
+    from py4.probes.stats import summarize
+
+    by_model: dict[str | None, dict[str, list[float]]] = {}
+    has_base: dict[str | None, bool] = {}
+    for run in runs:
+        meta, results = run["node"].meta, run["results"]
+        key = meta.get("model")
+        scores = _scores(results)
+        per_rule = (summarize(scores, _probes_of(scores, rules, results.get("rules") or {}), b=1)["per_rule"]
+                    if scores else (results["summary"].get("per_rule") or {}))
+        has_base[key] = has_base.get(key, False) or _kind(meta) == "base"
+        for rule, g in per_rule.items():
+            value = g.get("accuracy_per_token") if isinstance(g, dict) else None
+            if value is not None:
+                by_model.setdefault(key, {}).setdefault(rule, []).append(value)
+    out: dict[str | None, dict[str, str]] = {}
+    for key, per_rule in by_model.items():
+        if not has_base.get(key):
+            continue
+        for rule, values in sorted(per_rule.items()):
+            if len(values) >= 2 and (all(v == 0.0 for v in values) or all(v == 1.0 for v in values)):
+                out.setdefault(key, {})[rule] = (f"per-token accuracy {values[0]:.0f} for the base and all "
+                                                 f"{len(values) - 1} trained models probed")
+    return out
+
+
+def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str, Any]]:
+    """One entry per probe run that has results (probes.json's entries), in DAG order.
+
+    Where the results file has its per-pair scores, the summaries are computed here again over
+    the rules that can discriminate (`non_discriminating_rules`), with the base's and the control
+    arm's scores for the paired differences (``minus_base``, ``minus_control``); otherwise the
+    file's own summaries are shown."""
+    from py4.probes.stats import paired_difference, summarize
+
+    rules = _rule_info()
+    runs = _read_probe_runs(nodes)
+    flagged = non_discriminating_rules(runs, rules)
+    scores_of = {r["node"].meta.get("model_node", r["node"].id): _scores(r["results"]) for r in runs}
+    entries = []
+    for run in runs:
+        node, path, results = run["node"], run["path"], run["results"]
         meta = node.meta
         marked = results.get("rules") if isinstance(results.get("rules"), dict) else {}  # the probe set's own marks
+        excluded = flagged.get(meta.get("model"), {})
+        scores = _scores(results)
+        summary, minus_base = results["summary"], _diffs(results.get("minus_base"))
+        minus_control = _diffs(results.get("minus_compare"))
+        if scores:
+            probes = _probes_of(scores, rules, marked)
+            summary = summarize(scores, probes, b=bootstrap, exclude_rules=excluded)
+            base_scores = _scores(results.get("base") or {})
+            if base_scores:
+                minus_base = paired_difference(scores, base_scores, probes, b=bootstrap, exclude_rules=excluded)
+            control_scores = scores_of.get(meta.get("compare")) if meta.get("compare") else None
+            if control_scores:
+                minus_control = paired_difference(scores, control_scores, probes, b=bootstrap,
+                                                  exclude_rules=excluded)
         per_rule = {}
         for rule in sorted(summary.get("per_rule") or {}):
-            per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {}), **marked.get(rule, {})}
+            per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {}),
+                              **marked.get(rule, {}), "discriminates": rule not in excluded,
+                              "flag": excluded.get(rule), "vs_base": (minus_base or {}).get(rule)}
         entries.append({
             "model": meta.get("model_node", node.id), "model_key": meta.get("model"), "arm": meta.get("arm"),
             "kind": _kind(meta), "dose": meta.get("dose"), "step": meta.get("step"), "run": node.run_dir,
+            "primary": PRIMARY, "excluded_rules": sorted(excluded),
             "all": _group(summary, "all", path), "heldin": _group(summary, "heldin", path),
             "heldout": _group(summary, "heldout", path),
             "by_kind": {k: _group(summary.get("by_kind") or {}, k, path) for k in ("syntax", "semantic")},
-            "per_rule": per_rule, "compare": meta.get("compare"), "minus_control": _minus_control(results),
+            "per_rule": per_rule, "compare": meta.get("compare"), "minus_control": minus_control,
+            "minus_base": minus_base,
         })
     return entries
 
@@ -154,23 +268,28 @@ def base_model(entries: list[dict], model_key: str | None = None) -> dict | None
                 None)
 
 
-def _ci(g: dict) -> str:
-    return f"{g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+def _ci(g: dict, name: str = PRIMARY) -> str:
+    m = metric(g, name)
+    return "—" if m is None else f"{m[0]:.3f} [{m[1]:.3f}, {m[2]:.3f}]"
 
 
-def compare(a: dict, b: dict) -> str:
-    """'above', 'below' or 'overlapping': a against b by their 95% intervals."""
-    if not disjoint((a["ci_low"], a["ci_high"]), (b["ci_low"], b["ci_high"])):
+def compare(a: dict, b: dict, name: str = PRIMARY) -> str:
+    """'above', 'below' or 'overlapping': a against b by their 95% intervals on metric ``name``."""
+    ma, mb = metric(a, name), metric(b, name)
+    if ma is None or mb is None or not disjoint(ma[1:], mb[1:]):
         return "overlapping"
-    return "above" if a["accuracy"] > b["accuracy"] else "below"
+    return "above" if ma[0] > mb[0] else "below"
 
 
-def compare_paired(d: dict) -> str:
-    """'above', 'below' or 'overlapping': a paired difference (treated minus control) by whether
-    its 95% interval excludes 0."""
-    if d["ci_low"] > 0:
+def compare_paired(d: dict, name: str = PRIMARY) -> str:
+    """'above', 'below' or 'overlapping': a paired difference (treated minus control) on metric
+    ``name`` by whether its 95% interval excludes 0."""
+    m = metric(d, name)
+    if m is None:
+        return "overlapping"
+    if m[1] > 0:
         return "above"
-    return "below" if d["ci_high"] < 0 else "overlapping"
+    return "below" if m[2] < 0 else "overlapping"
 
 
 def paired_with(treated: dict, control: dict, split: str) -> dict | None:
@@ -193,12 +312,12 @@ _VERDICT = {
                  "overlapping": "not distinguishable from the control arm's (the 95% intervals overlap)"}}
 
 
-def verdict(treated: dict, control: dict, split: str) -> str:
+def verdict(treated: dict, control: dict, split: str, name: str = PRIMARY) -> str:
     """The finding's words for ``split``: the paired test when scored, else the marginal one."""
     d = paired_with(treated, control, split)
-    if d is not None:
-        return _VERDICT["paired"][compare_paired(d)]
-    return _VERDICT["marginal"][compare(treated[split], control[split])]
+    if d is not None and metric(d, name) is not None:
+        return _VERDICT["paired"][compare_paired(d, name)]
+    return _VERDICT["marginal"][compare(treated[split], control[split], name)]
 
 
 def _loss_clause(losses: list[dict], arm: str) -> str:
@@ -219,8 +338,18 @@ def _loss_clause(losses: list[dict], arm: str) -> str:
     return text + f" is {rel} nats/token than the control arm's ({c['loss']:.3f}; no interval)"
 
 
+def _excluded_note(entries: list[dict]) -> str:
+    excluded = sorted({r for e in entries for r in e.get("excluded_rules") or []})
+    if not excluded:
+        return ""
+    return (f"; {len(excluded)} rule{'' if len(excluded) == 1 else 's'} whose probes cannot discriminate (the same "
+            "0 or 1 for the base and every "
+            f"trained model) left out: {', '.join(excluded)}")
+
+
 def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] | None = None) -> str:
-    """What the study shows at this scale, in one sentence computed from the probe numbers."""
+    """What the study shows at this scale, in one sentence computed from the probe numbers: every
+    Python-4 arm against control on the primary (per-token) score, the summed score beside."""
     label = arm_label or {}
     arms = arm_models(entries)
     if "control" not in arms or not {"iso", "prop"} & set(arms):
@@ -228,19 +357,101 @@ def finding(entries: list[dict], losses: list[dict], arm_label: dict[str, str] |
         return ("No arm comparison yet: it needs the probe results of the control arm and a Python-4 arm for the "
                 f"same kind of model (probe results found: {have}).")
     control = arms["control"]
-    arm = "iso" if "iso" in arms else "prop"
-    treated = arms[arm]
-    return (f"At this scale ({treated['kind']} models compared), the {label.get(arm, arm)} arm's probe accuracy is "
-            f"{verdict(treated, control, 'heldin')} on held-in rules ({_versus(treated, control, 'heldin')}) "
-            f"and {verdict(treated, control, 'heldout')} on held-out rules ({_versus(treated, control, 'heldout')})"
-            + _loss_clause(losses, arm) + ".")
+    name = PRIMARY if all(metric(e["heldin"], PRIMARY) for e in arms.values()) else "summed"
+    words = METRIC_WORDS[name]
+    clauses = []
+    for arm in ("iso", "prop"):
+        if arm not in arms:
+            continue
+        treated = arms[arm]
+        clauses.append(
+            f"the {label.get(arm, arm)} arm's {words} probe accuracy is {verdict(treated, control, 'heldin', name)} "
+            f"on held-in rules ({_versus(treated, control, 'heldin', name)}) and "
+            f"{verdict(treated, control, 'heldout', name)} on held-out rules "
+            f"({_versus(treated, control, 'heldout', name)})" + _loss_clause(losses, arm))
+    secondary = _summed_clause(arms, control, label) if name == PRIMARY else ""
+    return (f"At this scale ({control['kind']} models compared; {words} score, the primary metric, 95% cluster-"
+            f"bootstrap intervals over rules and templates{_excluded_note(list(arms.values()))}), the "
+            f"{label.get('control', 'control')} arm scores {_ci(control['heldin'], name)} on held-in and "
+            f"{_ci(control['heldout'], name)} on held-out rules; " + "; ".join(clauses) + secondary + ".")
 
 
-def _versus(treated: dict, control: dict, split: str) -> str:
+def _summed_clause(arms: dict[str, dict], control: dict, label: dict[str, str]) -> str:
+    """The summed (length-biased) score's paired differences, beside the primary verdicts."""
+    parts = []
+    for arm in ("iso", "prop"):
+        if arm not in arms:
+            continue
+        diffs = [(split, paired_with(arms[arm], control, split)) for split in ("heldin", "heldout")]
+        if all(d for _, d in diffs):
+            parts.append(f"{label.get(arm, arm)} " + ", ".join(
+                f"{'held-in' if s == 'heldin' else 'held-out'} {d['difference']:+.3f} "
+                f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]" for s, d in diffs))
+    return f" (summed score, length-biased, minus control: {'; '.join(parts)})" if parts else ""
+
+
+def _versus(treated: dict, control: dict, split: str, name: str = PRIMARY) -> str:
     """'a vs c', and the paired difference on the same pairs when the probe run scored it."""
-    text = f"{_ci(treated[split])} vs {_ci(control[split])}"
+    text = f"{_ci(treated[split], name)} vs {_ci(control[split], name)}"
     d = paired_with(treated, control, split)
-    if d:
-        text += (f"; paired difference on the same pairs {d['difference']:+.3f} "
-                 f"[{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]")
+    m = metric(d, name) if d else None
+    if m:
+        text += f"; paired difference on the same pairs {m[0]:+.3f} [{m[1]:+.3f}, {m[2]:+.3f}]"
     return text
+
+
+def scale_statement(entries: list[dict], evaluations: list[dict], calibration: list[dict] | None = None,
+                    arm_label: dict[str, str] | None = None) -> dict[str, Any]:
+    """What this campaign's numbers can show and what they cannot, computed from them.
+
+    Knowledge (probes, held-in and held-out) and syntax (the syntax probes) count as shown where a
+    Python-4 arm's paired per-token difference from control (or, without one, from the base)
+    excludes 0; use (certified rates) cannot be shown where every model's certified rate on the
+    test splits is 0: with no model certifying anything, no arm can rise above another. The
+    chat parents (EFT dose 0) at 0 say why: they cannot write a certified program at all."""
+    label = arm_label or {}
+    arms = arm_models(entries)
+    control = arms.get("control")
+    shows, cannot = [], []
+    for arm in ("iso", "prop"):
+        e = arms.get(arm)
+        if e is None:
+            continue
+        for group, what in (("heldin", "knowledge of the held-in rules"), ("heldout", "knowledge of held-out rules"),
+                            ("syntax", "syntax")):
+            d = None
+            if control is not None and paired_with(e, control, group):
+                d, against = paired_with(e, control, group), "control"
+            elif (e.get("minus_base") or {}).get(group):
+                d, against = e["minus_base"][group], "the base"
+            m = metric(d, PRIMARY) if d else None
+            if m and m[1] > 0:
+                shows.append(f"{what} ({label.get(arm, arm)} minus {against}, per-token accuracy "
+                             f"{m[0]:+.3f} [{m[1]:+.3f}, {m[2]:+.3f}])")
+    tests = [e for e in evaluations if e.get("certified") is not None and e["split"].startswith("test_")]
+    if tests:
+        k = sum(e["certified"] for e in tests)
+        n = sum(e["episodes"] or 0 for e in tests)
+        models = len({e["run"] for e in tests})
+        if k == 0:
+            parents = [e for e in tests if e["kind"] == "eft" and e.get("dose") == 0]
+            why = (f": the chat parents (EFT dose 0) certify 0 of {sum(p['episodes'] or 0 for p in parents)} "
+                   "episodes, so the models cannot write a certified program at this scale, Python-4 or not"
+                   if parents else "")
+            gold = [c for c in calibration or [] if c["policy"] == "gold" and c["split"].startswith("test_")]
+            harness = (f" (the gold policy certifies {sum(c['certified'] or 0 for c in gold)}/"
+                       f"{sum(c['episodes'] or 0 for c in gold)} on the same problems: the harness can certify)"
+                       if gold else "")
+            cannot.append(f"use: every certified rate on the test splits is 0 ({models} models, 0/{n} episodes)"
+                          f"{why}{harness}")
+        else:
+            shows.append(f"use, measurably: {k}/{n} certified episodes on the test splits over {models} models")
+    text = []
+    if shows:
+        text.append("This scale shows " + "; ".join(shows) + ".")
+    elif entries:
+        text.append("This scale shows no probe difference between the Python-4 arms and control or the base "
+                    "(no per-token interval excludes 0).")
+    if cannot:
+        text.append("It cannot show " + "; ".join(cannot) + ".")
+    return {"shows": shows, "cannot_show": cannot, "text": " ".join(text)}

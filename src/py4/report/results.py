@@ -1,7 +1,7 @@
 """Result tables and figures of a campaign, read from its runs (py4.report.layout says where).
 
     write_results(spec, out_dir) -> [results.json, results.md, probes.json, dose_response.png,
-                                     grpo_ladder.png, probe_heatmap.png, arm_comparison.png]
+                                     grpo_ladder.png, probe_heatmap.png, arm_comparison.png, index.html]
 
 - results.json: one entry per (evaluated model, split): model, arm, kind (eft | graft | grpo),
   dose, step, certified rate with the certified count, n episodes and its Wilson 95% interval,
@@ -12,6 +12,7 @@
 - results.md: the finding, calibration, certified rates, grafts, the GRPO ladder and reward log,
   knowledge beside use, the arms side by side, per-rule probe accuracy and certified rates.
 - Figures: py4.report.figures.
+- index.html: all of it on one page, with each evaluation's transcripts (py4.report.html_page).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from py4.campaign.spec import CampaignSpec
 from py4.fileio import read_json_object
 from py4.report import figures as figs
 from py4.report.calibration import calibration_rows, run_calibration
-from py4.report.intervals import certified_count, wilson
+from py4.binomial import wilson
+from py4.report.intervals import certified_count
+from py4.report.html_page import write_index
 from py4.report.layout import (
     EVAL_STAGE,
     LOSS_STAGE,
@@ -39,7 +42,9 @@ from py4.report.probes_report import (
     base_model,
     finding,
     heldout_losses,
+    metric,
     probe_entries,
+    scale_statement,
 )
 from py4.report.training_logs import training_logs, training_logs_md
 from py4.report.training_report import UNIFORM_SHARE, midtraining_rows
@@ -111,13 +116,15 @@ def collect(spec: CampaignSpec, nodes: list | None = None) -> dict[str, Any]:
     entries, missing = _eval_entries(spec, nodes)
     probes = probe_entries(nodes)
     losses = heldout_losses(nodes)
+    calibration = calibration_rows(spec)
     return {"campaign": spec.name, "scale": spec.scale, "entries": entries, "missing_evaluations": missing,
             "missing_probes": _missing(nodes, PROBE_STAGE), "missing_heldout_loss": _missing(nodes, LOSS_STAGE),
-            "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration_rows(spec),
+            "grpo_reward_per_step": _grpo_reward_log(nodes), "calibration": calibration,
             "midtraining": midtraining_rows(nodes), "out_dir": spec.out_dir,
             "training_logs": training_logs(spec.out_dir, nodes),
             "probes": probes, "heldout_loss": losses, "knowledge_and_use": knowledge_and_use(probes, entries),
-            "finding": finding(probes, losses, dict(spec.arms))}
+            "finding": finding(probes, losses, dict(spec.arms)),
+            "scale_statement": scale_statement(probes, entries, calibration, dict(spec.arms))}
 
 
 def _fmt(x: float | None) -> str:
@@ -142,7 +149,19 @@ def _pass(e: dict) -> str:
 
 
 def _acc(g: dict | None) -> str:
-    return "—" if not g else f"{g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}] (n={g['pairs']})"
+    """A probe group: the per-token accuracy (primary) and the summed one, each with its 95%
+    interval, and the pairs it stands on."""
+    if not g:
+        return "—"
+    tok = metric(g, "per_token")
+    summed = f"{g['accuracy']:.3f} [{g['ci_low']:.3f}, {g['ci_high']:.3f}]"
+    head = f"**{tok[0]:.3f}** [{tok[1]:.3f}, {tok[2]:.3f}] / " if tok else ""
+    return f"{head}{summed} (n={g['pairs']})"
+
+
+PROBE_CELL = ("probe cells: **per-token accuracy** (primary) [95% CI] / summed accuracy (length-biased) [95% CI] "
+              "(n pairs); intervals: cluster bootstrap over rules and templates, Wilson's over templates where "
+              "a rate is 0 or 1")
 
 
 RATE_HEAD = "certified | 95% CI | certified/episodes"
@@ -187,8 +206,8 @@ def _probe_md(data: dict[str, Any]) -> list[str]:
     if not probes:
         return out + ["No probe results in this campaign's runs (probe evaluations: none found).", ""]
     splits = sorted({s for r in data["knowledge_and_use"] for s in r["certified"]}, key=split_key)
-    out += ["Knowledge: probe accuracy (share of minimal pairs where the Python-4 member is more likely, 95% "
-            "bootstrap, n pairs). Use: certified rate (95% Wilson, certified/episodes).", "",
+    out += ["Knowledge: probe accuracy (share of minimal pairs where the Python-4 member is more likely); "
+            f"{PROBE_CELL}. Use: certified rate (95% Wilson, certified/episodes).", "",
             "| " + " | ".join(["model", "arm", "kind", "probes held-in", "probes held-out",
                                *(f"certified {s}" for s in splits)]) + " |", "|---" * (5 + len(splits)) + "|"]
     for r in data["knowledge_and_use"]:
@@ -205,7 +224,20 @@ def _probe_md(data: dict[str, Any]) -> list[str]:
 
 
 def _diff(d: dict | None) -> str:
-    return "—" if not d else f"{d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+    """A paired difference: per-token (primary) and summed, each with its 95% interval."""
+    if not d:
+        return "—"
+    tok = metric(d, "per_token")
+    head = f"**{tok[0]:+.3f}** [{tok[1]:+.3f}, {tok[2]:+.3f}] / " if tok else ""
+    return f"{head}{d['difference']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+
+
+def _margin_change(d: dict | None) -> str:
+    """A rule's change in mean per-token log-probability margin against the base (nats/token)."""
+    if not d or d.get("per_token_margin_difference") is None:
+        return "—"
+    return (f"{d['per_token_margin_difference']:+.3f} [{d['per_token_margin_ci_low']:+.3f}, "
+            f"{d['per_token_margin_ci_high']:+.3f}]")
 
 
 def _loss_cell(x: dict | None) -> str:
@@ -235,16 +267,32 @@ def _arms_md(arms: dict[str, dict], base: dict | None, losses: list[dict]) -> li
     out += _identical_note(rows)
     rules = sorted({r for _, e in rows for r in e["per_rule"]})
     info = {r: g for _, e in rows for r, g in e["per_rule"].items()}
+    trained = [(a, e) for a, e in rows if a != "base"]
     out += ["", "### Probe accuracy per rule", "",
-            "| rule | kind | held-out | " + " | ".join(a for a, _ in rows) + " |", "|---" * (3 + len(rows)) + "|"]
+            "Per rule: " + PROBE_CELL + ". Δ margin: the change against the untrained base in the mean per-token "
+            "log-probability margin (Python-4 member minus Python 3 member, nats/token; 95% cluster bootstrap over "
+            "templates): it moves even where an accuracy cannot. `no` under discriminates: the base and every "
+            "trained model score the rule at the same 0 or 1, so it is left out of every pooled number above.", "",
+            "| rule | kind | held-out | discriminates | " + " | ".join(a for a, _ in rows) + " | "
+            + " | ".join(f"Δ margin {a} − base" for a, _ in trained) + " |",
+            "|---" * (4 + len(rows) + len(trained)) + "|"]
     out += [f"| {r} | {info[r].get('kind', '?')} | {'yes' if info[r].get('held_out') else 'no'} | "
-            + " | ".join(_acc(e["per_rule"].get(r)) for _, e in rows) + " |" for r in rules]
+            f"{'no' if info[r].get('discriminates') is False else 'yes'} | "
+            + " | ".join(_acc(e["per_rule"].get(r)) for _, e in rows) + " | "
+            + " | ".join(_margin_change((e["per_rule"].get(r) or {}).get("vs_base")) for _, e in trained) + " |"
+            for r in rules]
+    flagged = {r: info[r]["flag"] for r in rules if info[r].get("discriminates") is False}
+    if flagged:
+        out += ["", f"**{len(flagged)} of {len(rules)} rules cannot discriminate** and are left out of the pooled "
+                "numbers and the finding: " + "; ".join(f"{r} ({why})" for r, why in flagged.items()) + "."]
     return out
 
 
 def render_markdown(data: dict[str, Any]) -> str:
     es = data["entries"]
     out = [f"# Results: {data['campaign']} ({data['scale']} scale)", "", f"**Finding.** {data['finding']}", ""]
+    if (data.get("scale_statement") or {}).get("text"):
+        out += [f"**What this scale can and cannot show.** {data['scale_statement']['text']}", ""]
     out += _calibration_md(data["calibration"])
     out += _midtraining_md(data.get("midtraining") or [])
     eft = sorted((e for e in es if e["kind"] == "eft"),
@@ -322,7 +370,8 @@ def _rule_cell(r: dict | None) -> str:
 
 def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True, calibration: bool = True,
                   nodes: list | None = None, log: Callable[[str], None] = print) -> list[Path]:
-    """Write results.json, results.md, probes.json and (with ``figures``) the PNGs into out_dir.
+    """Write results.json, results.md, probes.json, (with ``figures``) the PNGs and index.html, the
+    page that shows them all with links to each evaluation's transcripts, into out_dir.
 
     ``calibration``: first run the scripted calibration evaluations that are missing or stale
     (py4.report.calibration); without it, only those already on disk are shown.
@@ -331,9 +380,11 @@ def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True,
     out.mkdir(parents=True, exist_ok=True)
     if calibration:
         run_calibration(spec, log=log)
+    nodes = build_dag(spec, check=False) if nodes is None else nodes
     data = collect(spec, nodes)
+    markdown = render_markdown(data)
     paths = [atomic_write_json(out / "results.json", data),
-             atomic_write_text(out / "results.md", render_markdown(data)),
+             atomic_write_text(out / "results.md", markdown),
              atomic_write_json(out / "probes.json", data["probes"])]
     if figures:
         paths.append(figs.save(figs.dose_response(data), out / "dose_response.png"))
@@ -344,4 +395,5 @@ def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True,
         if arms or data["heldout_loss"]:
             fig = figs.arm_comparison(arms, base_model(data["probes"]), data["heldout_loss"], dict(spec.arms))
             paths.append(figs.save(fig, out / "arm_comparison.png"))
+    paths.append(write_index(data, markdown, [p for p in paths if p.suffix == ".png"], nodes, out))
     return paths
