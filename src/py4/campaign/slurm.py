@@ -7,7 +7,14 @@ dependants. Each job runs ``python -m py4.campaign.slurm_job`` (this interpreter
 its node with `py4.campaign.runner.run_node`: the same record (``_campaign/runs/<id>/
 run_manifest.json``, the single source of truth for done / failed), the same fingerprint
 check, the same command line as the local runner (`run_subprocess`: ``py4 <argv>``, or this
-interpreter's ``accelerate launch`` for a multi-GPU training run).
+interpreter's ``accelerate launch`` for a multi-GPU training run; ``srun`` + accelerate's
+multi-node launch for a training run whose GPUs exceed one machine's, `multinode_launch`).
+
+Jobs are requeued (``--requeue``) when Slurm preempts them, and requeue themselves when their
+time limit nears: Slurm signals the job ``cluster.stop_before_end_s`` before it
+(``--signal=B:USR1@<s>``), slurm_job stops the run (its record says ``interrupted``) and runs
+``scontrol requeue``; the job starts again from its script and its run resumes from its last
+checkpoint (``run.resume: auto``). The log of every start is appended to one file.
 
 Submitted jobs are appended to ``<out>/_campaign/slurm/jobs.jsonl`` (node, job id,
 fingerprint, sbatch command, log); `py4 campaign status` reads their states (squeue, sacct)
@@ -35,6 +42,10 @@ from py4.runs import run_is_done
 
 JOBS_FILE = Path("_campaign") / "slurm" / "jobs.jsonl"
 JOB_SCRIPT = "slurm-job.sh"
+# Slurm sends it to the job's batch process `cluster.stop_before_end_s` before the time limit
+# (``--signal=B:USR1@<s>``): slurm_job stops the run (recorded interrupted) and requeues the job.
+STOP_SIGNAL = "USR1"
+MAIN_PROCESS_IP_ENV = "PY4_MAIN_PROCESS_IP"
 
 # Job states in which a job may still run (squeue); anything else has ended.
 LIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
@@ -187,20 +198,66 @@ def sbatch_argv(node: Node, spec: CampaignSpec, script: Path, dependencies: list
     """The sbatch command that submits ``node``'s job script."""
     c = spec.cluster
     log = record_dir(spec.out_dir, node).resolve() / "slurm-%j.log"
+    count, gpu_type = gpu_request(node, spec)
+    spans = machines(node, spec)
     argv = ["sbatch", "--parsable", f"--job-name=py4:{spec.name}:{node.id}", f"--output={log}",
-            f"--chdir={cwd}", "--nodes=1", "--ntasks=1"]
+            f"--chdir={cwd}", f"--nodes={spans}", "--ntasks-per-node=1" if spans > 1 else "--ntasks=1"]
+    if c.requeue:
+        # Requeued, the job starts again from its script and appends to the same log; its run
+        # resumes from its last checkpoint (slurm_job stops it on the signal, then requeues).
+        argv += ["--requeue", f"--signal=B:{STOP_SIGNAL}@{c.stop_before_end_s}", "--open-mode=append"]
+    else:
+        argv.append("--no-requeue")
     for option, value in (("--partition", c.partition), ("--account", c.account),
                           ("--time", c.time_per_stage.get(node.stage, c.time)),
                           ("--cpus-per-task", c.cpus_per_task), ("--mem", c.mem)):
         if value is not None:
             argv.append(f"{option}={value}")
-    count, gpu_type = gpu_request(node, spec)
     if count:
+        count //= spans  # both options count the GPUs of each machine
         spelled = f"{gpu_type}:{count}" if gpu_type else str(count)
         argv.append(f"--gres=gpu:{spelled}" if c.gpu_option == "gres" else f"--gpus-per-node={spelled}")
     if dependencies:
         argv += [f"--dependency=afterok:{':'.join(dependencies)}", "--kill-on-invalid-dep=yes"]
     return [*argv, *c.sbatch_args, str(script)]
+
+
+def machines(node: Node, spec: CampaignSpec) -> int:
+    """How many machines ``node``'s job spans: 1, or, for a training run launched by accelerate
+    whose GPUs exceed one machine's (``cluster.gpus_per_node``), its GPUs / GPUs per machine.
+    Raises SlurmError for a run that would need several machines but cannot span them."""
+    per = spec.cluster.gpus_per_node
+    count, _ = gpu_request(node, spec)
+    if per is None or count <= per:
+        return 1
+    if node.launch_argv is None or count != node.gpus:
+        raise SlurmError(f"{node.id}: asks for {count} GPUs, more than one machine's (cluster.gpus_per_node: {per}), "
+                         "but only a training run launched by accelerate can span machines")
+    if count % per:
+        raise SlurmError(f"{node.id}: {count} GPUs are not a whole number of machines of {per} GPUs "
+                         "(cluster.gpus_per_node): set its optimisation.gpus to a multiple")
+    return count // per
+
+
+def multinode_launch(node: Node, spec: CampaignSpec) -> list[str] | None:
+    """The command a job spanning several machines runs its node with: ``srun`` starts one
+    accelerate launcher per machine, each with the run's total process count, the number of
+    machines, its own rank (``$SLURM_NODEID``, read on that machine) and the main process on the
+    first machine of the allocation (``$PY4_MAIN_PROCESS_IP``, set by the job script). None for a
+    job on one machine (it runs `Node.launch_argv` or ``py4 <argv>`` itself)."""
+    spans = machines(node, spec)
+    if spans == 1:
+        return None
+    launch = node.launch_argv
+    assert launch is not None  # machines() admits only accelerate-launched runs
+    at = launch.index("--num_processes") + 2
+    words = [shlex.quote(w) for w in launch[:at]]
+    words += ["--num_machines", str(spans), "--machine_rank", '"$SLURM_NODEID"',
+              "--main_process_ip", f'"${MAIN_PROCESS_IP_ENV}"', "--main_process_port",
+              str(spec.cluster.main_process_port)]
+    words += [shlex.quote(w) for w in launch[at:]]
+    return ["srun", f"--nodes={spans}", "--ntasks-per-node=1", "--kill-on-bad-exit=1", "bash", "-c",
+            "exec " + " ".join(words)]
 
 
 def job_command(campaign_file: str | Path, overrides: list[str], node: Node, fingerprint: str) -> list[str]:
@@ -220,8 +277,14 @@ def job_script(node: Node, spec: CampaignSpec, command: list[str], cwd: Path) ->
              f"#   {node.command}",
              "set -eo pipefail",  # not -u: module and env scripts of the setup lines often read unset variables
              f"cd {shlex.quote(str(cwd))}",
-             *spec.cluster.setup,
-             "exec " + shlex.join(command)]
+             *spec.cluster.setup]
+    srun = multinode_launch(node, spec)
+    if srun:
+        lines += [f"# {machines(node, spec)} machines: srun starts accelerate on each (machine rank $SLURM_NODEID);",
+                  "# the main process runs on the allocation's first machine:",
+                  f'export {MAIN_PROCESS_IP_ENV}="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"',
+                  f"#   {shlex.join(srun)}"]
+    lines.append("exec " + shlex.join(command))
     return "\n".join(lines) + "\n"
 
 
@@ -241,6 +304,8 @@ def submit_campaign(spec: CampaignSpec, nodes: list[Node], campaign_file: str | 
     todo = [n for n in nodes if selected is None or n.id in selected]
     previous = latest_jobs(out_dir, log)
     states = query_jobs([previous[n.id].job_id for n in todo if n.id in previous])
+    for node in todo:  # a job that cannot be laid out stops the submission before any job is queued
+        machines(node, spec)
     summary = SubmitSummary()
     job_of: dict[str, str] = {}  # node id -> job id its dependants wait for
     dry_ids = iter(range(1, len(todo) + 1))

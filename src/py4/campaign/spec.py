@@ -177,7 +177,7 @@ class ReportSpec(StrictModel):
 SBATCH_OWNED = ("--job-name", "-J", "--dependency", "-d", "--kill-on-invalid-dep", "--output", "-o", "--error", "-e",
                 "--chdir", "-D", "--parsable", "--partition", "-p", "--account", "-A", "--time", "-t", "--gres",
                 "--gpus", "-G", "--gpus-per-node", "--nodes", "-N", "--ntasks", "-n", "--cpus-per-task", "-c",
-                "--mem", "--wrap")
+                "--mem", "--wrap", "--requeue", "--no-requeue", "--signal", "--open-mode", "--ntasks-per-node")
 _SLURM_TIME = re.compile(r"^(\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$")
 _SLURM_NAME = re.compile(r"^[A-Za-z0-9_.,:+-]+$")
 
@@ -207,6 +207,18 @@ class ClusterSpec(StrictModel):
     """Further sbatch options, e.g. ``["--qos=high", "--exclusive"]`` (not the ones the backend sets)."""
     setup: list[str] = []
     """Shell lines each job runs before its command (``module load cuda/12.4``, ``source env.sh``)."""
+    requeue: bool = True
+    """Jobs are requeued when preempted or about to reach their time limit (``--requeue``; the job
+    stops its run ``stop_before_end_s`` before the limit and requeues itself, and the run resumes
+    from its last checkpoint). False: ``--no-requeue``, a stopped job stays stopped."""
+    stop_before_end_s: int = pydantic.Field(300, ge=1)
+    """Seconds before the time limit at which Slurm signals the job (``--signal=B:USR1@<s>``) to
+    stop its run and requeue itself."""
+    gpus_per_node: int | None = pydantic.Field(None, ge=1)
+    """GPUs of one machine. A training run asking for more spans ``gpus / gpus_per_node``
+    machines (``srun`` + accelerate's multi-node launch); None: every job on one machine."""
+    main_process_port: int = pydantic.Field(29500, ge=1, le=65535)
+    """The port of a multi-node run's main process (accelerate's ``--main_process_port``)."""
 
     @pydantic.field_validator("time", "time_per_stage", mode="before")
     @classmethod
@@ -296,8 +308,8 @@ class CampaignSpec(StrictModel):
         serve = self.evaluation.serve
         if serve is not None:
             problems += [f"evaluation.serve.{field}.{k}: {k!r} is not one of the models ({', '.join(self.models)})"
-                         for field in ("family", "tensor_parallel", "language_model_only") for k in getattr(serve, field)
-                         if k not in self.models]
+                         for field in ("family", "tensor_parallel", "language_model_only")
+                         for k in getattr(serve, field) if k not in self.models]
             if serve.engine == "vllm":
                 problems += [f"evaluation.serve.family: no family for model {k!r} (vLLM needs its tool-call parser)"
                              for k in self.models if k not in serve.family]
