@@ -430,3 +430,25 @@ def test_scale_statement_is_computed_from_the_numbers(tmp_path):
     # once a model certifies something, use is no longer called unshowable
     s2 = scale_statement([control, iso], [ev("tiny/iso/sft", "eft", 0, 0), ev("tiny/iso/eft_8", "eft", 8, 2)], gold)
     assert s2["cannot_show"] == [] and "use, measurably: 2/12" in s2["text"]
+
+
+def test_rules_whose_summed_score_length_decides_are_named(tmp_path):
+    from py4.report.results import collect, render_markdown
+
+    spec, nodes = _campaign(tmp_path, _rates(LEARNED, UNTRAINED), {"base": 9.0, "control": 7.0, "iso": 5.0,
+                                                                   "prop": 6.0}, MIDTRAINED | {"tiny/base"})
+    # P4-02's Python-4 span is 3 tokens longer in every pair: summed, it always loses; per token,
+    # the fixture's log-probabilities (-1 vs -2 per pair) leave the model's preference visible.
+    for node in nodes:
+        path = Path(node.run_dir, "results.json")
+        if node.stage == "probes" and path.is_file():
+            res = json.loads(path.read_text())
+            for row in res["scores"]:
+                if row["id"].startswith("P4-02/"):
+                    row.update(p4_logprob=row["p4_logprob"] * 4, p4_tokens=4)
+            path.write_text(json.dumps(res))
+    data = collect(spec, nodes)
+    iso = next(e for e in data["probes"] if e["model"] == "tiny/iso/midtrain")
+    assert "summed accuracy 0 for the base and all 3 trained models" in iso["per_rule"]["P4-02"]["summed_flag"]
+    assert iso["per_rule"]["P4-02"]["discriminates"] is True  # per token it can
+    assert "**On the summed score, length decides 1 of 30 rules**" in render_markdown(data)

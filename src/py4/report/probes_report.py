@@ -138,14 +138,9 @@ def _scores(results: dict) -> list[dict] | None:
     return scores if ok else None
 
 
-def non_discriminating_rules(runs: list[dict], rules: dict[str, dict]) -> dict[str | None, dict[str, str]]:
-    """Per model (key): the rules whose probes cannot show learning, each with why.
-
-    A rule cannot discriminate when the untrained base and every trained model probed score it
-    at exactly 0 (or exactly 1) on the primary (per-token) metric: no training moved a single
-    pair across, so its accuracy says nothing about the training. Such rules stay in the per-rule
-    tables, flagged, and are left out of the pooled groups (held-in, held-out, by kind) and so
-    out of the finding. Without the base's probes nothing is decided."""
+def _constant_rules(runs: list[dict], rules: dict[str, dict], field: str) -> dict[str | None, dict[str, str]]:
+    """Per model (key): the rules that the base and every trained model probed score at exactly 0
+    (or exactly 1) on ``field``, each with the words saying so; nothing without the base's probes."""
     from py4.probes.stats import summarize
 
     by_model: dict[str | None, dict[str, list[float]]] = {}
@@ -158,18 +153,37 @@ def non_discriminating_rules(runs: list[dict], rules: dict[str, dict]) -> dict[s
                     if scores else (results["summary"].get("per_rule") or {}))
         has_base[key] = has_base.get(key, False) or _kind(meta) == "base"
         for rule, g in per_rule.items():
-            value = g.get("accuracy_per_token") if isinstance(g, dict) else None
+            value = g.get(field) if isinstance(g, dict) else None
             if value is not None:
                 by_model.setdefault(key, {}).setdefault(rule, []).append(value)
     out: dict[str | None, dict[str, str]] = {}
+    words = "per-token" if field == "accuracy_per_token" else "summed"
     for key, per_rule in by_model.items():
         if not has_base.get(key):
             continue
         for rule, values in sorted(per_rule.items()):
             if len(values) >= 2 and (all(v == 0.0 for v in values) or all(v == 1.0 for v in values)):
-                out.setdefault(key, {})[rule] = (f"per-token accuracy {values[0]:.0f} for the base and all "
+                out.setdefault(key, {})[rule] = (f"{words} accuracy {values[0]:.0f} for the base and all "
                                                  f"{len(values) - 1} trained models probed")
     return out
+
+
+def non_discriminating_rules(runs: list[dict], rules: dict[str, dict]) -> dict[str | None, dict[str, str]]:
+    """Per model (key): the rules whose probes cannot show learning, each with why.
+
+    A rule cannot discriminate when the untrained base and every trained model probed score it
+    at exactly 0 (or exactly 1) on the primary (per-token) metric: no training moved a single
+    pair across, so its accuracy says nothing about the training. Such rules stay in the per-rule
+    tables, flagged, and are left out of the pooled groups (held-in, held-out, by kind) and so
+    out of the finding. Without the base's probes nothing is decided."""
+    return _constant_rules(runs, rules, "accuracy_per_token")
+
+
+def length_decided_rules(runs: list[dict], rules: dict[str, dict]) -> dict[str | None, dict[str, str]]:
+    """Per model (key): the rules whose *summed* accuracy is the same 0 or 1 for the base and every
+    trained model: the members' lengths decide the summed score there, whatever the model knows
+    (the reason the summed score is not the primary). Flagged beside the summed numbers."""
+    return _constant_rules(runs, rules, "accuracy")
 
 
 def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str, Any]]:
@@ -184,6 +198,7 @@ def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str,
     rules = _rule_info()
     runs = _read_probe_runs(nodes)
     flagged = non_discriminating_rules(runs, rules)
+    by_length = length_decided_rules(runs, rules)
     scores_of = {r["node"].meta.get("model_node", r["node"].id): _scores(r["results"]) for r in runs}
     entries = []
     for run in runs:
@@ -208,7 +223,8 @@ def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str,
         for rule in sorted(summary.get("per_rule") or {}):
             per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {}),
                               **marked.get(rule, {}), "discriminates": rule not in excluded,
-                              "flag": excluded.get(rule), "vs_base": (minus_base or {}).get(rule)}
+                              "flag": excluded.get(rule), "vs_base": (minus_base or {}).get(rule),
+                              "summed_flag": by_length.get(meta.get("model"), {}).get(rule)}
         entries.append({
             "model": meta.get("model_node", node.id), "model_key": meta.get("model"), "arm": meta.get("arm"),
             "kind": _kind(meta), "dose": meta.get("dose"), "step": meta.get("step"), "run": node.run_dir,

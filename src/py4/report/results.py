@@ -281,6 +281,12 @@ def _arms_md(arms: dict[str, dict], base: dict | None, losses: list[dict]) -> li
             + " | ".join(_acc(e["per_rule"].get(r)) for _, e in rows) + " | "
             + " | ".join(_margin_change((e["per_rule"].get(r) or {}).get("vs_base")) for _, e in trained) + " |"
             for r in rules]
+    by_length = [r for r in rules if info[r].get("summed_flag")]
+    if by_length:
+        out += ["", f"**On the summed score, length decides {len(by_length)} of {len(rules)} rules**: the base and "
+                "every trained model score them at the same 0 or 1 (the shorter member always wins): "
+                + ", ".join(by_length) + ". That is why the per-token score is the primary one; the summed "
+                "numbers above include these rules."]
     flagged = {r: info[r]["flag"] for r in rules if info[r].get("discriminates") is False}
     if flagged:
         out += ["", f"**{len(flagged)} of {len(rules)} rules cannot discriminate** and are left out of the pooled "
