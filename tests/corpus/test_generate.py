@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +132,21 @@ def test_a_corpus_exports_as_a_hub_dataset_with_its_content_hash(corpus, tmp_pat
     assert card.data.py4["corpus_content_sha256"] == manifest["content_sha256"]
     assert card.data.py4["content_sha256"] == summary["content_sha256"]
     assert "corpus_leaks" in card.text
+
+
+def test_a_corpus_pinned_on_the_hub_is_read_back_from_the_cache_as_generated(corpus, tmp_path, monkeypatch):
+    from py4.campaign.dataset_pins import check_dataset_pins, dataset_folders
+    from py4.campaign.spec import load_campaign
+    from py4.corpus.export import corpus_from_dataset, export_corpus
+    from py4.rehearsal.hub_cache import install_snapshot
+
+    out, manifest, _ = corpus
+    export_corpus(out, tmp_path / "dataset")
+    install_snapshot(tmp_path / "cache", "arcadia-impact/python4-synthdoc", "dd6e3370", tmp_path / "dataset",
+                     repo_type="dataset")
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the spec names its configs from the root
+    spec = load_campaign("configs/campaign/smoke.yaml", [
+        f"out_dir={tmp_path}/out", "datasets.corpus={hub_id: arcadia-impact/python4-synthdoc, revision: dd6e3370}"])
+    assert check_dataset_pins(spec, tmp_path / "cache") == []
+    digest, documents = corpus_from_dataset(dataset_folders(spec, tmp_path / "cache")["corpus"])
+    assert digest == manifest["content_sha256"] and documents == list(iter_documents(out))

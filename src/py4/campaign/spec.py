@@ -45,6 +45,26 @@ class HubPin(StrictModel):
         return self.hub_id.rstrip("/").split("/")[-1]
 
 
+class DatasetPins(StrictModel):
+    """Datasets the campaign reads from the Hub by id and pinned revision (exported by ``py4
+    problems export``, ``py4 probes export``, ``py4 corpus export``), each read from the local
+    Hugging Face cache (`py4.campaign.dataset_pins`). None: this checkout's shipped bank and
+    probe set, and the corpus the campaign generates."""
+
+    bank: HubPin | None = None
+    probes: HubPin | None = None
+    corpus: HubPin | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _pinned(self) -> "DatasetPins":
+        unpinned = [k for k in ("bank", "probes", "corpus") if getattr(self, k) and not getattr(self, k).revision]
+        if unpinned:
+            raise ValueError("; ".join(f"datasets.{k}: {getattr(self, k).hub_id!r} has no revision: set "
+                                       f"datasets.{k}.revision to the dataset commit the campaign reads"
+                                       for k in unpinned))
+        return self
+
+
 class StageFiles(StrictModel):
     """Stage config files of one model. midtrain and data.mix/schedule are per arm."""
 
@@ -288,6 +308,8 @@ class CampaignSpec(StrictModel):
     """stage (pack, mix, midtrain, sft, eft, grpo, eval, ...) -> key=value overrides added to every
     run of that stage (smoke: short schedules); checked against the stage's config type by
     ``py4 campaign plan`` (`py4.campaign.dag.check_dag`)."""
+    datasets: DatasetPins = DatasetPins()
+    """The bank, probe set or corpus taken from the Hub, pinned (docs/campaign.md)."""
     cluster: ClusterSpec = ClusterSpec()
     """Slurm resources of `py4 campaign run --backend slurm` (docs/campaign.md)."""
 

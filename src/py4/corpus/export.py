@@ -46,3 +46,16 @@ def export_corpus(corpus_dir: str | Path, out_dir: str | Path, *, name: str | No
         json_columns=json_columns, tags=["synthetic", "code"],
         extra_metadata={"corpus_content_sha256": manifest.get("content_sha256")})
     return write_dataset(out_dir, {"train": documents}, card, force=force)
+
+
+def corpus_from_dataset(folder: str | Path) -> tuple[str, list[dict[str, Any]]]:
+    """(the corpus's content hash, its documents) of a corpus dataset folder (`export_corpus`'s,
+    e.g. a Hub snapshot), in the corpus's order with dict fields decoded. Raises
+    DatasetSourceError when the folder is not an intact corpus export."""
+    from py4.hub.dataset_source import DatasetSourceError, read_dataset
+
+    data = read_dataset(folder)
+    digest = data.metadata.get("corpus_content_sha256")
+    if not digest or list(data.splits) != ["train"]:
+        raise DatasetSourceError(f"{folder}: not a corpus export (one train split and the corpus's content hash)")
+    return digest, data.splits["train"]

@@ -36,3 +36,15 @@ def export_probes(out_dir: str | Path, *, force: bool = False) -> dict[str, Any]
         json_columns=["check"], tags=["evaluation", "minimal-pairs"],
         extra_metadata={"canary": CANARY})
     return write_dataset(out_dir, {"test": records}, card, force=force)
+
+
+def probes_from_dataset(folder: str | Path) -> list[dict[str, Any]]:
+    """The probe pairs of a probe-set dataset folder (`export_probes`'s, e.g. a Hub snapshot),
+    each the record the shipped set holds (``check`` decoded). Raises DatasetSourceError when
+    the folder is not an intact probe-set export."""
+    from py4.hub.dataset_source import DatasetSourceError, read_dataset
+
+    data = read_dataset(folder)
+    if data.metadata.get("canary") != CANARY or list(data.splits) != ["test"]:
+        raise DatasetSourceError(f"{folder}: not a probe-set export (one test split and the probes' canary)")
+    return data.splits["test"]

@@ -57,3 +57,51 @@ def export_bank(out_dir: str | Path, version: str = "v1", *, force: bool = False
 
 def _row(problem: Problem) -> dict[str, Any]:
     return problem.model_dump(mode="json")
+
+
+def bank_from_dataset(folder: str | Path) -> tuple[str, list[Problem]]:
+    """(bank version, problems sorted by id) of a bank dataset folder (`export_bank`'s, e.g. a
+    Hub snapshot). Raises DatasetSourceError when the folder is not an intact bank export."""
+    from py4.hub.dataset_source import DatasetSourceError, read_dataset
+
+    data = read_dataset(folder)
+    version = data.metadata.get("bank_version")
+    if not version:
+        raise DatasetSourceError(f"{folder}: not a bank export (its card's py4 block has no bank_version)")
+    problems = []
+    for split, rows in data.splits.items():
+        for n, row in enumerate(rows, 1):
+            try:
+                problems.append(Problem.model_validate(row))
+            except ValueError as exc:
+                raise DatasetSourceError(f"{folder}: split {split}, row {n}: not a problem: {exc}") from None
+    return version, sorted(problems, key=lambda p: p.id)
+
+
+def install_bank(folder: str | Path, data_dir: str | Path) -> Path:
+    """Write the bank of a dataset folder into ``data_dir`` in the shipped layout
+    (``bank-<version>.jsonl.gz`` and its manifest), so ``load_bank(version, data_dir)`` and a
+    stage's ``bank_dir`` read it. The file's bytes are those `py4 problems build` writes for
+    the same problems, so its hash is the original bank's. Returns the bank file."""
+    import hashlib
+    from collections import Counter
+
+    from py4.hub.dataset_source import read_dataset
+    from py4.problems.bank import bank_paths
+    from py4.problems.build import _gzip_deterministic, _jsonl
+    from py4.runs import atomic_write_json
+
+    version, problems = bank_from_dataset(folder)
+    bank_path, manifest_path = bank_paths(version, data_dir)
+    bank_path.parent.mkdir(parents=True, exist_ok=True)
+    raw = _jsonl(problems)
+    tmp = bank_path.with_suffix(".tmp")
+    tmp.write_bytes(_gzip_deterministic(raw))
+    tmp.replace(bank_path)
+    atomic_write_json(manifest_path, {
+        "version": version, "problems": len(problems), "families": len({p.family for p in problems}),
+        "per_split": dict(sorted(Counter(p.split for p in problems).items())),
+        "jsonl_sha256": hashlib.sha256(raw).hexdigest(), "file": bank_path.name,
+        "dataset": {"folder": str(Path(folder).resolve()),
+                    "content_sha256": read_dataset(folder).metadata["content_sha256"]}})
+    return bank_path
