@@ -427,6 +427,9 @@ def test_scale_statement_is_computed_from_the_numbers(tmp_path):
     assert s["cannot_show"][0].startswith("use: every certified rate on the test splits is 0 (2 models, 0/12")
     assert "the chat parents (EFT dose 0) certify 0 of 6 episodes" in s["cannot_show"][0]
     assert "gold policy certifies 6/6" in s["cannot_show"][0]
+    sanity = {**ev("tiny/iso/eft_8", "eft", 8, 3), "split": "train_sanity", "episodes": 3}
+    assert "only memorised answers certify (train_sanity, the gold problems an EFT dose trained on: 3/3 episodes " \
+        "in the runs that certify any: 1)" in scale_statement([control, iso], [*zero, sanity], gold)["cannot_show"][0]
     # once a model certifies something, use is no longer called unshowable
     s2 = scale_statement([control, iso], [ev("tiny/iso/sft", "eft", 0, 0), ev("tiny/iso/eft_8", "eft", 8, 2)], gold)
     assert s2["cannot_show"] == [] and "use, measurably: 2/12" in s2["text"]

@@ -458,8 +458,12 @@ def scale_statement(entries: list[dict], evaluations: list[dict], calibration: l
             harness = (f" (the gold policy certifies {sum(c['certified'] or 0 for c in gold)}/"
                        f"{sum(c['episodes'] or 0 for c in gold)} on the same problems: the harness can certify)"
                        if gold else "")
+            sanity = [e for e in evaluations if e.get("certified") and e["split"] == "train_sanity"]
+            memorised = (f"; only memorised answers certify (train_sanity, the gold problems an EFT dose trained "
+                         f"on: {sum(e['certified'] for e in sanity)}/{sum(e['episodes'] or 0 for e in sanity)} "
+                         f"episodes in the runs that certify any: {len(sanity)})" if sanity else "")
             cannot.append(f"use: every certified rate on the test splits is 0 ({models} models, 0/{n} episodes)"
-                          f"{why}{harness}")
+                          f"{why}{harness}{memorised}")
         else:
             shows.append(f"use, measurably: {k}/{n} certified episodes on the test splits over {models} models")
     text = []
