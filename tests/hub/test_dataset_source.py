@@ -116,3 +116,21 @@ def test_a_folder_whose_shards_are_not_its_cards_is_refused(tmp_path):
     shard.write_text("\n".join([json.dumps(row, sort_keys=True, ensure_ascii=False), *lines[1:]]) + "\n")
     with pytest.raises(DatasetSourceError, match="not the export its card describes"):
         read_dataset(tmp_path / "probes")
+
+
+def test_campaign_plan_checks_the_pins_in_the_hf_cache(hub_cache, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(hub_cache))
+
+    def plan(*pins):
+        return CliRunner().invoke(app, ["campaign", "plan", str(SMOKE), "--out", str(tmp_path / "out"), *pins])
+
+    found = plan(*_pins())
+    assert found.exit_code == 0, found.output
+    missing = plan(*_pins(probes=(PROBES_PIN[0], "0badc0de")))
+    assert missing.exit_code == 2
+    assert f"datasets.probes ({PROBES_PIN[0]}@0badc0de)" in missing.output and "datasets.bank" not in missing.output

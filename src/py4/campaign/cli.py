@@ -95,12 +95,18 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
          resolve: bool = typer.Option(False, "--resolve", help="also resolve each training run's stage config"),
          overrides: Optional[list[str]] = OVERRIDES) -> None:
     """Print the DAG: each run's id, stage, inputs, GPU needs and command; at campaign scale, each training
-    run's memory per GPU, host RAM, disk and GPU-hours (a run that cannot fit: exit 2)."""
+    run's memory per GPU, host RAM, disk and GPU-hours (a run that cannot fit, or a pinned dataset missing
+    from the Hugging Face cache: exit 2)."""
     from collections import Counter
 
     from py4.campaign.records import node_status
 
+    from py4.campaign.dataset_pins import check_dataset_pins
+
     spec, nodes = _load(file, out, overrides, check=True)
+    missing = check_dataset_pins(spec)  # the Hub datasets it reads, found offline in the HF cache
+    if missing:
+        raise Py4Error("; ".join(missing))
     chosen = selected(nodes, only)
     plans = _memory_plans(spec, chosen)
     if as_json:
