@@ -1,12 +1,17 @@
 """The parent's compile cache is bounded by bytes, not only by count (frontend.py): a full
-cache of large distinct programs held ~736 MiB in the trusted parent."""
+cache of large distinct programs (an attacker's many 19,000-character submissions) held
+~736 MiB in the trusted parent."""
 
 from __future__ import annotations
 
 import gc
 import tracemalloc
 
+import pytest
+
 from py4.boa import frontend
+
+pytestmark = pytest.mark.security
 
 
 def _program(n: int) -> str:
@@ -19,6 +24,7 @@ def test_compile_cache_memory_stays_within_its_byte_budget(monkeypatch):
     budget = 2 * 2**20
     monkeypatch.setattr(frontend, "COMPILE_CACHE_BYTES", budget)
     cache = frontend._CACHE
+    frontend.compile_source(_program(-1))  # the front end's own first-use allocations, before
     cache.clear()
     gc.collect()
     tracemalloc.start()
@@ -33,11 +39,13 @@ def test_compile_cache_memory_stays_within_its_byte_budget(monkeypatch):
         cache.clear()
     assert cache.bytes <= budget
     assert 0 < len(cache.entries) < 30 or cache.bytes == 0
-    # What the cache really holds is what it counts, give or take: never far over budget.
-    assert held < budget * 1.25, (held, budget)
+    # What the process really holds after 30 programs (~8 MiB unbounded) is the budget,
+    # give or take what else the test process allocates meanwhile.
+    assert held < budget + 2**20, (held, budget)
 
 
 def test_an_entry_is_counted_at_least_at_what_it_holds():
+    frontend.compile_source(_program(-2))  # the front end's own first-use allocations, before
     frontend._CACHE.clear()
     gc.collect()
     tracemalloc.start()

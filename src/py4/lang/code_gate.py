@@ -106,17 +106,19 @@ KEYWORDS = frozenset(keyword.kwlist) - {"None"}
 
 def _gate_source() -> str:
     """The hook's text: every name it uses is a local bound from one constant, ``"@POLICY"``,
-    replaced by the policy tuple once compiled (see _make_gate)."""
+    or the constants ``"@GATED"`` and ``"@ERROR"``, each replaced by its value once compiled
+    (see _make_gate)."""
     return '''
 def gate(event, args):
-    (gated, refused_imports, programs, library, frozen, error, import_error, type_, str_,
+    if event not in "@GATED":  # (most events: decided before the policy is unpacked)
+        if event[:7] == "ctypes.":
+            refusal = "@ERROR"
+            raise refusal("ctypes is not available to Python-4 programs")
+        return
+    (refused_imports, programs, library, frozen, error, import_error, type_, str_,
      bytes_, memoryview_, code_type, function_type, open_, getframe, loads, cache_tag, sep,
      namedtuple, dataclass_strings, dataclass_rest, dataclass_keywords, number, word,
      dataclass_calls, pair, forward_ref, keywords, iterable_coroutine, unreadable) = "@POLICY"
-    if event not in gated:
-        if event[:7] == "ctypes.":
-            raise error("ctypes is not available to Python-4 programs")
-        return
     if event == "exec" or event == "function.__new__":
         return  # every code object passed a check when it was made (see the module doc)
     if event == "import":
@@ -228,7 +230,7 @@ def _with_constant(code: CodeType, placeholder: str, value: object) -> CodeType:
 
 
 def _make_gate() -> FunctionType:
-    policy = (GATED, REFUSED_IMPORTS, PROGRAMS, _library_prefixes(), "<frozen ", DynamicCodeError,
+    policy = (REFUSED_IMPORTS, PROGRAMS, _library_prefixes(), "<frozen ", DynamicCodeError,
               ImportError, type, str, bytes, memoryview, CodeType, FunctionType, builtins.open,
               sys._getframe, marshal.loads, sys.implementation.cache_tag, os.sep, NAMEDTUPLE,
               DATACLASS_STRINGS, DATACLASS_REST, DATACLASS_KEYWORDS, NUMBER, WORD, DATACLASS_CALLS,
@@ -236,6 +238,8 @@ def _make_gate() -> FunctionType:
     module = compile(_gate_source(), __file__, "exec")
     template = next(c for c in module.co_consts if isinstance(c, CodeType) and c.co_name == "gate")
     code = _with_constant(template, "@POLICY", policy)
+    code = _with_constant(code, "@GATED", GATED)
+    code = _with_constant(code, "@ERROR", DynamicCodeError)
     # Its globals are an empty namespace it never reads: tests check that no instruction
     # of it looks a name up (tests/security/test_security_gate.py).
     return FunctionType(code, {"__builtins__": {}}, "_gate")
