@@ -96,6 +96,8 @@ def test_a_source_without_data_files_or_a_row_without_text_is_refused(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="no data files"):
         list(sample_documents(TextSourceSpec(path=str(tmp_path / "empty")), 42, 4))
+    with pytest.raises(DataError, match="replay.data_files"):
+        list(sample_documents(TextSourceSpec(path=str(tmp_path / "empty"), name="web"), 42, 4))
     write_jsonl(tmp_path / "bad" / "data" / "x" / "a.jsonl", [{"id": "1", "body": "no text"}])
     with pytest.raises(DataError, match=r"a.jsonl: row 0: field 'text'"):
         list(sample_documents(TextSourceSpec(path=str(tmp_path / "bad")), 42, 4))

@@ -198,6 +198,9 @@ def sample_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
     if spec.hub_id is not None and hub_offline():
         yield from _cached_documents(spec, seed, shuffle_buffer, record)
         return
+    if spec.name is not None:
+        raise DataError(f"replay.name = {spec.name!r}: the replay sample reads the dataset's data files themselves, "
+                        f"not a configuration of its loading script; restrict them with replay.data_files (globs)")
     shards = list_shards(spec)
     by_source: dict[str, list[Shard]] = {}
     for shard in shards:
