@@ -111,6 +111,30 @@ def test_gemma4_standin_served_its_tool_call_arrives_as_openai_tool_calls(steere
     assert run.episode.outcome == "certified" and run.episode.malformed_calls == 0
 
 
+@pytest.mark.parametrize(("family", "text_class"), [("gemma4", "Gemma4ForCausalLM"),
+                                                    ("gemma4_12b", "Gemma4UnifiedForCausalLM")])
+def test_servable_copy_of_a_gemma4_model_is_its_language_model_with_the_gemma4_schema(tmp_path, family, text_class):
+    """The 31B (gemma4) and the 12B (gemma4_unified) are served as their language model alone, with the
+    same logits and transformers serve's Gemma-4 response schema on the tokenizer."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from py4.evaluate.serve import servable_copy
+    from py4.rehearsal.standins import build_standin
+
+    folder = build_standin(family, "it", tmp_path / family, seed=0)
+    plan = plan_server(ServeConfig(engine="transformers", port=free_port()), str(folder), name=f"{family}/graft",
+                       scratch=str(tmp_path / "served_model"))
+    copy = servable_copy(plan)
+    served = AutoModelForCausalLM.from_pretrained(copy, dtype=torch.float32)
+    whole = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    assert type(served).__name__ == text_class
+    ids = torch.tensor([[2, 10, 20, 30, 40]])
+    with torch.no_grad():
+        assert torch.allclose(served(input_ids=ids).logits, whole(input_ids=ids).logits, atol=1e-5)
+    assert AutoTokenizer.from_pretrained(copy).response_template is not None
+
+
 def test_glm45_adapter_served_merged_its_tool_call_arrives_as_text(steered, problem, tmp_path):
     """No server-side GLM-4.5 parser in transformers serve: the call is text, read by the glm45 parser.
 

@@ -23,7 +23,8 @@ SIGTERM. Engines:
   *servable copy* written to a scratch folder before it starts and removed after it stops:
   an adapter merged into its base (``py4.evaluate.local_model``: logits equal to the unmerged
   adapter's; the server cannot load an adapter folder), and a Gemma-4 model as its language
-  model alone (``Gemma4ForCausalLM``, the same logits): the server loads a multimodal model's
+  model alone (``Gemma4ForCausalLM``, ``Gemma4UnifiedForCausalLM`` for the 12B's
+  ``gemma4_unified``; the same logits): the server loads a multimodal model's
   processor, and Gemma-4's needs torchvision, which this environment does not have. The copy
   keeps the server's own Gemma-4 response schema (transformers' fallback for ``gemma4``), so
   the server returns its calls as ``tool_calls`` as it would for the whole model. GLM-4.5 has
@@ -45,6 +46,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterator, Literal
 
 import pydantic
@@ -313,6 +315,10 @@ def log_tail(path: str | Path, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+GEMMA4_TEXT_CLASSES = {"gemma4": "Gemma4ForCausalLM", "gemma4_unified": "Gemma4UnifiedForCausalLM"}
+"""The language-model-only class transformers serve loads for each multimodal Gemma-4 (31B, 12B)."""
+
+
 def servable_copy(plan: ServerPlan) -> Path:
     """transformers engine: what ``transformers serve`` can load, written to ``plan.servable_copy``.
 
@@ -331,11 +337,15 @@ def servable_copy(plan: ServerPlan) -> Path:
     model = load_model(plan.weights)
     source = plan.weights if (Path(plan.weights) / "tokenizer_config.json").is_file() else plan.base
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True)
-    if model.config.model_type == "gemma4":
-        from transformers import Gemma4ForCausalLM
+    if model.config.model_type in GEMMA4_TEXT_CLASSES:
+        import transformers
 
-        tokenizer.response_template = get_response_template(tokenizer, model)
-        text = Gemma4ForCausalLM(model.config.text_config).to(torch.float32)
+        # transformers serve's Gemma-4 response schema (its fallback is keyed on model_type gemma4; the
+        # 12B's gemma4_unified renders the same template)
+        tokenizer.response_template = get_response_template(tokenizer, SimpleNamespace(
+            config=SimpleNamespace(model_type="gemma4")))
+        text_class = getattr(transformers, GEMMA4_TEXT_CLASSES[model.config.model_type])
+        text = text_class(model.config.text_config).to(torch.float32)
         text.model.load_state_dict(model.model.language_model.state_dict(), strict=True)
         text.lm_head.load_state_dict(model.lm_head.state_dict())
         text.generation_config = model.generation_config
