@@ -271,7 +271,7 @@ def arm_comparison(arms: dict[str, dict], base: dict | None, losses: list[dict],
     plt = _plt()
     groups = [("held-in", lambda e: e["heldin"]), ("held-out", lambda e: e["heldout"]),
               ("syntax", lambda e: e["by_kind"]["syntax"]), ("semantic", lambda e: e["by_kind"]["semantic"])]
-    fig, (ax, sax, lax) = plt.subplots(1, 3, figsize=(13.5, 4.3), gridspec_kw={"width_ratios": [3, 3, 1.4]})
+    fig, (ax, sax, lax) = plt.subplots(1, 3, figsize=(13.5, 5.0), gridspec_kw={"width_ratios": [3, 3, 1.4]})
     series = [("base", base)] if base else []
     series += list(arms.items())
     ref = next(iter(arms.values()), base)
@@ -295,8 +295,9 @@ def arm_comparison(arms: dict[str, dict], base: dict | None, losses: list[dict],
         panel.set_title(f"Probe {title} by arm ({kind} models)", fontsize=9)
         panel.grid(alpha=0.3)
         if panel is sax:  # the series are named in the first panel's legend; here the line alone
-            panel.legend(handles=[half], fontsize=7, loc="lower right")
-    _legend(ax, fontsize=7, loc="lower right")
+            panel.legend(handles=[half], fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    # below the panel: inside it would cover some group's intervals
+    _legend(ax, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     loss = {x["arm"] or "base": x for x in losses}
     shown = [a for a in ("base", *ARM_STYLE) if a in loss]
     for i, arm in enumerate(shown):
