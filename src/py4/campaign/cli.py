@@ -274,6 +274,7 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.slurm import SlurmError, latest_jobs, query_jobs
     from py4.campaign.dag import unresolved_training_runs
+    from py4.campaign.records import record_problem
     from py4.campaign.status import run_states, status_tables, summary_line
 
     spec, nodes = _load(file, out, overrides)
@@ -282,6 +283,11 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
         job_states = query_jobs([j.job_id for j in jobs.values()]) if jobs else {}
     except SlurmError as exc:  # e.g. looked at from a machine without Slurm: the records still tell
         typer.echo(f"warning: no Slurm job states ({exc}); states from the run records only", err=True)
+    for node in nodes:  # an unreadable record is a run not done: said, not a stop (the runner sets it aside)
+        problem = record_problem(spec.out_dir, node)
+        if problem:
+            typer.echo(f"warning: {problem}: {node.id} counts as not done (py4 campaign run moves the record "
+                       "aside and runs it again)", err=True)
     rows = run_states(nodes, spec.out_dir, jobs, job_states)
     console = Console()
     for table in status_tables(rows, show_all, spec.out_dir):
