@@ -222,11 +222,20 @@ def stop_at_max_steps(trainer, last_step: int | None = None) -> None:
 
 
 def checkpoint_step(checkpoint: str | None) -> int:
-    """The global step a Trainer checkpoint was written at (0 for no checkpoint)."""
+    """The global step a Trainer checkpoint was written at (0 for no checkpoint).
+
+    A checkpoint the run resumed from is often gone by the time the run ends: the Trainer
+    removes all but the newest ``save_total_limit`` checkpoints as it saves. Its name still says
+    the step (the Trainer names each ``checkpoint-<global step>``)."""
     if checkpoint is None:
         return 0
     state = Path(checkpoint) / "trainer_state.json"
-    return int(read_json_object(state)["global_step"]) if state.exists() else 0
+    if state.exists():
+        return int(read_json_object(state)["global_step"])
+    from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+    step = Path(checkpoint).name.removeprefix(f"{PREFIX_CHECKPOINT_DIR}-")
+    return int(step) if step.isdigit() else 0
 
 
 def optimizer_facts(trainer) -> dict[str, Any]:
