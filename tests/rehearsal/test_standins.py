@@ -193,3 +193,17 @@ def test_it_differs_from_base_by_a_seeded_delta_and_builds_are_deterministic(sta
     assert all(not base[n].equal(it[n]) for n in base if not n.endswith(buffers))
     again = weights(build_standin("glm45", "base", tmp_path / "again", seed=0))
     assert again.keys() == base.keys() and all(again[n].equal(base[n]) for n in base)
+
+
+def test_the_rehearsal_report_names_each_file_that_is_not_the_pinned_one(standins, tmp_path):
+    from py4.rehearsal.report import not_proven, write_report
+
+    found = not_proven(standins[("gemma4_12b", "it")].parent)
+    assert set(found) == {f"{family}-{kind}" for family in FAMILIES for kind in ("base", "it")}
+    assert "trl/chat_templates/gemma4_v5.jinja" in found["gemma4_12b-it"]["chat_template.jinja"]
+    assert "google/gemma-4-12B-it" in found["gemma4_12b-it"]["chat_template.jinja"]
+    report = {"campaign": "c.yaml", "out": str(tmp_path), "seconds": 0, "counts": {}, "boundaries": {},
+              "nodes": [], "not_proven": found}
+    _, md = write_report(report, tmp_path)
+    text = md.read_text()
+    assert "## Not proven here" in text and "glm45-it `chat_template.jinja`: trl/chat_templates/glm4moe.jinja" in text

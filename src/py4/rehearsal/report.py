@@ -86,7 +86,20 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     return {"campaign": str(campaign_file), "out": str(layout.root), "seconds": seconds, "counts": counts,
-            "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows}
+            "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows,
+            "not_proven": not_proven(layout.standins)}
+
+
+def not_proven(standins_dir: Path) -> dict[str, dict[str, str]]:
+    """{stand-in: {file: what it is made from}} for each file that is not the pinned revision's own
+    (``standin.json``'s ``files``): the checks that depend on its exact bytes are not proven here."""
+    found: dict[str, dict[str, str]] = {}
+    for marker in sorted(Path(standins_dir).glob("*/standin.json")):
+        files = json.loads(marker.read_text()).get("files") or {}
+        unproven = {name: entry["from"] for name, entry in files.items() if not entry.get("pinned")}
+        if unproven:
+            found[marker.parent.name] = unproven
+    return found
 
 
 def _first_and_last_line(text: str) -> str:
@@ -119,6 +132,12 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
         lines += [f"- {name} ({b['stage'] or 'campaign'}): `{' '.join(b['overrides'] + b['campaign_overrides'])}` — "
                   f"{b['why']}"
                   for name, b in report["boundaries"].items()]
+    if report.get("not_proven"):
+        lines += ["", "## Not proven here: stand-in files that are not the pinned revisions' own", "",
+                  "TRL's template recognition, the tool-call parsers on the template's rendering and the graft's "
+                  "vocabulary agreement pass for these files only; `py4 campaign preflight` checks the real ones.", ""]
+        lines += [f"- {standin} `{name}`: {source}" for standin, files in report["not_proven"].items()
+                  for name, source in files.items()]
     md_path = root / "REHEARSAL_REPORT.md"
     md_path.write_text("\n".join(lines) + "\n")
     return json_path, md_path
