@@ -110,7 +110,9 @@ def write_index(data: dict[str, Any], markdown: str, figures: list[Path], nodes:
     out = Path(out_dir)
     rows = eval_transcripts(nodes, out)
     statement = (data.get("scale_statement") or {}).get("text")
-    figs = "\n".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}">'
+    # each figure opens at full size when clicked (the page scales it to its width)
+    figs = "\n".join(f'<figure><a href="{html.escape(p.name)}"><img src="{html.escape(p.name)}" '
+                     f'alt="{html.escape(p.stem)}"></a>'
                      f"<figcaption>{html.escape(FIGURE_CAPTIONS.get(p.name, p.stem))}</figcaption></figure>"
                      for p in figures)
     tables = markdown[markdown.find("\n## "):] if "\n## " in markdown else ""
