@@ -92,8 +92,6 @@ def main(config: dict) -> None:
     _import_lang_only("runtime" if config["dialect"] == "py4" else "runtime_dict")
     for name in PRELOAD_MODULES:
         importlib.import_module(name)
-    if config["dialect"] == "py4":  # what `use` binds, made once (runtime_builtins.py)
-        sys.modules["py4.lang.runtime_builtins"].prepare_views(PRELOAD_MODULES)
     new_globals = new_globals_factory(config["dialect"])
     to_py4 = _to_py4(config["dialect"])
     caps = isolation.Capabilities()
