@@ -53,6 +53,7 @@ def test_py4_push_rewrites_the_card_with_results_and_uploads_the_model(tmp_path,
     model = _model_folder(tmp_path / "run" / "model")
     with RunRecorder(tmp_path / "run", None, "grpo") as run:
         run.add_output("model", model)
+    recorded = tree_sha256(model)
     evaluation = tmp_path / "eval"
     with RunRecorder(evaluation, None, "eval") as run:
         pass
@@ -67,6 +68,7 @@ def test_py4_push_rewrites_the_card_with_results_and_uploads_the_model(tmp_path,
         sent = hub.files("model", "org/model")
     assert set(sent) == {"config.json", "README.md"}
     assert b"certified_rate" in sent["README.md"] and b"0.25" in sent["README.md"]
+    assert tree_sha256(model) == recorded  # the run's folder is as it recorded it
 
 
 def test_pushing_a_folder_no_run_wrote_is_refused(tmp_path):

@@ -127,14 +127,31 @@ def run_manifest_of(model_dir: str | Path) -> dict[str, Any]:
 
 def push_model(model_dir: str | Path, repo_id: str, *, revision: str | None = None,
                results: list[str | Path] = ()) -> str:
-    """Rewrite `model_dir`'s card (with the given evaluation/probes runs' results) and upload the
-    folder to the Hub model repository `repo_id`; returns the commit URL."""
+    """Upload the model folder to the Hub model repository `repo_id` with its card rewritten to
+    hold the given evaluation/probes runs' results; returns the commit URL.
+
+    The folder itself is left as its run recorded it (a campaign checks a finished run's files
+    and would redo a run whose card changed): the upload is staged in a temporary folder of
+    links to the model's files beside the new card.
+    """
+    import tempfile
+
     from py4.hub.push import check_repo_id, push_folder
 
     check_repo_id(repo_id)
+    model_dir = Path(model_dir)
     if not is_model_folder(model_dir):
         from py4.errors import FileFormatError
 
         raise FileFormatError(f"{model_dir}: no config.json or adapter_config.json: not a model folder")
-    write_model_card(model_dir, run_manifest_of(model_dir), [run_results(r) for r in results])
-    return push_folder(model_dir, repo_id, "model", revision=revision)
+    manifest = run_manifest_of(model_dir)
+    summaries = [run_results(r) for r in results]
+    with tempfile.TemporaryDirectory(prefix="py4-push-") as staging:
+        for path in model_dir.rglob("*"):
+            target = Path(staging) / path.relative_to(model_dir)
+            if path.is_dir():
+                target.mkdir(exist_ok=True)
+            elif path.name != CARD_NAME or path.parent != model_dir:
+                target.symlink_to(path.resolve())
+        write_model_card(staging, manifest, summaries)
+        return push_folder(staging, repo_id, "model", revision=revision)
