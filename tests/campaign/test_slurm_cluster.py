@@ -297,3 +297,67 @@ def test_a_cluster_that_fails_to_start_stops_the_daemons_it_spawned(failure, tmp
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+# --- requeue: a run stopped mid-way by Slurm resumes from its last checkpoint ---------------------
+
+def _checkpoint_after(run_dir: str, step: int, job: str, cluster, timeout_s: float) -> int:
+    """Wait until the run has a complete checkpoint past ``step`` (the Trainer writes
+    trainer_state.json last) while its job still runs; its step."""
+    from py4.train.common import checkpoint_problem
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = [int(p.name.split("-")[1]) for p in Path(run_dir).glob("checkpoint-*")
+                if checkpoint_problem(p) is None and int(p.name.split("-")[1]) > step]
+        if done:
+            return min(done)
+        state = cluster.queue()[job][0]
+        assert state in ("PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING"), (state, cluster.logs_tail())
+        time.sleep(0.2)
+    raise TimeoutError(f"no checkpoint past step {step} of {run_dir} within {timeout_s:.0f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_stopped_or_requeued_job_resumes_its_run_from_the_last_checkpoint(slurm, smoke_assets, tmp_path,
+                                                                           monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    shutil.copytree(smoke_assets, out / "assets")
+    overrides = [f"out_dir={out}", "stage_overrides.midtrain=[run.save_steps=4]"]
+    spec = load_campaign(SMOKE, overrides)
+    nodes = build_dag(spec)
+    node = next(n for n in nodes if n.id == "tiny/iso/midtrain")
+    inputs = {"assets", "corpus", "corpus_iso", "tiny/iso/mix"}
+    assert run_campaign(nodes, spec.out_dir, default_executors("inprocess"), inputs, progress=False,
+                        log=lambda s: None).ran == sorted(inputs, key=[n.id for n in nodes].index)
+
+    job = submit_campaign(spec, nodes, SMOKE, overrides, {node.id}, log=lambda s: None).submitted[node.id]
+    argv = latest_jobs(spec.out_dir)[node.id].sbatch
+    assert "--requeue" in argv and any(a.startswith("--signal=B:USR1@") for a in argv)
+    # 1. the time limit nears: Slurm signals the job's batch process (as --signal=B:USR1@<s> does)
+    first = _checkpoint_after(node.run_dir, 0, job, slurm, 1800)
+    stop = slurm.run(["scancel", "--signal=USR1", "--batch", job])
+    assert stop.returncode == 0, stop.stderr
+    # 2. started again, the run resumes; then the job is requeued from outside, as a preemption
+    # does (SIGTERM to every process of the job, then Slurm queues it again)
+    second = _checkpoint_after(node.run_dir, first, job, slurm, 1800)
+    requeue = slurm.run(["scontrol", "requeue", job])
+    assert requeue.returncode == 0, requeue.stderr
+    slurm.wait_idle(1800)
+
+    assert slurm.queue()[job][0] == "COMPLETED"
+    rows = {r.node.id: r for r in run_states(nodes, spec.out_dir)}
+    assert rows[node.id].state == "done"
+    log = Path(latest_jobs(spec.out_dir)[node.id].log).read_text()  # every start appended to one log
+    assert log.count(f"[midtrain] {node.id}") == 3
+    assert f"requeued job {job}" in log and log.count("(resuming after interrupted)") == 2
+    assert f"job {job} started again (requeued 1×)" in log and f"job {job} started again (requeued 2×)" in log
+    # the stage resumed from a checkpoint at least as late as the one seen before the second stop,
+    # and trained only the steps after it
+    result = read_manifest(node.run_dir)["result"]
+    resumed = int(Path(result["resumed_from"]).name.split("-")[1])
+    assert resumed >= second > first
+    assert result["steps_this_run"] == result["global_step"] - resumed > 0
+    assert read_manifest(record_dir(spec.out_dir, node))["resumed_from"] == "interrupted"
