@@ -4,7 +4,9 @@ Fast tier: cancel on a real cluster (no stage runs), when Slurm is installed. Sl
 scripts/install_slurm.sh, then (1) part of the smoke campaign through Slurm and through the local
 runner, with one run made to fail: the same runs done / failed / blocked, the same outputs; a
 resubmission skips what is done and, once the failure is fixed, finishes the rest; (2) the whole
-smoke campaign through Slurm and through the local backend: the same results. Where Slurm
+smoke campaign through Slurm and through the local backend: the same results; (3) a training job
+stopped by Slurm's stop signal and then requeued from outside resumes its run from the last
+checkpoint each time and completes. Where Slurm
 cannot be started the tests skip and say why (pytest -ra prints the reason in the summary), unless
 ``PY4_REQUIRE_SLURM`` is set (CI's .ci/run installs Slurm and sets it): then they fail.
 Every daemon a test started is stopped at teardown (slurm_cluster.LocalSlurm.stop raises when
