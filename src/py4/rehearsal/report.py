@@ -67,6 +67,7 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
             row["resume_drill"] = executor.drills[node.id]
         if record.get("server"):
             row["server"] = record["server"]
+        row["ran_with"] = ran_with(row["command"], record.get("server"))
         dtypes = saved_dtypes(node.run_dir) if status == "done" else None
         if dtypes:
             row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
@@ -102,6 +103,21 @@ def not_proven(standins_dir: Path) -> dict[str, dict[str, str]]:
     return found
 
 
+def ran_with(command: list[str], server: dict[str, Any] | None) -> str:
+    """Which environment ran a node (its interpreter's virtual environment, or the interpreter) and,
+    for an evaluation, which server answered it (the program of the server's recorded command)."""
+    program = Path(command[0]) if command else None
+    where = "?" if program is None else (program.parent.parent.name if program.parent.name == "bin" else str(program))
+    if not server or not server.get("command"):
+        return where
+    argv = str(server["command"]).split()
+    engine = ("vllm serve" if argv[1:2] == ["serve"] else
+              "transformers serve" if "serve" in argv[:5] else Path(argv[0]).name)
+    server_program = Path(argv[0])
+    server_env = server_program.parent.parent.name if server_program.parent.name == "bin" else str(server_program)
+    return f"{where}; {engine} ({server_env})"
+
+
 def _first_and_last_line(text: str) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[0] if len(lines) < 2 else f"{lines[0][:300]} ... {lines[-1][:300]}"
@@ -119,14 +135,15 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
              + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())), "",
              *([f"Not importable here (pyproject's campaign extra): {', '.join(report['missing_campaign_extras'])}", ""]
                if report.get("missing_campaign_extras") else []),
-             "| node | stage | status | s | key facts / error |", "|---|---|---|---|---|"]
+             "| node | stage | status | s | ran with | key facts / error |", "|---|---|---|---|---|---|"]
     for row in report["nodes"]:
         detail = row.get("error") or (("needs " + ", ".join(row["needs"])) if row.get("needs") else
                                       "; ".join(f"{k}={v}" for k, v in list(row["facts"].items())[:6]))
         detail = str(detail).replace("|", "\\|").replace("\n", " ")[:400]
         lines.append(f"| {row['id']} | {row['stage']} | "
                      f"{row['status']}{' (done before)' if row['skipped_as_done'] else ''} | "
-                     f"{row['seconds'] if row['seconds'] is not None else ''} | {detail} |")
+                     f"{row['seconds'] if row['seconds'] is not None else ''} | {row.get('ran_with', '')} | "
+                     f"{detail} |")
     if report["boundaries"]:
         lines += ["", "## Boundaries (settings a CPU cannot run; one named override each)", ""]
         lines += [f"- {name} ({b['stage'] or 'campaign'}): `{' '.join(b['overrides'] + b['campaign_overrides'])}` — "
