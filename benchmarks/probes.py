@@ -1,6 +1,7 @@
 """Probe scoring throughput: batched shared-prefix scorer vs each member in its own full pass.
 
     .venv/bin/python benchmarks/probes.py [--model DIR] [--pairs 120] [--batch-size 16] [--repeats 3]
+        [--vllm .venv-vllm/bin/vllm [--family gemma4]]
 
 All paths score the same pairs with the same model in the same run, interleaved over
 ``--repeats`` rounds (the best round of each counts, so a burst of load on a shared machine
@@ -11,12 +12,23 @@ hits one round, not one path). Prints pairs/s of:
                    batching without sharing the prefix, to tell the two gains apart
   shared_prefix_B  the prefix once, B pairs per model call (left-padded prefixes, right-padded spans)
 and the ratios to naive (goal >= 1.8x, issue 19). Default model: the smoke tiny base.
+
+With ``--vllm`` (the ``vllm`` program of ``make vllm-env``) the same weights are also served by a
+real ``vllm serve`` (``py4.evaluate.serve``, float32, a 1 GiB KV cache) and scored through py4's
+endpoint client, in the same rounds:
+  vllm_token_B     prompts as token ids (``--tokenizer``), B pairs per request
+  vllm_text_B      prompts as text (the server tokenizes), B pairs per request
+The server's start (until it lists the model) is printed beside them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
+import os
+import socket
+import tempfile
 import time
 
 
@@ -53,6 +65,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=120)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--vllm", help="vllm program (.venv-vllm/bin/vllm): also score through a real vllm serve")
+    parser.add_argument("--family", default="gemma4", help="with --vllm: the parsers' family (plan_server's)")
     args = parser.parse_args()
     probes = load_probes()
     pairs = probes[::max(1, len(probes) // args.pairs)][:args.pairs]
@@ -63,15 +77,42 @@ def main() -> None:
              f"naive_{args.batch_size}": lambda: naive_batched(model, tokenizer, pairs, args.batch_size),
              f"shared_prefix_{args.batch_size}": lambda: score_pairs(model, tokenizer, pairs,
                                                                      batch_size=args.batch_size)}
-    best = {name: 0.0 for name in paths}
-    for _ in range(args.repeats):
-        for name, run in paths.items():
-            start = time.perf_counter()
-            run()
-            best[name] = max(best[name], len(pairs) / (time.perf_counter() - start))
+    with contextlib.ExitStack() as stack:
+        if args.vllm:
+            paths.update(served_paths(stack, args, tokenizer, pairs))
+        best = {name: 0.0 for name in paths}
+        for _ in range(args.repeats):
+            for name, run in paths.items():
+                start = time.perf_counter()
+                run()
+                best[name] = max(best[name], len(pairs) / (time.perf_counter() - start))
     print(f"model {args.model}, {len(pairs)} pairs, best of {args.repeats} rounds")
     for name, rate in best.items():
         print(f"{name}: {rate:.1f} pairs/s ({rate / best['naive']:.2f}x naive)")
+
+
+def served_paths(stack: contextlib.ExitStack, args, tokenizer, pairs: list[dict]) -> dict:
+    """The endpoint paths against a vllm serve of ``args.model``, started now and stopped with ``stack``."""
+    from py4.evaluate.serve import ServeConfig, plan_server, serving
+    from py4.probes.endpoint import ProbeEndpoint
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    config = ServeConfig(engine="vllm", executable=args.vllm, port=port, family={"bench": args.family},
+                         max_model_len=4096, extra_args=["--dtype", "float32"])
+    plan = plan_server(config, args.model, name="bench", model_key="bench")
+    log = os.path.join(tempfile.mkdtemp(prefix="probes-bench-"), "server.log")
+    server = stack.enter_context(serving(plan, log))
+    print(f"vllm serve ready in {server.ready_s:.0f} s (log {log})")
+    token = ProbeEndpoint(server.base_url, server.request_model, tokenizer=tokenizer, batch_size=args.batch_size)
+    text = ProbeEndpoint(server.base_url, server.request_model, batch_size=args.batch_size)
+    for client in (token, text):
+        stack.callback(client.close)
+        client.score_pairs(pairs[:4])  # warm-up
+    return {f"vllm_token_{args.batch_size}": lambda: token.score_pairs(pairs),
+            f"vllm_text_{args.batch_size}": lambda: text.score_pairs(pairs)}
 
 
 if __name__ == "__main__":
