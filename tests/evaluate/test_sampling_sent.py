@@ -81,6 +81,35 @@ def test_the_default_eval_sends_top_k_off_rather_than_leaving_it_to_the_server(t
             for b in server.bodies} == {(0.7, 1.0, 0, 0.0, 1.0)}
 
 
+def test_a_transformers_serve_request_carries_only_the_fields_it_takes_and_says_so(tmp_path):
+    # transformers serve answers 422 to top_k/min_p/repetition_penalty: they are not sent, and the
+    # record says the served model's own values applied
+    with CapturingServer() as server:
+        config = EvalConfig.model_validate({
+            "splits": ["test_heldin"], "limit": 1, "sampling": {"samples": 1, **SAMPLING},
+            "policy": {"name": "endpoint", "endpoint": server.url, "model": "m", "engine": "transformers"}})
+        results = run(config, tmp_path / "eval", progress=False)
+    assert server.bodies and all(not {"top_k", "min_p", "repetition_penalty"} & set(b) for b in server.bodies)
+    assert {(b["temperature"], b["top_p"]) for b in server.bodies} == {(0.6, 0.9)}
+    effective = results["sampling_effective"]
+    assert effective["engine"].startswith("transformers") and "not sent" in effective["top_k"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "transformers"])
+def test_an_evaluation_node_tells_its_policy_the_servers_engine(engine):
+    from pathlib import Path
+
+    from py4.campaign.dag import build_dag
+    from py4.campaign.spec import load_campaign
+
+    spec = Path(__file__).resolve().parents[2] / "configs/campaign/python4.yaml"
+    nodes = build_dag(load_campaign(spec, [f"evaluation.serve.engine={engine}"]), check=False)
+    served = [n for n in nodes if n.stage == "eval" and n.server is not None]
+    assert served
+    engines = {o.value for n in served for o in n.overrides if o.key == "policy.engine"}
+    assert engines == ({"transformers"} if engine == "transformers" else set())
+
+
 @pytest.fixture
 def opinionated_model():
     """A tiny model whose generation_config.json samples otherwise (as a Gemma -it's does)."""

@@ -89,7 +89,8 @@ def steered(tmp_path_factory, problem):
 
 
 def evaluate_through(server, family: str, problem):
-    policy = EndpointPolicy(server.base_url, server.request_model, temperature=0.0, family=family, retries=1)
+    policy = EndpointPolicy(server.base_url, server.request_model, temperature=0.0, family=family, retries=1,
+                            engine="transformers")
     try:
         return run_episodes([problem], policy, EPISODE)[0]
     finally:

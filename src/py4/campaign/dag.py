@@ -501,7 +501,8 @@ def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | No
         # The client sends the served name (not the weights' path); tool results are counted
         # with the model's own tokenizer; text tool calls are read in the family's format.
         model, gpus = {"endpoint": server.base_url, "model": server.request_model}, server.gpus
-        served = {"policy.tokenizer": base or model_path, **({"policy.family": server.family} if server.family else {})}
+        served = {"policy.tokenizer": base or model_path, **({"policy.family": server.family} if server.family else {}),
+                  **({"policy.engine": ev.serve.engine} if ev.serve.engine != "vllm" else {})}
     b.add(Node(id=node_id, stage="eval", config=ev.config, run_dir=run, inputs=inputs, gpus=gpus, server=server,
                options={"out": run, **model, "split": splits, "progress": False},
                overrides=[*overrides(served), *given],

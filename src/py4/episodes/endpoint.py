@@ -33,6 +33,11 @@ from py4.endpoint_client import EndpointError, RetryPolicy, auth_headers, post_j
 from py4.episodes.parsing import ParsedTurn, check_call, parse_assistant_text
 from py4.episodes.policy import Turn, TurnRequest, approximate_tokens
 
+# The sampling fields each server engine takes in a chat-completions request.
+ENGINES = {"vllm": ("temperature", "top_p", "top_k", "min_p", "repetition_penalty"),
+           "transformers": ("temperature", "top_p")}
+
+
 class EndpointPolicy:
     """``endpoint``: base URL up to ``/v1`` (``http://host:8000/v1``); ``model``: the served name.
 
@@ -45,17 +50,24 @@ class EndpointPolicy:
                  top_k: int = 0, min_p: float = 0.0, repetition_penalty: float = 1.0,
                  seed: int = 0, concurrency: int = 8, retries: int = 4, timeout_s: float = 300.0,
                  backoff_s: float = 0.5, api_key: str | None = None, tokenizer: Any = None,
-                 family: str | None = None):
+                 family: str | None = None, engine: str = "vllm"):
         import httpx
 
+        if engine not in ENGINES:
+            raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
         self.name = f"endpoint:{model}"
         self.model, self.temperature, self.top_p, self.seed = model, temperature, top_p, seed
-        # Every sampling field is sent: one left out is filled from the served model's generation_config.json
-        self.sampling = {"temperature": temperature, "top_p": top_p, "top_k": top_k, "min_p": min_p,
-                         "repetition_penalty": repetition_penalty}
-        self.sampling_effective = {**self.sampling, "max_tokens": "per turn: the episode's token budget left",
+        # Every sampling field is sent: one left out is filled from the served model's generation_config.json.
+        # transformers serve refuses fields beyond OpenAI's (HTTP 422): there the model's own values apply.
+        wanted = {"temperature": temperature, "top_p": top_p, "top_k": top_k, "min_p": min_p,
+                  "repetition_penalty": repetition_penalty}
+        self.sampling = {k: v for k, v in wanted.items() if k in ENGINES[engine]}
+        left = {k: "not sent (transformers serve has no such field): the served generation_config.json's"
+                for k in wanted if k not in self.sampling}
+        self.sampling_effective = {**self.sampling, **left,
+                                   "max_tokens": "per turn: the episode's token budget left",
                                    "seed": f"{seed} + crc32(episode key/turn) per request",
-                                   "engine": "OpenAI-compatible chat completions"}
+                                   "engine": f"{engine}: OpenAI-compatible chat completions"}
         self.concurrency, self.policy = max(1, concurrency), RetryPolicy(max(0, retries), backoff_s)
         self.tokenizer, self.family = tokenizer, family
         parse_assistant_text("", family)  # an unknown family fails here, before any request

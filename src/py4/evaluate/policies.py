@@ -28,6 +28,9 @@ class PolicyConfig(StrictModel):
     """endpoint: requests in flight at once."""
     retries: int = 4
     request_timeout_s: float = 300.0
+    engine: Literal["vllm", "transformers"] = "vllm"
+    """endpoint: the server's engine, which decides the sampling fields a request may carry
+    (transformers serve refuses top_k, min_p and repetition_penalty)."""
     family: str | None = None
     """endpoint: the chat family whose tool-call text to read when calls arrive in ``content``
     (gemma4, glm45; None: ``<tool_call>{json}</tool_call>`` blocks)."""
@@ -79,7 +82,8 @@ def build_policy(policy: PolicyConfig, sampling: SamplingConfig):
                               top_k=sampling.top_k, min_p=sampling.min_p,
                               repetition_penalty=sampling.repetition_penalty, seed=sampling.seed,
                               concurrency=policy.concurrency, retries=policy.retries,
-                              timeout_s=policy.request_timeout_s, tokenizer=tokenizer, family=policy.family)
+                              timeout_s=policy.request_timeout_s, tokenizer=tokenizer, family=policy.family,
+                              engine=policy.engine)
     return ScriptedPolicy(policy.name, tokenizer=tokenizer)
 
 
