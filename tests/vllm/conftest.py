@@ -23,46 +23,11 @@ log-probabilities compared with local scoring within 1e-4), ``--max-model-len`` 
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-VLLM_VENV = ROOT / ".venv-vllm"
-VLLM = VLLM_VENV / "bin" / "vllm"
-VLLM_PYTHON = VLLM_VENV / "bin" / "python"
-PY4 = Path(sys.executable).parent / "py4"
-
-MODEL_KEY = "gemma4_12b"  # the campaign's model key: its family (gemma4) picks the parsers
-NODE = "gemma4_12b/eft"
-SPLIT = "test_heldin"
-# The eval's seeded one-problem sample (--limit 1) whose gold solution is shortest among seeds 0-199:
-# the caller's reply holds it twice. The test checks that the sample is the problem trained for.
-LIMIT_SEED = 78
-EPISODE_OVERRIDES = ["episode.enable_thinking=false"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def py4(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
-    """``py4 ARGS`` of this interpreter's environment (.venv), as a user runs it."""
-    return subprocess.run([str(PY4), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-
+from vllm_tier import LIMIT_SEED, MODEL_KEY, NODE, SPLIT, VLLM, alive, caller_prompts, caller_reply, free_port
 
 @pytest.fixture(scope="session")
 def vllm_program() -> Path:
@@ -105,27 +70,6 @@ def gemma4_lm(tmp_path_factory) -> Path:
     GenerationConfig(eos_token_id=[ids["<eos>"], ids["<turn|>"]], pad_token_id=ids["<pad>"],
                      bos_token_id=ids["<bos>"]).save_pretrained(out)
     return out
-
-
-def caller_prompts(tokenizer, problem) -> list[list[int]]:
-    """The first prompt's token ids as a server may render it: with string contents (transformers,
-    TRL) and with OpenAI content parts (vLLM's ``--chat-template-content-format`` auto picks these
-    for Gemma-4's template; its system turn then gains a space)."""
-    from py4.episodes import TOOL_SCHEMAS, EpisodeConfig
-    from py4.episodes.environment import initial_messages
-
-    messages = initial_messages(problem, EpisodeConfig(enable_thinking=False))
-    parts = [{**m, "content": [{"type": "text", "text": m["content"]}]} for m in messages]
-    kwargs = dict(tools=TOOL_SCHEMAS, enable_thinking=False, add_generation_prompt=True, tokenize=False)
-    texts = {tokenizer.apply_chat_template(m, **kwargs) for m in (messages, parts)}
-    return [tokenizer(t, add_special_tokens=False)["input_ids"] for t in sorted(texts)]
-
-
-def caller_reply(problem) -> str:
-    """One assistant turn: ``run_code(gold)`` then ``submit(gold)`` in Gemma-4's call format, then its end of turn."""
-    calls = "".join(f'<|tool_call>call:{name}{{code:<|"|>{problem.gold}<|"|>}}<tool_call|>'
-                    for name in ("run_code", "submit"))
-    return calls + "<turn|>"
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-from conftest import py4
+from vllm_tier import py4
 
 pytestmark = pytest.mark.vllm
 

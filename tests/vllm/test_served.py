@@ -13,7 +13,7 @@ import json
 import httpx
 import pytest
 
-from conftest import LIMIT_SEED, SPLIT, caller_prompts, py4
+from vllm_tier import LIMIT_SEED, SPLIT, caller_prompts, py4
 
 pytestmark = pytest.mark.vllm
 

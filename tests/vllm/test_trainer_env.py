@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, VLLM_PYTHON, VLLM_VENV
+from vllm_tier import ROOT, VLLM_PYTHON, VLLM_VENV
 
 pytestmark = pytest.mark.vllm
 
