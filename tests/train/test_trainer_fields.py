@@ -4,7 +4,7 @@ side pins 5.17, with the same TRL 1.16; docs/training.md).
 
 5.17 cannot be installed next to 5.24, so its ``TrainingArguments`` field names are a fixture
 generated from the release's wheel by ``scripts/training_args_fields.py`` (the fixture names the
-wheel and its sha256). The vLLM tier (tests/vllm/) runs the same checks inside that environment.
+wheel and its sha256). The vLLM tier (tests/real_vllm/) runs the same checks inside that environment.
 A "5.17 GRPOConfig" below is a dataclass with exactly those fields plus TRL 1.16's own: building it
 with py4's keywords raises the ``TypeError`` a GRPO run met there when a field is unknown.
 """

@@ -1,4 +1,4 @@
-"""Constants and helpers of the `vllm` tier (tests/vllm), imported by its conftest and its tests.
+"""Constants and helpers of the `vllm` tier (tests/real_vllm), imported by its conftest and its tests.
 
 A module of its own (not conftest.py): several test folders have a conftest.py, and ``from
 conftest import`` would find whichever was imported first in a run that collects them together.
