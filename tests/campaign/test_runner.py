@@ -136,7 +136,7 @@ def test_ledgers_and_results(tmp_path):
     for name in ("dose_response.png", "grpo_ladder.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
     assert {p.name for p in paths} == {"results.json", "results.md", "probes.json", "dose_response.png",
-                                       "grpo_ladder.png"}
+                                       "grpo_ladder.png", "index.html"}
 
 
 def _gold_eval(run: Path, **fields) -> Node:
