@@ -310,8 +310,8 @@ class Scratch:
     With a private root it is a fresh tmpfs (size- and inode-limited), detached and
     mounted anew after every run, also one that seems to have left it untouched: a kept
     tmpfs carries state no check sees (its inode counter, which unnamed ``O_TMPFILE``
-    files advance; its birth time, which ``utime`` cannot reset), and issue 18 requires
-    every run to start from a state no earlier run can have touched. The mount's
+    files advance; its birth time, which ``utime`` cannot reset), and every run must start
+    from a state no earlier run can have touched. The mount's
     arguments are encoded once: ``reset`` runs on every cycle of the worker, where each
     object it makes costs a copy-on-write fault (the prepared child shares the heap).
     Otherwise it is ``host_scratch``, a host directory that the executor made for this

@@ -188,8 +188,8 @@ class _quiet_and_uncollected:
     they are built. Both are process-wide in CPython 3.11, so compilations running at the
     same time in several threads share them: the first to start swaps the filters and
     pauses the collector, the last to finish puts the filters back (a lock is held only
-    for that bookkeeping, never while compiling, so no compilation waits for another:
-    issue 18, class 4). The collector is switched back on by the first compilation to
+    for that bookkeeping, never while compiling, so no compilation waits for another and
+    one program cannot stall the others). The collector is switched back on by the first compilation to
     finish, not the last: under compilations that overlap without pause (one thread
     starting as another ends) the last would never come and the trusted parent would run
     without its collector for good. It is switched back on only if it was on.

@@ -1,4 +1,4 @@
-"""How much work one program may ask of the front end (issue 18, class 4).
+"""How much work one program may ask of the front end (a denial-of-service bound).
 
 The front end runs in Boa's trusted parent on hostile text, so its cost per program must
 be bounded. Source size bounds most of it linearly (``compile.MAX_SOURCE_CHARS``), but a

@@ -1,6 +1,6 @@
 """The campaign report's figures (matplotlib, Agg). Each builder returns its Figure; ``save`` writes it.
 
-Honesty rules every figure follows (issue 19):
+Honesty rules every figure follows:
 - every rate carries its 95% interval (certified rates: Wilson, from k of n episodes; probe
   accuracies: the probes' bootstrap) and the n it stands on is written on the figure;
 - rate axes span [0, 1]; the GRPO reward axis spans the reward's whole range (the episode reward

@@ -1,6 +1,6 @@
 """Did midtraining learn? Each arm's training loss, first and last logged, beside ln(vocabulary):
 the loss of a model that guesses every token uniformly. A loss that stays there means the arm's
-model is the base again (issue 19: the demo's 8.03 -> 8.01 with a 3,076-token vocabulary, 8.03).
+model is the base again (a smoke arm that went 8.03 -> 8.01 against ln(3,076) = 8.03 learned nothing).
 
     midtraining_rows(nodes) -> [{arm, steps, tokens, first_loss, first_step, last_loss, last_step,
                                  train_loss, uniform_loss, learned}]
