@@ -155,18 +155,21 @@ def test_the_main_process_is_the_first_host_of_the_allocation_by_slurms_own_scon
 
 
 def test_the_stop_signal_terminates_the_jobs_own_children_only():
-    from py4.campaign.slurm_job import _terminate_children
-
-    child = subprocess.Popen(["sleep", "60"])
-    # not a child of this process: a grandchild, reparented when its parent exits
-    outer = subprocess.run(["bash", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
-                           check=True)
-    other = int(outer.stdout)
-    try:
-        _terminate_children()
-        assert child.wait(10) == -15
-        os.kill(other, 0)  # still alive
-    finally:
-        os.kill(other, 9)
-        child.kill()
-        child.wait()
+    # In a process of its own: the test process's children (other tests' Boa workers) are not its to stop.
+    script = """
+import os, subprocess
+from py4.campaign.slurm_job import _terminate_children
+child = subprocess.Popen(["sleep", "60"])
+# not a child of this process: a grandchild, reparented when its parent exits
+outer = subprocess.run(["bash", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True,
+                       check=True)
+other = int(outer.stdout)
+try:
+    _terminate_children()
+    print(child.wait(10))
+    os.kill(other, 0)  # still alive
+finally:
+    os.kill(other, 9)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "-15"
