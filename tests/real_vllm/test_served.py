@@ -35,7 +35,8 @@ def test_served_episode_calls_run_code_and_submit_through_vllms_parser_and_is_sc
     rendered = httpx.post(f"{root}/tokenize", timeout=60, json={
         "model": served.request_model, "messages": messages, "tools": TOOL_SCHEMAS, "add_generation_prompt": True,
         "chat_template_kwargs": {"enable_thinking": False}}).json()["tokens"]
-    assert rendered in caller_prompts(AutoTokenizer.from_pretrained(base_model), problem)
+    # and exactly the one transformers and TRL render in training (string contents, not content parts)
+    assert rendered == caller_prompts(AutoTokenizer.from_pretrained(base_model), problem, parts=False)[0]
 
     out = tmp_path / "eval"
     done = py4("eval", "episodes", "--endpoint", served.base_url, "--model", served.request_model,

@@ -45,17 +45,17 @@ def py4(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
     return subprocess.run([str(PY4), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
-def caller_prompts(tokenizer, problem) -> list[list[int]]:
+def caller_prompts(tokenizer, problem, parts: bool = True) -> list[list[int]]:
     """The first prompt's token ids as a server may render it: with string contents (transformers,
-    TRL) and with OpenAI content parts (vLLM's ``--chat-template-content-format`` auto picks these
-    for Gemma-4's template; its system turn then gains a space)."""
+    TRL) and, with ``parts``, with OpenAI content parts (vLLM's ``--chat-template-content-format``
+    auto picks these for Gemma-4's template; its system turn then gains a space)."""
     from py4.episodes import TOOL_SCHEMAS, EpisodeConfig
     from py4.episodes.environment import initial_messages
 
     messages = initial_messages(problem, EpisodeConfig(enable_thinking=False))
-    parts = [{**m, "content": [{"type": "text", "text": m["content"]}]} for m in messages]
+    content_parts = [{**m, "content": [{"type": "text", "text": m["content"]}]} for m in messages]
     kwargs = dict(tools=TOOL_SCHEMAS, enable_thinking=False, add_generation_prompt=True, tokenize=False)
-    texts = {tokenizer.apply_chat_template(m, **kwargs) for m in (messages, parts)}
+    texts = {tokenizer.apply_chat_template(m, **kwargs) for m in ((messages, content_parts) if parts else (messages,))}
     return [tokenizer(t, add_special_tokens=False)["input_ids"] for t in sorted(texts)]
 
 

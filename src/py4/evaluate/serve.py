@@ -171,7 +171,10 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
             "--served-model-name", f"{model_name}.base" if base else model_name,
             "--host", config.host, "--port", str(config.port), "--tensor-parallel-size", str(gpus),
             "--enable-auto-tool-choice", "--tool-call-parser", VLLM_TOOL_CALL_PARSERS[family],
-            "--reasoning-parser", VLLM_REASONING_PARSERS[family]]
+            "--reasoning-parser", VLLM_REASONING_PARSERS[family],
+            # string contents, as transformers and TRL render them in training: vLLM's `auto` picks
+            # OpenAI content parts for Gemma-4's template, whose system turn then gains a space
+            "--chat-template-content-format", "string"]
     if config.max_model_len:
         argv += ["--max-model-len", str(config.max_model_len)]
     if text_only:
