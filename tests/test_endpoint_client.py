@@ -2,32 +2,23 @@
 
 The same statuses, the same number of attempts and the same one-line errors for the three users:
 the corpus generator (async chat), the episodes' endpoint policy (chat with tools) and the probes'
-scorer (completions with prompt log-probabilities). The server is tests/evaluate/test_endpoint.py's
-``ChatServer``.
+scorer (completions with prompt log-probabilities). The server is ``ChatServer`` of
+tests/chat_server.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from chat_server import ChatServer
 from py4.endpoint_client import (SERVER_ERROR_ATTEMPTS, TRANSIENT_STATUSES, EndpointError, RetryPolicy, apost_json,
                                  post_json)
 from py4.errors import Py4Error
 
 
-def _chat_server():
-    path = Path(__file__).resolve().parent / "evaluate" / "test_endpoint.py"
-    spec = importlib.util.spec_from_file_location("py4_evaluate_test_endpoint_for_client", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.ChatServer
-
-
-ChatServer = _chat_server()
 POLICY = RetryPolicy(retries=3, backoff_s=0.0)
 OK = {"choices": [{"index": 0, "message": {"role": "assistant", "content": "fine"}}]}
 

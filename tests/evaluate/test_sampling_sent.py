@@ -3,7 +3,7 @@
 A served request that leaves ``top_k`` (or ``min_p``, ``repetition_penalty``) out is filled by
 vLLM from the model's generation_config.json (Gemma -it: top_k 64, top_p 0.95), so evaluation
 and EFT replay would sample otherwise than the config says. Here a local HTTP server (127.0.0.1,
-ephemeral port) captures the JSON bodies of a real ``py4 eval`` run with an endpoint policy;
+ephemeral port, tests/chat_server.py) captures the JSON bodies of a real ``py4 eval`` run with an endpoint policy;
 ``transformers`` ``generate`` is checked on the GenerationConfig it resolves for a tiny model
 whose generation_config.json says otherwise.
 """
@@ -11,53 +11,25 @@ whose generation_config.json says otherwise.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from chat_server import ChatServer
 from py4.evaluate.harness import EvalConfig, run
 
 SAMPLING = {"temperature": 0.6, "top_p": 0.9, "top_k": 0, "min_p": 0.05, "repetition_penalty": 1.1}
 
 
-class CapturingServer:
-    """An OpenAI chat-completions server that records each request body and answers without a tool call."""
-
-    def __init__(self):
-        self.bodies: list[dict] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # http.server's name
-                server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-                data = json.dumps({"choices": [{"index": 0, "finish_reason": "stop",
-                                                "message": {"role": "assistant", "content": "no idea"}}],
-                                   "usage": {"completion_tokens": 3}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def capturing_server() -> ChatServer:
+    """A chat-completions server that records each request body and answers without a tool call."""
+    reply = {"choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": "no idea"}}],
+             "usage": {"completion_tokens": 3}}
+    return ChatServer(lambda body, n: (200, reply))
 
 
 def test_an_eval_request_carries_every_sampling_parameter_and_the_run_records_them(tmp_path):
-    with CapturingServer() as server:
+    with capturing_server() as server:
         config = EvalConfig.model_validate({
             "splits": ["test_heldin"], "limit": 2,
             "policy": {"name": "endpoint", "endpoint": server.url, "model": "served"},
@@ -73,7 +45,7 @@ def test_an_eval_request_carries_every_sampling_parameter_and_the_run_records_th
 
 
 def test_the_default_eval_sends_top_k_off_rather_than_leaving_it_to_the_server(tmp_path):
-    with CapturingServer() as server:
+    with capturing_server() as server:
         config = EvalConfig.model_validate({"splits": ["test_heldin"], "limit": 1,
                                             "policy": {"name": "endpoint", "endpoint": server.url, "model": "m"}})
         run(config, tmp_path / "eval", progress=False)
@@ -84,7 +56,7 @@ def test_the_default_eval_sends_top_k_off_rather_than_leaving_it_to_the_server(t
 def test_a_transformers_serve_request_carries_only_the_fields_it_takes_and_says_so(tmp_path):
     # transformers serve answers 422 to top_k/min_p/repetition_penalty: they are not sent, and the
     # record says the served model's own values applied
-    with CapturingServer() as server:
+    with capturing_server() as server:
         config = EvalConfig.model_validate({
             "splits": ["test_heldin"], "limit": 1, "sampling": {"samples": 1, **SAMPLING},
             "policy": {"name": "endpoint", "endpoint": server.url, "model": "m", "engine": "transformers"}})

@@ -1,32 +1,22 @@
 """Probe scoring on an OpenAI-compatible completions endpoint agrees with the local path.
 
-The fake server is tests/evaluate/test_endpoint.py's ``ChatServer`` (real HTTP on
+The fake server is ``ChatServer`` of tests/chat_server.py (real HTTP on
 127.0.0.1) answering ``/v1/completions`` with ``echo`` + ``logprobs`` as vLLM does: the
 prompt's token log-probabilities, computed here by the tiny character model itself.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from probes_tiny import char_model
+from chat_server import ChatServer
 from py4.probes.build import load_probes
 
 
-def _chat_server():
-    path = Path(__file__).resolve().parents[1] / "evaluate" / "test_endpoint.py"
-    spec = importlib.util.spec_from_file_location("py4_evaluate_test_endpoint", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.ChatServer
-
-
-ChatServer = _chat_server()
 
 
 def completions_script(model, tok):

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import random
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from chat_server import ChatServer
 from py4.train import eft_data
 
 PROMPTS = [f"Name {n} fruits that are {colour}." for n, colour in
@@ -104,49 +103,21 @@ def test_the_generator_is_placed_on_the_chosen_device(tmp_path):
     assert eft_data.stop_token_ids(model, tokenizer) == stops
 
 
-class ReplayServer:
-    """A local chat-completions server: answers each prompt with thinking and a reply, records bodies."""
+def replay_server() -> ChatServer:
+    """A chat-completions server: answers each prompt with thinking and a reply, records bodies."""
 
-    def __init__(self):
-        self.bodies, self.lock = [], threading.Lock()
-        server = self
+    def answer(body, n):
+        prompt = body["messages"][-1]["content"]
+        return 200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": f"  Answer to: {prompt}\n", "reasoning_content": f"Think: {prompt}"}}],
+            "usage": {"completion_tokens": 9}}
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # http.server's name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.bodies.append(body)
-                prompt = body["messages"][-1]["content"]
-                reply = {"choices": [{"index": 0, "finish_reason": "stop", "message": {
-                    "role": "assistant", "content": f"  Answer to: {prompt}\n",
-                    "reasoning_content": f"Think: {prompt}"}}],
-                    "usage": {"completion_tokens": 9}}
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    return ChatServer(answer)
 
 
 def test_an_endpoint_answers_replay_prompts(instructions):
     """Through a server: one request per prompt with the replay settings; nothing is loaded here."""
-    with ReplayServer() as server:
+    with replay_server() as server:
         settings = eft_data.ReplaySettings(
             instructions=str(instructions), parent={"path": "zai-org/GLM-4.5-Air", "revision": "a24ceef6"},
             max_new_tokens=4096, endpoint={"url": server.url, "model": "parent", "concurrency": 2})
