@@ -1,10 +1,13 @@
-"""A local OpenAI-compatible server for tests: real HTTP on 127.0.0.1 (ephemeral port), each
+"""A local OpenAI-compatible server for tests, and the port and process helpers of tests that
+start real servers. The server: real HTTP on 127.0.0.1 (ephemeral port), each
 POST answered by the test's ``script(body, n)`` and every request body recorded, so clients,
 retries, request bodies and reply parsing all run for real."""
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -55,3 +58,19 @@ class ChatServer:
     def __exit__(self, *exc):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a real server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists (a stopped server must not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -12,12 +12,11 @@ and tools, generates, decodes, parses (or not) the call, and the client reads it
 from __future__ import annotations
 
 import json
-import os
-import socket
 from pathlib import Path
 
 import pytest
 
+from chat_server import alive, free_port
 from py4.episodes import TOOL_SCHEMAS, EpisodeConfig, run_episodes
 from py4.episodes.environment import initial_messages
 from py4.episodes.endpoint import EndpointPolicy
@@ -28,20 +27,6 @@ pytestmark = pytest.mark.smoke
 
 EPISODE = EpisodeConfig(enable_thinking=False, max_tool_calls=2)
 END_OF_CALL = {"gemma4": "<turn|>", "glm45": "<|observation|>"}  # an EOS of the stand-in's generation config
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")

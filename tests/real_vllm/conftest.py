@@ -27,7 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from vllm_tier import LIMIT_SEED, MODEL_KEY, NODE, SPLIT, VLLM, alive, caller_prompts, caller_reply, free_port
+from chat_server import alive, free_port
+from vllm_tier import LIMIT_SEED, MODEL_KEY, NODE, SPLIT, VLLM, caller_prompts, caller_reply
 
 @pytest.fixture(scope="session")
 def vllm_program() -> Path:

@@ -6,8 +6,6 @@ conftest import`` would find whichever was imported first in a run that collects
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -24,20 +22,6 @@ SPLIT = "test_heldin"
 # The eval's seeded one-problem sample (--limit 1) whose gold solution is shortest among seeds 0-199:
 # the caller's reply holds it twice. The test checks that the sample is the problem trained for.
 LIMIT_SEED = 78
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def py4(*args: str, timeout: float = 1800) -> subprocess.CompletedProcess:
