@@ -5,9 +5,13 @@
     results = py4.run_eval("runs/eval-gold", policy="gold", splits=["test_heldin"], limit=20)
     report = py4.load_campaign_results("configs/campaign/smoke.yaml")
 
-Boa itself: ``from py4.boa import Executor, certify, check``. Every import happens on
-first call, so ``import py4`` stays cheap (Boa's workers import this package too).
+Boa itself: ``from py4.boa import Executor, certify, check``. This is the package's top floor:
+its functions call into the campaign, the report and the evaluation, and no module of the package
+imports it. Every import but the version's happens on first call, so ``import py4`` stays cheap
+(Boa's workers import this package too).
 """
+
+from py4.version import __version__
 
 # Annotations are strings and TYPE_CHECKING is not typing's: importing typing, pathlib or
 # __future__ here would slow every `import py4` (every Boa worker's included).
@@ -19,7 +23,6 @@ if TYPE_CHECKING:
 
     from py4.problems.schema import Problem
 
-__version__ = "0.1.0"
 __all__ = ["__version__", "load_bank", "run_eval", "load_campaign_results"]
 
 

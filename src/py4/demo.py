@@ -22,9 +22,7 @@ SMOKE_CAMPAIGN = "configs/campaign/smoke.yaml"
 
 def checkout_root() -> Path:
     """The folder above ``src/py4`` (the repository root of an editable install)."""
-    import py4
-
-    return Path(py4.__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[2]  # this module sits in src/py4
 
 
 def project_root(campaign: str = SMOKE_CAMPAIGN) -> Path:

@@ -137,13 +137,13 @@ def code_version() -> dict[str, Any]:
     once per process: the code a process runs is the code it imported when it started."""
     from importlib import metadata
 
-    import py4
+    from py4.version import __version__
 
     try:
         version: str | None = metadata.version("py4")
     except metadata.PackageNotFoundError:
-        version = getattr(py4, "__version__", None)
-    return checkout_version(Path(py4.__file__).resolve().parent, version)
+        version = __version__
+    return checkout_version(Path(__file__).resolve().parent, version)  # this module's folder: src/py4
 
 
 def checkout_version(package_dir: Path, version: str | None) -> dict[str, Any]:

@@ -66,10 +66,10 @@ def select_problems(bank: list[Problem], split: str, limit: int | None, seed: in
 
 def boa_version() -> dict[str, str]:
     """The toolkit version and a fingerprint of Boa's and the language's sources."""
-    import py4
     from py4.corpus.validate import implementation_fingerprint
+    from py4.version import __version__
 
-    return {"version": py4.__version__, "implementation": implementation_fingerprint()}
+    return {"version": __version__, "implementation": implementation_fingerprint()}
 
 
 def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, policy: Any = None,
