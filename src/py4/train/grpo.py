@@ -512,14 +512,14 @@ def batched_tools_trainer():
 
     TRL 1.16's ``_tool_call_loop`` calls the tools of a round one sample at a time (128
     rollouts × up to 16 calls × up to 5 s of timeout each, in series). This subclass opens
-    :class:`~py4.episodes.environment.ToolRounds` around TRL's own loop: the first tool call
+    :class:`~py4.episodes.tool_batching.ToolRounds` around TRL's own loop: the first tool call
     of a round runs every call's Boa work of that round together (``Executor.run_many``),
     and each environment then answers TRL's calls in TRL's order from those results.
     Rewards and transcripts are those of the plain loop (tests/episodes/test_tool_batching.py).
     """
     from trl import GRPOTrainer
 
-    from py4.episodes.environment import ToolRounds
+    from py4.episodes.tool_batching import ToolRounds
 
     class BatchedToolsGRPOTrainer(GRPOTrainer):
         tool_batching = {"rounds": 0, "boa_calls": 0}  # per instance once a loop ran (for the manifest)
