@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"episodes"},
     {"data"},
     {"corpus", "train"},
-    {"evaluate", "graft", "probes"},
+    {"evaluate", "graft", "probes", "pinned_datasets"},  # pinned_datasets: a Hub pin as bank, probe set or corpus
     {"inspect_tasks"},
     {"stages"},  # the stage registry: stage name -> the config types and run functions of the packages below
     {"campaign"},

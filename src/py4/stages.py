@@ -22,7 +22,9 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import pydantic
 
 from py4.config import ConfigError, StrictModel, load_config, validate_config
 
@@ -196,12 +198,27 @@ class ProbesConfig(StrictModel):
     base: str | None = None
     limit: int | None = None
     compare: str | None = None
+    probes: str | None = None
+    """A probe-set folder (``probes-<version>.jsonl.gz`` + manifest); None: the shipped set."""
 
 
 class SanityBankConfig(StrictModel):
     """``py4 campaign sanity-bank``: a bank whose train_sanity split is a dose's gold problems."""
 
     dose: str
+    out: str
+    bank_dir: str | None = None
+    """The bank it copies (a folder in the shipped layout); None: the shipped bank."""
+
+
+class DatasetOptions(StrictModel):
+    """``py4 campaign dataset``: a dataset pinned on the Hub, read from the local Hugging Face
+    cache and written in the form its stages take (`py4.pinned_datasets`)."""
+
+    kind: Literal["bank", "probes", "corpus"]
+    hub_id: str
+    revision: str = pydantic.Field(min_length=1)
+    """The dataset commit (a short pin resolves through the cache's refs/); never unpinned."""
     out: str
 
 
@@ -342,13 +359,19 @@ def _run_probes(config: ProbesConfig, call: StageCall) -> dict:
 
     return evaluate_probes(config.model, Path(config.out), adapter=config.adapter, base=config.base,
                            compare=Path(config.compare) if config.compare else None, limit=config.limit,
-                           progress=config.progress)
+                           progress=config.progress, probes_dir=config.probes)
 
 
 def _run_sanity_bank(config: SanityBankConfig, call: StageCall) -> int:
     from py4.evaluate.sanity_bank import write_sanity_bank
 
-    return write_sanity_bank(Path(config.dose), Path(config.out))
+    return write_sanity_bank(Path(config.dose), Path(config.out), bank_dir=config.bank_dir)
+
+
+def _run_dataset(config: DatasetOptions, call: StageCall) -> dict:
+    from py4.pinned_datasets import install_pinned
+
+    return install_pinned(config.kind, config.hub_id, config.revision, config.out)
 
 
 def _run_heldout_loss(config: HeldoutLossConfig, call: StageCall) -> dict:
@@ -414,6 +437,10 @@ def _sanity_bank_summary(count: int) -> str:
     return f"train_sanity: {count} problems"
 
 
+def _dataset_summary(result: dict) -> str:
+    return f"{result['kind']} {result['hub_id']}@{result['commit'][:12]} -> {result['path']}"
+
+
 def _heldout_loss_summary(result: dict) -> str:
     return (f"held-out loss {result['all']['loss']:.4f} over {result['all']['scored_tokens']} tokens "
             f"({result['documents']} documents, {result['dropped_as_trained_on']} dropped as trained on)")
@@ -439,6 +466,10 @@ STAGES: dict[str, Stage] = {s.name: s for s in [
           flags=(Flag(field="out", flag="--out"), Flag(field=CONFIG, flag="--config")),
           config_type="py4.train.assets:SmokeAssetsConfig", run=_run_assets, result_type="pathlib:Path",
           summary=_path_summary),
+    Stage(name="dataset", command=("campaign", "dataset"), options=DatasetOptions, config_type=None,
+          flags=(Flag(field="kind", flag="--kind"), Flag(field="hub_id", flag="--hub-id"),
+                 Flag(field="revision", flag="--revision"), Flag(field="out", flag="--out")),
+          run=_run_dataset, result_type="builtins:dict", summary=_dataset_summary),
     Stage(name="corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
           config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",
           summary=_corpus_summary),
@@ -468,12 +499,13 @@ STAGES: dict[str, Stage] = {s.name: s for s in [
                  Flag(field=CONFIG, flag="--config")),
           load=_load_eval, run=_run_eval, result_type="builtins:dict", summary=_eval_summary),
     Stage(name="sanity_bank", command=("campaign", "sanity-bank"), options=SanityBankConfig, config_type=None,
-          flags=(Flag(field="dose", flag="--dose"), Flag(field="out", flag="--out")),
+          flags=(Flag(field="dose", flag="--dose"), Flag(field="out", flag="--out"),
+                 Flag(field="bank_dir", flag="--bank-dir")),
           run=_run_sanity_bank, result_type="builtins:int", summary=_sanity_bank_summary),
     Stage(name="probes", command=("eval", "probes"), options=ProbesConfig, config_type=None,
           flags=(Flag(field="model", flag="--model"), Flag(field="out", flag="--out"),
                  Flag(field="progress", flag="--no-progress"),
-                 *(Flag(field=f, flag=f"--{f}") for f in ("adapter", "base", "limit", "compare"))),
+                 *(Flag(field=f, flag=f"--{f}") for f in ("adapter", "base", "limit", "compare", "probes"))),
           run=_run_probes, result_type="builtins:dict", summary=_probes_summary),
     Stage(name="heldout_corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
           config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",

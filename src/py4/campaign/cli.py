@@ -88,6 +88,16 @@ def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None,
     return spec, nodes
 
 
+def _refuse_missing_pins(spec) -> None:
+    """The Hub datasets the campaign reads (``datasets:``), found offline in the Hugging Face cache
+    and read back as the exports they name, before anything runs; Py4Error (one line per pin)."""
+    from py4.campaign.dataset_pins import check_dataset_pins
+
+    missing = check_dataset_pins(spec)
+    if missing:
+        raise Py4Error("; ".join(missing))
+
+
 @app.command()
 @cli_errors  # a bad spec, stage config or override (ConfigError, DagError): one line, exit 2
 def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[str] = ONLY,
@@ -101,12 +111,8 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
 
     from py4.campaign.records import node_status
 
-    from py4.campaign.dataset_pins import check_dataset_pins
-
     spec, nodes = _load(file, out, overrides, check=True)
-    missing = check_dataset_pins(spec)  # the Hub datasets it reads, found offline in the HF cache
-    if missing:
-        raise Py4Error("; ".join(missing))
+    _refuse_missing_pins(spec)
     chosen = selected(nodes, only)
     plans = _memory_plans(spec, chosen)
     if as_json:
@@ -222,6 +228,8 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         raise Py4Error("--rerun and --verify are for the local runner (--backend local)")
     set_threads(threads)
     spec, nodes = _load(file, out, overrides, check=True)
+    if backend == "local":  # a Slurm job reads the pins where it runs: its dataset runs go first
+        _refuse_missing_pins(spec)
     chosen = {n.id for n in selected(nodes, only)}
     if rerun:
         selected(nodes, rerun, "--rerun")
@@ -323,12 +331,31 @@ def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 @cli_errors  # a dose without gold problems, a missing or malformed file: one line, exit 2
 def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folder (rows.jsonl with problem ids)"),
                 out: Path = typer.Option(..., "--out", help="bank folder to write"),
-                version: str = typer.Option("v1", "--version")) -> None:
+                version: str = typer.Option("v1", "--version"),
+                bank_dir: Optional[Path] = typer.Option(None, "--bank-dir", help="the bank to copy (a folder in "
+                                                        "the shipped layout, e.g. a pinned bank); default: shipped"),
+                ) -> None:
     """Write a bank whose train_sanity split is the dose's gold problems (the smoke memorisation check)."""
     from py4.evaluate.sanity_bank import write_sanity_bank
 
     try:
-        n = write_sanity_bank(dose, out, version)
+        n = write_sanity_bank(dose, out, version, bank_dir=bank_dir)
     except OSError as exc:  # a bank version that is not shipped, an output folder we cannot write
         raise fail(str(exc)) from None
     typer.echo(f"train_sanity: {n} problems -> {out}")
+
+
+@app.command("dataset")
+@cli_errors  # a pin the cache does not hold, a folder that is not the export it names: one line, exit 2
+def dataset(kind: str = typer.Option(..., "--kind", help="bank, probes or corpus"),
+            hub_id: str = typer.Option(..., "--hub-id", help="the dataset's Hub id (ORG/NAME)"),
+            revision: str = typer.Option(..., "--revision", help="the dataset commit it is pinned at"),
+            out: Path = typer.Option(..., "--out", help="folder to write it into, as its stages take it")) -> None:
+    """Read a dataset pinned on the Hub from the local Hugging Face cache (offline, hashes checked) and write
+    it as its stages take it: a bank folder, a probe-set folder or a corpus folder."""
+    from py4.pinned_datasets import KINDS, install_pinned
+
+    if kind not in KINDS:
+        raise Py4Error(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
+    result = install_pinned(kind, hub_id, revision, out)
+    typer.echo(f"{kind} {hub_id}@{result['commit']} (content sha256 {result['content_sha256']}) -> {result['path']}")

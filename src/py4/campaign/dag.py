@@ -149,6 +149,9 @@ def build_dag(spec: CampaignSpec, check: bool = True) -> list[Node]:
     for key, model in spec.models.items():
         _model_nodes(b, key, model)
     _compare_probes_with_control(b)
+    from py4.campaign.dataset_pins import use_pinned_datasets  # it makes Nodes: imported here, not above
+
+    b.nodes = use_pinned_datasets(spec, b.nodes)  # the Hub datasets the spec pins, read by its runs
     for node in b.nodes.values():
         node.overrides += overrides(spec.stage_overrides.get(node.stage, []))
     nodes = topological(list(b.nodes.values()))

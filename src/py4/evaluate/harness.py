@@ -96,7 +96,9 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         bank = load_bank(config.bank_version, config.bank_dir)
         manifest = load_manifest(config.bank_version, config.bank_dir)
         bank_file, _ = bank_paths(config.bank_version, config.bank_dir)
-        recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"))
+        # a bank taken from the Hub: its id, pin, commit and content hash (`install_bank`)
+        dataset = {"dataset": manifest["dataset"]} if manifest.get("dataset") else {}
+        recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"), **dataset)
         policy = policy or build_policy(config.policy, config.sampling)
         executor = shared_executor(config.episode.output_cap, config.workers)
         split_problems = problems or {s: select_problems(bank, s, config.limit, config.limit_seed)

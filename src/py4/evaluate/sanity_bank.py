@@ -24,8 +24,11 @@ class SanityBankError(Py4Error, ValueError):
     manifest: the user's to fix (``py4 campaign sanity-bank`` prints it as one line, exit 2)."""
 
 
-def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = "v1") -> int:
-    """Copy the shipped bank to out_dir with the dose's gold problems moved to `train_sanity`.
+def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = "v1",
+                      bank_dir: str | Path | None = None) -> int:
+    """Copy the bank (the shipped one, or the one in ``bank_dir``: a campaign's pinned bank) to
+    out_dir with the dose's gold problems moved to `train_sanity`; its manifest keeps the
+    bank's own entries (a pinned bank's ``dataset`` provenance).
 
     Returns the number of train_sanity problems. Raises SanityBankError when the dose's manifest
     is missing or malformed (naming path:line), names no problem or a problem the bank does not
@@ -36,7 +39,7 @@ def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = 
     ids = set(manifest.get("problem_ids") or [])
     if not ids:
         raise SanityBankError(f"{dose_dir}/manifest.json: no problem_ids (a dose with gold rows is needed)")
-    bank_path, manifest_path = bank_paths(version)
+    bank_path, manifest_path = bank_paths(version, bank_dir)
     lines, found = [], set()
     for line in gzip.decompress(bank_path.read_bytes()).decode("utf-8").splitlines():
         if not line.strip():

@@ -62,6 +62,8 @@ def eval_probes(
     limit: Optional[int] = typer.Option(None, "--limit", help="every k-th pair so that about N are scored"),
     batch_size: int = typer.Option(BATCH_SIZE, "--batch-size", help="pairs per model call / request"),
     no_progress: bool = typer.Option(False, "--no-progress"),
+    probes: Optional[Path] = typer.Option(None, "--probes", help="a probe-set folder (probes-<version>.jsonl.gz + "
+                                          "manifest, e.g. a campaign's pinned set); default: the shipped set"),
 ) -> None:
     """Score a model (and its base) on the rule probes; write results.json and results.md."""
     from py4.endpoint_client import EndpointError
@@ -69,7 +71,8 @@ def eval_probes(
 
     try:
         results = evaluate_probes(model, out, adapter=adapter, base=base, endpoint=endpoint, tokenizer=tokenizer,
-                                  compare=compare, limit=limit, batch_size=batch_size, progress=not no_progress)
+                                  compare=compare, limit=limit, batch_size=batch_size, progress=not no_progress,
+                                  probes_dir=probes)
     except EndpointError as exc:  # the server refused or kept failing: what to fix is in the message
         raise Py4Error(str(exc)) from None
     from py4.probes.stats import accuracy_text

@@ -89,7 +89,9 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
                    if base_file else None)
     out = Path(out_dir)
     with RunRecorder(out, None, kind="probes-eval") as recorder:
-        recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"])
+        # a probe set taken from the Hub: its id, pin, commit and content hash (`install_probes`)
+        dataset = {"dataset": manifest["dataset"]} if manifest.get("dataset") else {}
+        recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"], **dataset)
         how = {"endpoint": endpoint, "tokenizer": _endpoint_tokenizer(endpoint, tokenizer),
                "batch_size": batch_size, "progress": progress}
         scores = _score(model, adapter, probes, **how)

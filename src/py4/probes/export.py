@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.hub.dataset_folder import DatasetCard, write_dataset
+from py4.hub.dataset_source import ExportedDataset
 from py4.probes.build import CANARY, CONTEXTS, load_probes, probe_paths
 
 
@@ -42,9 +43,34 @@ def probes_from_dataset(folder: str | Path) -> list[dict[str, Any]]:
     """The probe pairs of a probe-set dataset folder (`export_probes`'s, e.g. a Hub snapshot),
     each the record the shipped set holds (``check`` decoded). Raises DatasetSourceError when
     the folder is not an intact probe-set export."""
-    from py4.hub.dataset_source import DatasetSourceError, read_dataset
+    from py4.hub.dataset_source import read_dataset
 
-    data = read_dataset(folder)
+    return _probes_of(read_dataset(folder), folder)
+
+
+def _probes_of(data: ExportedDataset, folder: str | Path) -> list[dict[str, Any]]:
+    from py4.hub.dataset_source import DatasetSourceError
+
     if data.metadata.get("canary") != CANARY or list(data.splits) != ["test"]:
         raise DatasetSourceError(f"{folder}: not a probe-set export (one test split and the probes' canary)")
     return data.splits["test"]
+
+
+def install_probes(folder: str | Path, data_dir: str | Path, source: dict[str, Any] | None = None) -> Path:
+    """Write the probe set of a dataset folder into ``data_dir`` in the shipped layout
+    (``probes-<version>.jsonl.gz`` and its manifest), so ``load_probes(data_dir)`` and ``py4 eval
+    probes --probes`` read it. The file's bytes are those ``py4 probes build`` writes for the same
+    pairs, so its hash is the original set's. ``source``: where the folder came from (a Hub pin),
+    kept in the manifest's ``dataset`` entry beside the card's content hash. Returns the file."""
+    import json
+
+    from py4.hub.dataset_source import read_dataset
+    from py4.probes.build import write_probes
+
+    data = read_dataset(folder)
+    path, manifest_path = write_probes(_probes_of(data, folder), data_dir)
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["dataset"] = {**(source or {}), "folder": str(Path(folder).resolve()),
+                           "content_sha256": data.metadata["content_sha256"]}
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return path

@@ -10,7 +10,7 @@ from pathlib import Path
 from py4.errors import Py4Error
 from py4.problems.schema import Problem
 
-__all__ = ["BankError", "bank_paths", "load_bank", "load_manifest", "find_problem"]
+__all__ = ["BankError", "bank_paths", "bank_provenance", "load_bank", "load_manifest", "find_problem"]
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -61,6 +61,16 @@ def load_bank(version: str = "v1", data_dir: str | Path | None = None, verify: b
         except ValueError as exc:
             raise BankError(f"{bank_path}:{lineno}: invalid problem: {exc}") from None
     return problems
+
+
+def bank_provenance(version: str = "v1", data_dir: str | Path | None = None) -> dict:
+    """What a run records of the bank it read: version, file, content hash, and for a bank taken
+    from the Hub (`py4.problems.export.install_bank`) the ``dataset`` it came from (Hub id, pin,
+    commit, the card's content hash). Raises BankError when the manifest is missing."""
+    bank_path, _ = bank_paths(version, data_dir)
+    manifest = load_manifest(version, data_dir)
+    return {"version": version, "path": str(bank_path), "jsonl_sha256": manifest.get("jsonl_sha256"),
+            **({"dataset": manifest["dataset"]} if manifest.get("dataset") else {})}
 
 
 def find_problem(problems: list[Problem], problem_id: str) -> Problem:

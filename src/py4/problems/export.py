@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.hub.dataset_folder import DatasetCard, DatasetExportError, write_dataset
+from py4.hub.dataset_source import ExportedDataset
 from py4.problems.schema import CANARY, SPLITS, Problem
 
 JSON_COLUMNS = ["tests", "provenance"]
@@ -62,9 +63,14 @@ def _row(problem: Problem) -> dict[str, Any]:
 def bank_from_dataset(folder: str | Path) -> tuple[str, list[Problem]]:
     """(bank version, problems sorted by id) of a bank dataset folder (`export_bank`'s, e.g. a
     Hub snapshot). Raises DatasetSourceError when the folder is not an intact bank export."""
-    from py4.hub.dataset_source import DatasetSourceError, read_dataset
+    from py4.hub.dataset_source import read_dataset
 
-    data = read_dataset(folder)
+    return _bank_of(read_dataset(folder), folder)
+
+
+def _bank_of(data: ExportedDataset, folder: str | Path) -> tuple[str, list[Problem]]:
+    from py4.hub.dataset_source import DatasetSourceError
+
     version = data.metadata.get("bank_version")
     if not version:
         raise DatasetSourceError(f"{folder}: not a bank export (its card's py4 block has no bank_version)")
@@ -78,11 +84,13 @@ def bank_from_dataset(folder: str | Path) -> tuple[str, list[Problem]]:
     return version, sorted(problems, key=lambda p: p.id)
 
 
-def install_bank(folder: str | Path, data_dir: str | Path) -> Path:
+def install_bank(folder: str | Path, data_dir: str | Path, source: dict[str, Any] | None = None) -> Path:
     """Write the bank of a dataset folder into ``data_dir`` in the shipped layout
     (``bank-<version>.jsonl.gz`` and its manifest), so ``load_bank(version, data_dir)`` and a
     stage's ``bank_dir`` read it. The file's bytes are those `py4 problems build` writes for
-    the same problems, so its hash is the original bank's. Returns the bank file."""
+    the same problems, so its hash is the original bank's. ``source``: where the folder came
+    from (a Hub pin: id, revision, commit), kept in the manifest's ``dataset`` entry beside the
+    card's content hash. Returns the bank file."""
     import hashlib
     from collections import Counter
 
@@ -91,7 +99,8 @@ def install_bank(folder: str | Path, data_dir: str | Path) -> Path:
     from py4.problems.build import _gzip_deterministic, _jsonl
     from py4.runs import atomic_write_json
 
-    version, problems = bank_from_dataset(folder)
+    data = read_dataset(folder)
+    version, problems = _bank_of(data, folder)
     bank_path, manifest_path = bank_paths(version, data_dir)
     bank_path.parent.mkdir(parents=True, exist_ok=True)
     raw = _jsonl(problems)
@@ -102,6 +111,6 @@ def install_bank(folder: str | Path, data_dir: str | Path) -> Path:
         "version": version, "problems": len(problems), "families": len({p.family for p in problems}),
         "per_split": dict(sorted(Counter(p.split for p in problems).items())),
         "jsonl_sha256": hashlib.sha256(raw).hexdigest(), "file": bank_path.name,
-        "dataset": {"folder": str(Path(folder).resolve()),
-                    "content_sha256": read_dataset(folder).metadata["content_sha256"]}})
+        "dataset": {**(source or {}), "folder": str(Path(folder).resolve()),
+                    "content_sha256": data.metadata["content_sha256"]}})
     return bank_path

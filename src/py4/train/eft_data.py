@@ -111,6 +111,8 @@ class EFTDoseConfig(StrictModel):
     replay: int
     split: TrainingSplit = "eft_pool"
     bank_version: str = "v1"
+    bank_dir: str | None = None
+    """The bank's folder (shipped layout; a campaign's pinned bank); None: the shipped bank."""
     held_out_rules: list[str] | None = None
     """Default: py4.lang.rules.DEFAULT_HELD_OUT."""
     allow_held_out_rules: bool = False
@@ -439,7 +441,7 @@ def build_dose(config: EFTDoseConfig) -> Path:
     another ``gold_format``.
     """
     from py4.lang.rules import DEFAULT_HELD_OUT
-    from py4.problems.bank import load_bank
+    from py4.problems.bank import bank_provenance, load_bank
     from py4.runs import atomic_write_json, atomic_write_text
 
     rng = random.Random(config.seed)
@@ -454,7 +456,8 @@ def build_dose(config: EFTDoseConfig) -> Path:
                                 f"this dose asks for gold_format {config.gold_format!r}")
         manifest["drawn_from"] = {"path": config.draw_from, "sha256": source_manifest.get("sha256")}
     else:
-        problems = [p for p in load_bank(config.bank_version) if p.split == config.split]
+        problems = [p for p in load_bank(config.bank_version, config.bank_dir) if p.split == config.split]
+        manifest["bank"] = bank_provenance(config.bank_version, config.bank_dir)
         rows, skipped = select_gold(problems, config.gold, held_out, config.allow_held_out_rules, rng,
                                     config.gold_format, config.system_prompt, config.gold_max_chars)
         manifest["gold_skipped"] = skipped
