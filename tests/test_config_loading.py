@@ -79,3 +79,19 @@ def test_dump_round_trips(tmp_path):
     cfg = load_config(Stage, None, ["optim.lr=3e-4"])
     again = load_config(Stage, write(tmp_path, dump_config(cfg)))
     assert again == cfg
+
+
+def test_a_module_name_reference_resolves_or_names_its_field_and_file():
+    from py4.config import ReferenceNotFound, resolve_reference
+
+    assert resolve_reference("py4.config:load_config", "function", kind="function") is load_config
+    cases = {"py4.config": "expected 'module:type'", "py4.config:NoSuchType": "'py4.config:NoSuchType' not found",
+             "py4.no_such_module:T": "No module named 'py4.no_such_module'"}
+    for reference, says in cases.items():
+        with pytest.raises(ReferenceNotFound) as caught:
+            resolve_reference(reference, "model.config_type", "configs/x.yaml", kind="type")
+        assert caught.value.source == "configs/x.yaml"
+        assert caught.value.problems[0].startswith("model.config_type: ") and says in caught.value.problems[0]
+        assert isinstance(caught.value, ConfigError) and isinstance(caught.value, ImportError)
+    with pytest.raises(ReferenceNotFound, match="reward: 'py4.config:__all__' is not callable"):
+        resolve_reference("py4.config:__all__", "reward", kind="function")

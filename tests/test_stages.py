@@ -104,14 +104,13 @@ def test_check_names_the_option_or_field_and_what_was_expected():
 
 @pytest.mark.parametrize("name", list(stages.STAGES))
 def test_each_stage_names_importable_config_and_result_types(name):
-    import importlib
-
     import pydantic
+
+    from py4.config import resolve_reference
 
     stage = stages.get_stage(name)
     assert issubclass(stage.config_class(), pydantic.BaseModel), name
-    module, _, attribute = stage.result_type.partition(":")
-    assert isinstance(getattr(importlib.import_module(module), attribute), type), stage.result_type
+    assert isinstance(resolve_reference(stage.result_type, "result_type", f"stage {name}"), type), stage.result_type
     if stage.launch_module:  # a training stage: its module trains (run(config, callbacks=()))
         assert callable(stage.module().run), name
 

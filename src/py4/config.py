@@ -24,7 +24,10 @@ from py4.fileio import atomic_write_text
 
 __all__ = [
     "ConfigError",
+    "ReferenceNotFound",
     "StrictModel",
+    "reference_parts",
+    "resolve_reference",
     "load_config",
     "read_config_mapping",
     "parse_overrides",
@@ -42,6 +45,42 @@ class ConfigError(Py4Error, ValueError):
         self.problems = problems
         lines = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"invalid config {source}: {len(problems)} problem(s)\n{lines}")
+
+
+class ReferenceNotFound(ConfigError, ImportError):
+    """A ``module:name`` a config names that cannot be imported (an ImportError too, for the
+    callers that import it)."""
+
+
+def reference_parts(reference: str, kind: str = "name") -> tuple[str, str]:
+    """``module:name`` as (module, name); ValueError ``expected 'module:<kind>'`` for anything else
+    (what a field validator raises, so pydantic names the field)."""
+    module, sep, name = reference.partition(":") if isinstance(reference, str) else ("", "", "")
+    if not (sep and module and name.isidentifier()):
+        raise ValueError(f"expected 'module:{kind}', got {reference!r}")
+    return module, name
+
+
+def resolve_reference(reference: str, field: str, source: str = "<config>", *, kind: str = "name") -> Any:
+    """The object a ``module:name`` reference names, its module imported on the way.
+
+    ``field``: the config field that holds it and ``source``: its file, when known; both are in
+    the ReferenceNotFound raised for a malformed reference, a module or name that is not there,
+    and (``kind="function"``) an object that is not callable.
+    """
+    import importlib
+
+    try:
+        module_name, name = reference_parts(reference, kind)
+    except ValueError as exc:
+        raise ReferenceNotFound(source, [f"{field}: {exc}"]) from None
+    try:
+        value = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as exc:
+        raise ReferenceNotFound(source, [f"{field}: {reference!r} not found ({exc})"]) from None
+    if kind == "function" and not callable(value):
+        raise ReferenceNotFound(source, [f"{field}: {reference!r} is not callable"])
+    return value
 
 
 class StrictModel(pydantic.BaseModel):

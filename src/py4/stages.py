@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from py4.config import ConfigError, StrictModel, load_config, validate_config
+from py4.config import ConfigError, StrictModel, load_config, resolve_reference, validate_config
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,14 +114,12 @@ class Stage:
 
     def module(self) -> Any:
         """The module holding the stage's config type (a training stage's ``run(config, callbacks)``)."""
-        name = self.config_type.partition(":")[0] if self.config_type else __name__
-        return importlib.import_module(name)
+        return importlib.import_module(self.config_class().__module__ if self.config_type else __name__)
 
     def config_class(self) -> type:
         if self.config_type is None:
             return self.options
-        module, _, name = self.config_type.partition(":")
-        return getattr(importlib.import_module(module), name)
+        return resolve_reference(self.config_type, "config_type", f"stage {self.name}", kind="type")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -83,13 +83,14 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lo
 def test_reward_function_paths_are_checked():
     from pydantic import ValidationError
 
-    from py4.train.grpo import RewardFunction, import_function
+    from py4.config import ConfigError, resolve_reference
+    from py4.train.grpo import RewardFunction
 
     assert RewardFunction(function="train_helpers:sample_index_reward").weight == 1.0
     for bad in ("train_helpers", "train_helpers:", ":f", "m:not-a-name"):
         with pytest.raises(ValidationError, match="module:function"):
             RewardFunction(function=bad)
-    with pytest.raises(ImportError, match="no_such_reward"):
-        import_function("train_helpers:no_such_reward")
-    with pytest.raises(ImportError, match="no_such_module_xyz"):
-        import_function("no_such_module_xyz:f")
+    with pytest.raises(ImportError, match="reward_functions.0..function: 'train_helpers:no_such_reward' not found"):
+        resolve_reference("train_helpers:no_such_reward", "reward_functions[0].function", kind="function")
+    with pytest.raises(ConfigError, match="no_such_module_xyz"):
+        resolve_reference("no_such_module_xyz:f", "function", kind="function")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from py4.config import resolve_reference
 from py4.episodes.config import EpisodeConfig
 from py4.train import grpo
 from py4.train.errors import TrainingError
@@ -36,7 +37,7 @@ def test_a_step_mixing_two_epochs_is_refused():
 def test_long_prompts_are_named_and_stop_the_run(small_tokenizer):
     episode = EpisodeConfig()
     rows = grpo.problem_rows(grpo.ProblemSet(limit=6), episode, seed=424242)
-    factory = grpo.import_function(grpo.GRPOStageConfig.model_fields["environment_factory"].default)
+    factory = resolve_reference(grpo.GRPOStageConfig.model_fields["environment_factory"].default, "environment_factory")
     tools = grpo.environment_tools(factory(episode, tokenizer=small_tokenizer))
     lengths = {pid: n for pid, n in grpo.long_prompts(rows, small_tokenizer, tools, 0, episode.enable_thinking)}
     assert sorted(lengths) == sorted({r["problem_id"] for r in rows})  # each problem once, not per epoch

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from py4.errors import Py4Error
 
-__all__ = ["TrainingError", "TrainingInputMissing", "TrainingGuardError", "FunctionNotFound"]
+__all__ = ["TrainingError", "TrainingInputMissing", "TrainingGuardError"]
 
 
 class TrainingError(Py4Error, ValueError):
@@ -19,11 +19,6 @@ class TrainingError(Py4Error, ValueError):
 
 class TrainingInputMissing(Py4Error, FileNotFoundError):
     """A model folder, checkpoint or dataset a stage was pointed at does not exist (names the field)."""
-
-
-class FunctionNotFound(Py4Error, ImportError):
-    """A ``module:function`` a config names (a GRPO reward, the environment factory) that cannot be
-    imported or is not callable; the message names the field."""
 
 
 class TrainingGuardError(Py4Error, RuntimeError):
