@@ -275,3 +275,104 @@ def test_the_console_calls_an_interrupted_run_interrupted_not_failed(tmp_path):
             run_subprocess(child)
     finally:
         Node.launch_argv = original_launch
+
+
+# ---- status sees damage as the runner does ---------------------------------------------------
+
+def test_status_shows_a_damaged_run_and_its_dependants_saying_why(tmp_path):
+    from rich.console import Console
+
+    from py4.campaign.status import status_tables, summary_line
+
+    nodes = _chain(tmp_path)
+    _run(nodes, tmp_path, Writes())
+    weights = tmp_path / "b" / "weights.bin"
+    weights.write_bytes(weights.read_bytes()[:100])
+    rows = run_states(nodes, tmp_path)
+    assert [r.state for r in rows] == ["done", "damaged", "damaged", "done"]
+    assert "weights.bin changed size (4096 -> 100 bytes)" in rows[1].why
+    assert rows[2].why == "its input b is damaged (redone before it)"
+    assert summary_line(rows).endswith("0 blocked, 2 damaged")
+    console = Console(record=True, width=400)
+    for table in status_tables(rows, out_dir=tmp_path):
+        console.print(table)
+    shown = console.export_text()
+    assert "damaged" in shown and "changed size" in shown
+    again = Writes()
+    _run(nodes, tmp_path, again)
+    assert again.calls == ["b", "c"]  # what the status called damaged is what the runner redid
+    assert [r.state for r in run_states(nodes, tmp_path)] == ["done"] * 4
+
+
+def _same_size_rewrite(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data`` (a new file, so a new inode) and give it back its mtime."""
+    st = path.stat()
+    new = path.with_name(path.name + ".new")
+    new.write_bytes(data)
+    os.replace(new, path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_status_verify_finds_a_same_size_edit_that_the_cheap_check_misses(tmp_path):
+    nodes = _chain(tmp_path)
+    _run(nodes, tmp_path, Writes())
+    results = tmp_path / "d" / "results.json"
+    _same_size_rewrite(results, b'{"ok": null}'[:results.stat().st_size].ljust(results.stat().st_size))
+    assert [r.state for r in run_states(nodes, tmp_path)] == ["done"] * 4
+    rows = run_states(nodes, tmp_path, verify=True)
+    assert [r.state for r in rows] == ["done", "done", "done", "damaged"]
+    assert "results.json changed content" in rows[3].why
+
+
+class CountingHashes:
+    def __init__(self, monkeypatch):
+        from py4.campaign import records
+
+        self.paths: list[str] = []
+        real = records.file_sha256
+
+        def counted(path):
+            self.paths.append(Path(path).name)
+            return real(path)
+
+        monkeypatch.setattr(records, "file_sha256", counted)
+
+    def take(self) -> list[str]:
+        out, self.paths = sorted(self.paths), []
+        return out
+
+
+def test_a_repeated_verify_hashes_only_what_changed_since_it_was_last_hashed(tmp_path, monkeypatch):
+    monkeypatch.setattr("py4.campaign.records.SETTLED_NS", 0, raising=False)  # files count as settled at once
+    nodes = _chain(tmp_path)
+    _run(nodes, tmp_path, Writes())
+    hashes = CountingHashes(monkeypatch)
+
+    def verified_run() -> list[str]:
+        again = Writes()
+        _run(nodes, tmp_path, again, verify=True)
+        return again.calls
+
+    assert verified_run() == []
+    assert hashes.take() == []  # the record hashed them, and nothing changed since
+    results = tmp_path / "a" / "results.json"
+    _same_size_rewrite(results, results.read_bytes())  # rewritten with the same content (a copy)
+    assert verified_run() == []
+    assert hashes.take() == ["results.json"]
+    assert verified_run() == []
+    assert hashes.take() == []  # that check is kept beside the record
+    _same_size_rewrite(results, b"x" * results.stat().st_size)
+    assert [r.state for r in run_states(nodes, tmp_path, verify=True)][0] == "damaged"
+    assert hashes.take() == ["results.json"]
+    assert verified_run() == ["a", "b", "c"]
+
+
+def test_a_file_that_changed_just_before_it_was_recorded_is_hashed_by_verify_not_trusted(tmp_path, monkeypatch):
+    monkeypatch.setattr("py4.campaign.records.SETTLED_NS", 10**18, raising=False)  # nothing has settled
+    nodes = _chain(tmp_path)
+    _run(nodes, tmp_path, Writes())
+    hashes = CountingHashes(monkeypatch)
+    run_states(nodes, tmp_path, verify=True)
+    assert hashes.take() == ["results.json"] * 4 + ["weights.bin"] * 4
+    run_states(nodes, tmp_path, verify=True)
+    assert len(hashes.take()) == 8  # still not settled: hashed again

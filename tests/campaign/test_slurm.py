@@ -324,7 +324,7 @@ def test_status_of_a_local_campaign_has_no_job_columns(tmp_path):
     assert [states[i] for i in sorted(selected)] == ["done", "done", "done", "blocked", "failed"]
     blocked = len(_downstream(nodes, "tiny/iso/mix"))
     assert summary_line(rows) == (f"{len(nodes)} runs: 3 done, 0 running, {len(nodes) - 3 - 1 - blocked} pending, "
-                                  f"1 failed, 0 interrupted, {blocked} blocked")
+                                  f"1 failed, 0 interrupted, {blocked} blocked, 0 damaged")
     per_stage, runs = status_tables(rows)
     text = _render(per_stage) + _render(runs)
     assert "Slurm" not in text and "tiny/iso/mix" in text and "tiny/iso/midtrain" not in text  # blocked: --all
@@ -377,7 +377,7 @@ def test_cli_run_status_cancel(tmp_path, slurm):
     status = runner.invoke(app, ["campaign", "status", str(SMOKE), "--out", out])
     assert status.exit_code == 0, status.output
     assert "Runs per stage" in status.output and "assets" in status.output
-    assert (f"{n} runs: 0 done, 1 running, {n - 1} pending, 0 failed, 0 interrupted, 0 blocked; "
+    assert (f"{n} runs: 0 done, 1 running, {n - 1} pending, 0 failed, 0 interrupted, 0 blocked, 0 damaged; "
             "Slurm: 1 of 1 jobs") in status.output
     assert "CAMPAIGN_STATUS.md" in status.output
     cancel = runner.invoke(app, ["campaign", "cancel", str(SMOKE), "--out", out])

@@ -233,8 +233,8 @@ def test_whole_smoke_campaign_through_slurm_gives_the_local_backends_results(slu
     assert {i: queue[j][0] for i, j in first.submitted.items()} == dict.fromkeys(first.submitted, "COMPLETED")
     rows = run_states(nodes, spec.out_dir, latest_jobs(spec.out_dir), query_jobs(jobs))
     assert {r.node.id: r.state for r in rows} == dict.fromkeys(first.submitted, "done")
-    assert summary_line(rows) == ("88 runs: 88 done, 0 running, 0 pending, 0 failed, 0 blocked; "
-                                  "Slurm: 0 of 88 jobs queued or running")
+    assert summary_line(rows) == ("88 runs: 88 done, 0 running, 0 pending, 0 failed, 0 interrupted, 0 blocked, "
+                                  "0 damaged; Slurm: 0 of 88 jobs queued or running")
 
     # the same results: every run wrote something, and the same files with the same bytes
     for node in nodes:

@@ -274,9 +274,13 @@ def _submit(file: Path, spec, nodes, selected: set[str], overrides: list[str], d
 @cli_errors  # a malformed jobs.jsonl (SlurmError): one line naming file and line, exit 2
 def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional[str] = OUT,
            show_all: bool = typer.Option(False, "--all", help="list every run that is not done"),
+           verify: bool = typer.Option(False, "--verify", help="hash the recorded outputs of done runs (those "
+                                       "not hashed since they last changed), as `run --verify` does"),
            overrides: Optional[list[str]] = OVERRIDES) -> None:
-    """Progress per stage (runs done / running / pending / failed / blocked, Slurm jobs) and a summary;
-    also regenerates CAMPAIGN_STATUS.md and WEIGHTS_INDEX.md from the run manifests."""
+    """Progress per stage (runs done / running / pending / failed / interrupted / blocked / damaged, Slurm
+    jobs) and a summary; a done run whose outputs changed or went, or whose input was redone, shows as
+    damaged with why (the runner's check before skipping). Also regenerates CAMPAIGN_STATUS.md and
+    WEIGHTS_INDEX.md from the run manifests."""
     from rich.console import Console
 
     from py4.campaign.ledgers import write_ledgers
@@ -296,12 +300,16 @@ def status(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
         if problem:
             typer.echo(f"warning: {problem}: {node.id} counts as not done (py4 campaign run moves the record "
                        "aside and runs it again)", err=True)
-    rows = run_states(nodes, spec.out_dir, jobs, job_states)
+    rows = run_states(nodes, spec.out_dir, jobs, job_states, verify=verify)
     console = Console()
     for table in status_tables(rows, show_all, spec.out_dir):
         if table is not None:
             console.print(table)
     typer.echo(summary_line(rows))  # one line whatever the terminal width (scripts grep it)
+    damaged = [r.node.id for r in rows if r.state == "damaged"]
+    if damaged:
+        typer.echo(f"{len(damaged)} damaged run(s) ({', '.join(damaged[:3])}{', ...' if len(damaged) > 3 else ''}): "
+                   f"`py4 campaign run {file}` redoes them, saying why")
     unresolved = unresolved_training_runs(nodes)
     if unresolved:  # their GPUs and commands are unknown here: a ledger would show them wrong
         typer.echo(f"warning: {len(unresolved)} training run(s) whose stage config does not load from here "

@@ -22,19 +22,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from py4.campaign.lock import live_runner
 from py4.errors import FileFormatError
-from py4.runs import MANIFEST_NAME, RUN_STATUSES, file_sha256, read_manifest
+from py4.runs import MANIFEST_NAME, RUN_STATUSES, atomic_write_json, file_sha256, read_manifest
 
 if TYPE_CHECKING:
     from py4.campaign.dag import Node
 
 __all__ = ["record_dir", "NodeStatus", "node_status", "fingerprints", "recorded_fingerprint", "node_is_done",
            "resumes", "missing_inputs", "read_record", "record_problem", "snapshot_outputs", "output_changes",
-           "redone_inputs", "superseded"]
+           "redone_inputs", "superseded", "damage", "hash_files", "VERIFIED_NAME"]
 
 
 def record_dir(out_dir: str | Path, node: Node | str) -> Path:
@@ -132,17 +133,74 @@ def missing_inputs(out_dir: str | Path, node: Node) -> list[str]:
 
 # ---- what a done run made, and whether it is still there ------------------------------------
 
+VERIFIED_NAME = "verified_outputs.json"
+"""Beside a node's record: the files a hash check found unchanged since the record, with the
+stat they had then (`output_changes`), so the next check need not hash them again."""
+
+SETTLED_NS = 2_000_000_000
+"""How long ago a file must have last changed (its ctime) for its stat to stand for its
+content: a change within the same timestamp tick as the stat leaves ctime as it was (git's
+"racily clean" entries), so a fresher file is hashed rather than trusted."""
+
+
+def _stat_key(st: os.stat_result) -> list[int]:
+    """What no rewrite of a file leaves as it was: size, mtime, ctime (which no tool can set
+    back, unlike mtime: ``cp -p``, ``rsync -t``, ``touch -r``) and inode."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _settled(st: os.stat_result, now_ns: int | None = None) -> bool:
+    return (time.time_ns() if now_ns is None else now_ns) - st.st_ctime_ns >= SETTLED_NS
+
+
+def hash_files(paths: list[Path], workers: int | None = None) -> dict[Path, str]:
+    """sha256 of each file, several files at once (hashlib and reads release the GIL), one
+    thread per usable core up to 8; a file that cannot be read is left out."""
+    def one(path: Path) -> tuple[Path, str | None]:
+        try:
+            return path, file_sha256(path)
+        except OSError:
+            return path, None
+
+    if workers is None:
+        workers = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if workers <= 1 or len(paths) <= 1:
+        results = [one(path) for path in paths]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(one, paths))
+    return {path: digest for path, digest in results if digest is not None}
+
+
 def snapshot_outputs(run_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Every file under ``run_dir`` (relative path -> size, mtime_ns, sha256): what a done record keeps."""
+    """Every file under ``run_dir`` (relative path -> size, mtime_ns, sha256, and its ``stat``
+    key when it has settled, `SETTLED_NS`): what a done record keeps."""
     root = Path(run_dir)
     out: dict[str, dict[str, Any]] = {}
     if not root.is_dir():
         return out
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
+    paths = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    before = {p: p.stat() for p in paths}
+    digests = hash_files(paths)
+    for path in paths:
         st = path.stat()
-        out[path.relative_to(root).as_posix()] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns,
-                                                  "sha256": file_sha256(path)}
+        entry: dict[str, Any] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digests[path]}
+        if _settled(st) and _stat_key(st) == _stat_key(before[path]):
+            entry["stat"] = _stat_key(st)
+        out[path.relative_to(root).as_posix()] = entry
     return out
+
+
+def _read_verified(out_dir: str | Path, node: Node, token: str | None) -> dict[str, Any]:
+    try:
+        data = json.loads((record_dir(out_dir, node) / VERIFIED_NAME).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("run_token") != token or not isinstance(data.get("files"), dict):
+        return {}  # another run's checks, or none
+    return data["files"]
 
 
 def output_changes(out_dir: str | Path, node: Node, verify: bool = False) -> list[str]:
@@ -150,12 +208,21 @@ def output_changes(out_dir: str | Path, node: Node, verify: bool = False) -> lis
 
     Cheap by default: a file whose size and mtime are those recorded is taken as unchanged, and
     only a file whose mtime moved is hashed (a copy or a touch that kept the content is no
-    change). ``verify`` hashes every file. Files added since are not the run's and are ignored;
-    a record without ``outputs_seen`` has nothing to check.
+    change). ``verify`` also catches a rewrite that kept size and mtime: it hashes every file
+    unless its stat key (size, mtime, ctime, inode: `_stat_key`) is the one it had when it was
+    last hashed — by the record, or by an earlier check whose findings are kept in
+    `VERIFIED_NAME` beside the record — so a repeated ``--verify`` hashes only what was touched
+    since. (Corruption below the file system, which changes no stat field, is not caught.)
+    Files added since are not the run's and are ignored; a record without ``outputs_seen`` has
+    nothing to check. Hashes run several files at once (`hash_files`).
     """
-    seen = (read_record(out_dir, node) or {}).get("outputs_seen") or {}
+    record = read_record(out_dir, node) or {}
+    seen = record.get("outputs_seen") or {}
+    token = record.get("run_token")
+    checked = _read_verified(out_dir, node, token) if seen else {}
     root = Path(node.run_dir)
     problems = []
+    to_hash: dict[str, tuple[Path, os.stat_result]] = {}
     for rel, was in seen.items():
         path = root / rel
         try:
@@ -165,9 +232,48 @@ def output_changes(out_dir: str | Path, node: Node, verify: bool = False) -> lis
             continue
         if st.st_size != was.get("size"):
             problems.append(f"{path} changed size ({was.get('size')} -> {st.st_size} bytes)")
-        elif (verify or st.st_mtime_ns != was.get("mtime_ns")) and file_sha256(path) != was.get("sha256"):
+            continue
+        key = _stat_key(st)
+        if key == was.get("stat") or key == (checked.get(rel) or {}).get("stat"):
+            continue  # unchanged since it was last hashed
+        if verify or st.st_mtime_ns != was.get("mtime_ns"):
+            to_hash[rel] = (path, st)
+    digests = hash_files([path for path, _ in to_hash.values()])
+    found = dict(checked)
+    for rel, (path, st) in to_hash.items():
+        if digests.get(path) != seen[rel].get("sha256"):
             problems.append(f"{path} changed content (sha256 differs from its record)")
+        elif _settled(st):
+            try:
+                if _stat_key(os.stat(path)) == _stat_key(st):  # not rewritten while it was hashed
+                    found[rel] = {"stat": _stat_key(st)}
+            except OSError:
+                pass
+    if found != checked and token is not None:
+        try:
+            atomic_write_json(record_dir(out_dir, node) / VERIFIED_NAME, {"run_token": token, "files": found})
+        except OSError:
+            pass  # a folder we may only read: the next check hashes again
     return problems
+
+
+def damage(out_dir: str | Path, node: Node, check_outputs: bool = True, verify: bool = False,
+           damaged: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """Why a done run is not to be trusted as done — what makes the runner redo it (None: it stays
+    done): an input ``damaged`` (ids found so, earlier in dependency order), an input that ran
+    again after it, or what it made has changed or gone (`output_changes`; ``check_outputs`` is
+    False for a run whose folder a later run continues, `superseded`)."""
+    bad = [i for i in node.inputs if i in damaged]
+    if bad:
+        return f"its input {', '.join(bad)} is damaged (redone before it)"
+    redone = redone_inputs(out_dir, node)
+    if redone:
+        return f"its input {', '.join(redone)} ran again after it"
+    changes = output_changes(out_dir, node, verify=verify) if check_outputs else []
+    if changes:
+        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        return f"{changes[0]}{more}"
+    return None
 
 
 def run_token(out_dir: str | Path, node: Node | str) -> str | None:

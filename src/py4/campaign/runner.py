@@ -37,9 +37,9 @@ from typing import Callable
 from py4.campaign.dag import Node, select
 from py4.campaign.lock import runner_lock, this_runner
 from py4.campaign.progress import CampaignProgress
-from py4.campaign.records import (NodeStatus, fingerprints, missing_inputs, node_is_done, node_status,
-                                  output_changes, record_dir, record_problem, recorded_fingerprint, redone_inputs,
-                                  resumes, run_token, snapshot_outputs, superseded)
+from py4.campaign.records import (NodeStatus, damage, fingerprints, missing_inputs, node_is_done, node_status,
+                                  record_dir, record_problem, recorded_fingerprint, resumes, run_token,
+                                  snapshot_outputs, superseded)
 from py4.errors import Py4Error
 from py4.run_owner import RUNNER_ENV
 from py4.runs import MANIFEST_NAME, RunRecorder, read_manifest
@@ -165,18 +165,11 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
 
 
 def _why_again(out_dir: str | Path, node: Node, asked: bool, check_outputs: bool, verify: bool) -> str | None:
-    """Why a done run must run again (None: it stays done): asked to, an input was redone, or
-    what it made has changed or gone."""
+    """Why a done run must run again (None: it stays done): asked to, or its `damage` (an input
+    was redone, what it made has changed or gone)."""
     if asked:
         return "asked to (--rerun)"
-    redone = redone_inputs(out_dir, node)
-    if redone:
-        return f"its input {', '.join(redone)} ran again after it"
-    changes = output_changes(out_dir, node, verify=verify) if check_outputs else []
-    if changes:
-        more = f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
-        return f"{changes[0]}{more}"
-    return None
+    return damage(out_dir, node, check_outputs=check_outputs, verify=verify)
 
 
 def _set_aside_unreadable_record(out_dir: str | Path, node: Node, log: Callable[[str], None]) -> None:

@@ -4,7 +4,10 @@ States: ``done`` (record done, same fingerprint), ``running`` (its runner or job
 ``pending`` (queued in Slurm, or not run yet), ``failed`` (record failed, or its job ended without
 a record), ``interrupted`` (stopped by Ctrl-C or SIGTERM, or its local runner is gone: the word
 the runner's console and CAMPAIGN_STATUS.md use too), ``blocked`` (an input failed or is
-blocked, and no job of its own is queued). The record is
+blocked, and no job of its own is queued), ``damaged`` (its record says done, but the runner would
+redo it: what it made changed or went, or an input was redone after it or is damaged itself —
+`py4.campaign.records.damage`, the check the runner makes before skipping; every hash with
+``verify``). The record is
 the single source of truth for done / failed; Slurm's state only says what is queued or
 running now and why a job ended. `py4 campaign status` prints `status_tables` and
 `summary_line`.
@@ -18,10 +21,10 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from py4.campaign.dag import Node
-from py4.campaign.records import fingerprints, node_is_done, node_status, read_record
+from py4.campaign.records import damage, fingerprints, node_is_done, node_status, read_record, superseded
 from py4.campaign.slurm import LIVE_STATES
 
-State = Literal["done", "running", "pending", "failed", "interrupted", "blocked"]
+State = Literal["done", "running", "pending", "failed", "interrupted", "blocked", "damaged"]
 """A run's state in the campaign (the module's docstring says when each holds)."""
 STATES: tuple[State, ...] = get_args(State)
 
@@ -35,17 +38,21 @@ class RunState:
     """Slurm's state of the run's latest job (None: no job; UNKNOWN: purged, no accounting)."""
     slurm_reason: str = ""
     log: str | None = None
+    why: str = ""
+    """Why a run is damaged (what `py4 campaign run` would say before redoing it)."""
 
 
 def run_states(nodes: list[Node], out_dir: str | Path, jobs: dict | None = None,
-               job_states: dict | None = None) -> list[RunState]:
+               job_states: dict | None = None, verify: bool = False) -> list[RunState]:
     """Every node's state, in the DAG's order.
 
     ``jobs``: node id -> its latest `py4.campaign.slurm.JobRecord`; ``job_states``: job id ->
-    `py4.campaign.slurm.JobState` (both empty for a campaign run locally).
+    `py4.campaign.slurm.JobState` (both empty for a campaign run locally). ``verify``: hash the
+    recorded outputs of done runs as ``py4 campaign run --verify`` does.
     """
     jobs, job_states = jobs or {}, job_states or {}
     prints = fingerprints(nodes)
+    continued = superseded(nodes)
     states: dict[str, State] = {}
     rows = []
     for node in nodes:
@@ -55,6 +62,12 @@ def run_states(nodes: list[Node], out_dir: str | Path, jobs: dict | None = None,
                        (slurm.state if slurm else "UNKNOWN") if job else None,
                        slurm.reason if slurm else "", job.log if job else None)
         row.state = _state(node, out_dir, prints[node.id], job, slurm, states)
+        if row.state == "done" and all(states.get(i, "done") in ("done", "damaged") for i in node.inputs):
+            # (an input not done is the runner's to run first; its dependants' state follows from that)
+            damaged = {i for i, state in states.items() if state == "damaged"}
+            why = damage(out_dir, node, check_outputs=node.id not in continued, verify=verify, damaged=damaged)
+            if why is not None:
+                row.state, row.why = "damaged", why
         states[node.id] = row.state
         rows.append(row)
     return rows
@@ -131,15 +144,20 @@ def status_tables(rows: list[RunState], show_all: bool = False, out_dir: str | P
         if with_jobs:
             cells.append(compact_ids([r.job_id for r in group if r.job_id and r.slurm_state in LIVE_STATES]))
         per_stage.add_row(*cells)
-    shown = [r for r in rows if r.state != "done" and (show_all or r.state in ("running", "failed", "interrupted"))]
+    shown = [r for r in rows
+             if r.state != "done" and (show_all or r.state in ("running", "failed", "interrupted", "damaged"))]
     if not shown:
         return per_stage, None
-    runs = Table(title="Runs " + ("not done" if show_all else "running, failed or interrupted"),
+    runs = Table(title="Runs " + ("not done" if show_all else "running, failed, interrupted or damaged"),
                  title_justify="left")
-    for name in ("run", "stage", "state", *(("job", "Slurm state", "log") if with_jobs else ())):
+    with_why = any(r.why for r in shown)
+    for name in ("run", "stage", "state", *(("why",) if with_why else ()),
+                 *(("job", "Slurm state", "log") if with_jobs else ())):
         runs.add_column(name, overflow="fold")  # ids and paths whole, folded: a truncated path is useless
     for r in shown:
         cells = [r.node.id, r.node.stage, f"[{_STYLE[r.state]}]{r.state}[/]"]
+        if with_why:
+            cells.append(r.why)
         if with_jobs:
             slurm = (r.slurm_state or "") + (f" ({r.slurm_reason})" if r.slurm_reason else "")
             cells += [r.job_id or "", slurm, _relative(r.log, out_dir)]
@@ -157,4 +175,4 @@ def _relative(path: str | None, out_dir: str | Path | None) -> str:
 
 
 _STYLE = {"done": "green", "running": "cyan", "pending": "white", "failed": "red", "interrupted": "magenta",
-          "blocked": "yellow"}
+          "blocked": "yellow", "damaged": "bold red"}
