@@ -41,13 +41,13 @@ def test_train_sanity_rises_above_zero_after_smoke_eft(smoke_assets, tmp_path, m
     rows = min(x for x in spec.eft.doses if x > 0)
     replay = round(rows * spec.eft.replay_fraction)
     parent = str(smoke_assets / "it")
-    dose = build_dose(load_config(EFTDoseConfig, files.eft_dose, [
+    dose = build_dose(load_config(EFTDoseConfig, files.get("eft_dose"), [
         f"out={tmp_path / 'dose'}", f"gold={rows - replay}", f"replay={replay}",
         f"replay_settings.parent.path={parent}",
         f"replay_settings.instructions={smoke_assets / 'instructions'}", "replay_settings.max_new_tokens=32"]))
     bank = tmp_path / "bank"
     assert write_sanity_bank(dose, bank) == rows - replay
-    result = eft.run(load_config(eft.EFTConfig, files.eft, [
+    result = eft.run(load_config(eft.EFTConfig, files.get("eft"), [
         f"model.path={parent}", f"data.path={dose}", f"run.output_dir={tmp_path / 'eft'}", "run.report_to=[]",
         *spec.eft.overrides]))
     assert result.global_step > 0, result

@@ -296,7 +296,7 @@ def _model_nodes(b: _Builder, key: str, m: ModelSpec) -> None:
     base = f"{out}/{key}"
     smoke_dep = ["assets"] if spec.smoke_assets else []
     sft_data = f"{base}/sft_data"
-    b.add(Node(id=f"{key}/sft_data", stage="pack", config=m.files.sft_data, run_dir=sft_data, inputs=smoke_dep,
+    b.add(Node(id=f"{key}/sft_data", stage="pack", config=m.files.get("sft_data"), run_dir=sft_data, inputs=smoke_dep,
                overrides=[*overrides({"out_dir": sft_data}), *b.tokenizer_overrides("tokenizer"),
                           *overrides({"instructions.path": f"{out}/assets/instructions"} if b.smoke() else {})],
                meta={"model": key}))
@@ -324,9 +324,10 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
     else:
         source = {"corpus": f"{out}/{corpus_of[arm]}"}
         mix_inputs.append(corpus_of[arm])
-    b.add(Node(id=f"{key}/{arm}/mix", stage="mix", config=m.files.mix[arm], run_dir=mix, inputs=mix_inputs, meta=meta,
+    b.add(Node(id=f"{key}/{arm}/mix", stage="mix", config=m.files.of("mix", arm), run_dir=mix, inputs=mix_inputs,
+               meta=meta,
                overrides=[*overrides({"out_dir": mix}), *b.tokenizer_overrides("tokenizer"), *overrides(source)]))
-    mid_cfg = m.files.midtrain[arm]
+    mid_cfg = m.files.of("midtrain", arm)
     mid = overrides({"data.path": mix, "data.schedule": f"{mix}/step_schedule.json", "run.output_dir": f"{d}/midtrain",
                      **({"model.path": b.p(m.base.hub_id)} if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/midtrain", stage="midtrain", config=mid_cfg, overrides=mid, run_dir=f"{d}/midtrain",
@@ -334,9 +335,9 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
     sft = overrides({"model.path": f"{d}/midtrain/model", "data.path": sft_data,
                      "data.schedule": f"{sft_data}/step_schedule.json", "run.output_dir": f"{d}/sft",
                      **({"model.tokenizer_path": b.p(m.it.hub_id)} if smoke else {})})
-    b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.sft, overrides=sft, run_dir=f"{d}/sft",
+    b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.get("sft"), overrides=sft, run_dir=f"{d}/sft",
                inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], meta=meta))
-    b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.graft, run_dir=f"{d}/graft",
+    b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.get("graft"), run_dir=f"{d}/graft",
                options={"mid": f"{d}/{GRAFT_ONTO}/model", "it": b.p(m.it.hub_id), "base": b.p(m.it_base.hub_id),
                         "out": f"{d}/graft", "progress": False, "it_revision": m.it.revision,
                         "base_revision": m.it_base.revision},
@@ -371,7 +372,7 @@ class Dose:
 def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, dose: Dose, meta: dict) -> str:
     e = b.spec.eft
     replay = round(dose.rows * e.replay_fraction)
-    cfg = m.files.eft_dose
+    cfg = m.files.get("eft_dose")
     given = overrides({"out": f"{d}/{dose.name}", "gold": dose.rows - replay, "replay": replay, "split": dose.split,
                        "allow_held_out_rules": dose.allow_held_out, "replay_settings.parent.path": dose.parent,
                        "replay_settings.temperature": e.replay_temperature})
@@ -406,7 +407,7 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
         rows = dose.rows
         dose_id = _dose_node(b, key, m, d, dose, meta)
         extra = {}
-        sched = m.files.eft_schedules.get(str(rows))
+        sched = m.files.per("eft_schedules").get(str(rows))
         if b.smoke() is False and sched:
             extra["optimisation.epochs"] = _epochs_of(sched)
         if dose.allow_held_out:
@@ -414,7 +415,7 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
         run = f"{d}/eft_{rows}"
         given = [*overrides({"model.path": parent, "data.path": f"{d}/{dose.name}", "run.output_dir": run, **extra}),
                  *overrides(e.overrides)]
-        b.add(Node(id=f"{key}/{arm}/eft_{rows}", stage="eft", config=m.files.eft, overrides=given, run_dir=run,
+        b.add(Node(id=f"{key}/{arm}/eft_{rows}", stage="eft", config=m.files.get("eft"), overrides=given, run_dir=run,
                    inputs=[parent_node, dose_id], meta={**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
                                                               "matrix": rows == e.matrix_dose}, base=parent)
@@ -435,7 +436,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
                      allow_held_out=False, parent=graft, parent_node=graft_node)
     dose_id = _dose_node(b, key, m, d, warm_dose, meta)
     warm = f"{d}/eft{g.warmstart_dose}_warmstart"
-    cfg = m.files.eft512_warmstart
+    cfg = m.files.get("eft512_warmstart")
     given = [*overrides({"model.path": graft, "data.path": f"{d}/{warm_dose.name}", "run.output_dir": warm}),
              *overrides(_warmstart_overrides(b.spec))]
     b.add(Node(id=f"{key}/{g.arm}/warmstart", stage="eft", config=cfg, overrides=given, run_dir=warm,
@@ -452,7 +453,8 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
         # Segments share one run folder (resume from checkpoint); each has its own completion record.
         # One training process (the config's optimisation.gpus); the node also holds the vLLM
         # rollout server, so it reserves the model's whole node (models.*.gpus).
-        b.add(Node(id=node_id, stage="grpo", config=m.files.grpo, overrides=given, run_dir=run, inputs=[previous],
+        b.add(Node(id=node_id, stage="grpo", config=m.files.get("grpo"), overrides=given, run_dir=run,
+                   inputs=[previous],
                    meta={**meta, "segment_end": stop, "shared_run_dir": True, "reserve_gpus": b.gpus(m.gpus)}))
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:
@@ -505,7 +507,7 @@ def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | No
         # with the model's own tokenizer; text tool calls are read in the family's format.
         model, gpus = {"endpoint": server.base_url, "model": server.request_model}, server.gpus
         served = {"policy.tokenizer": base or model_path, **({"policy.family": server.family} if server.family else {}),
-                  **({"policy.engine": ev.serve.engine} if ev.serve.engine != "vllm" else {})}
+                  **({"policy.engine": server.engine} if server.engine != "vllm" else {})}
     b.add(Node(id=node_id, stage="eval", config=ev.config, run_dir=run, inputs=inputs, gpus=gpus, server=server,
                options={"out": run, **model, "split": splits, "progress": False},
                overrides=[*overrides(served), *given],

@@ -202,7 +202,7 @@ def _lora_check(key: str, spec) -> tuple[bool, str]:
     from py4.train.model_shape import cached_file, model_config, model_shape
 
     model = spec.models[key]
-    eft = load(StageCall(stage="eft", config=model.files.eft))
+    eft = load(StageCall(stage="eft", config=model.files.get("eft")))
     found = model_config(model.it.hub_id, model.it.revision)
     if found is None or not found[1].startswith("HF cache"):
         return False, "-it config.json not in the HF cache"

@@ -65,24 +65,62 @@ class DatasetPins(StrictModel):
         return self
 
 
-class StageFiles(StrictModel):
-    """Stage config files of one model. midtrain and data.mix/schedule are per arm."""
+# Entries of a model's ``files`` that are not named after a stage: a stage's config in a second
+# role, and the step schedules the EFT runs and the hyperparameter table read.
+OTHER_FILES = {
+    "sft_data": "the pack config of the SFT data (stage pack)",
+    "eft512_warmstart": "the EFT config of the GRPO warm start (stage eft)",
+    "schedules": "per arm: data.schedule YAMLs (campaign scale: the schedules the as-run mixes produced)",
+    "eft_schedules": "per dose (rows, as a string): data.schedule YAMLs of the EFT runs",
+}
 
-    midtrain: dict[str, str]
-    sft: str
-    eft: str
-    eft_dose: str | None = None
-    """The EFT dose builder's config (py4 train eft_dose); default: built from the campaign."""
-    eft512_warmstart: str | None = None
-    grpo: str | None = None
-    graft: str | None = None
-    """py4 graft --config: the graft's policies (configs/graft/<model>.yaml); None: GraftConfig's defaults."""
-    mix: dict[str, str] = {}
-    schedules: dict[str, str] = {}
-    """Per arm: data.schedule YAMLs (campaign scale: the schedules the as-run mixes produced)."""
-    sft_data: str | None = None
-    eft_schedules: dict[str, str] = {}
-    """Per dose (rows, as a string): data.schedule YAMLs of the EFT runs."""
+# The stages every model runs (the campaign's chain), so their files must be given.
+REQUIRED_FILES = ("midtrain", "sft", "eft")
+
+
+class StageFiles(pydantic.RootModel[dict[str, str | dict[str, str]]]):
+    """A model's stage config files: stage name -> its config file, or a mapping from variant (an
+    arm, a dose) to file (``midtrain``, ``mix``: per arm). The keys are the stage registry's names
+    (`py4.stages.STAGES`) or one of `OTHER_FILES`; a stage without an entry runs on its config
+    type's defaults (``graft``: GraftConfig's; ``eft_dose``: built from the campaign)."""
+
+    @pydantic.field_validator("root")
+    @classmethod
+    def _known(cls, files: dict[str, str | dict[str, str]]) -> dict[str, str | dict[str, str]]:
+        unknown = [k for k in files if k not in STAGES and k not in OTHER_FILES]
+        if unknown:
+            raise ValueError("; ".join(f"{k}: unknown stage {k!r}; known stages: {', '.join(STAGES)} "
+                                       f"(or {', '.join(OTHER_FILES)})" for k in unknown))
+        return files
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.root
+
+    def get(self, key: str) -> str | None:
+        """The one config file of ``key`` (None: none given). ValueError when it is given per variant."""
+        value = self.root.get(key)
+        if isinstance(value, dict):
+            raise ValueError(f"files.{key}: one config file expected, got a mapping ({', '.join(value)})")
+        return value
+
+    def per(self, key: str) -> dict[str, str]:
+        """``key``'s files by variant (an arm, a dose); one file given serves every variant: {}."""
+        value = self.root.get(key)
+        return dict(value) if isinstance(value, dict) else {}
+
+    def of(self, key: str, variant: str) -> str:
+        """``key``'s file for ``variant``: its own, or the one file given for every variant.
+        KeyError when there is none."""
+        value = self.root.get(key)
+        if isinstance(value, str):
+            return value
+        if value is None or variant not in value:
+            raise KeyError(f"files.{key}: no config for {variant!r}")
+        return value[variant]
+
+    def paths(self) -> list[str]:
+        """Every file named, in the order given."""
+        return [p for v in self.root.values() for p in (v.values() if isinstance(v, dict) else [v])]
 
 
 class ModelSpec(StrictModel):
@@ -319,9 +357,12 @@ class CampaignSpec(StrictModel):
         problems += [f"stage_overrides.{k}: unknown stage {k!r}; expected one of {', '.join(STAGES)}"
                      for k in self.stage_overrides if k not in STAGES]
         for key, model in self.models.items():
-            missing = [a for a in self.arms if a not in model.files.midtrain]
-            if missing:
-                problems.append(f"models.{key}.files.midtrain: no config for arm(s) {', '.join(missing)}")
+            problems += [f"models.{key}.files.{stage}: required (the config of every model's {stage} runs)"
+                         for stage in REQUIRED_FILES if stage not in model.files]
+            for stage in ("midtrain", "mix"):
+                missing = [a for a in self.arms if model.files.per(stage) and a not in model.files.per(stage)]
+                if missing:
+                    problems.append(f"models.{key}.files.{stage}: no config for arm(s) {', '.join(missing)}")
         gpu_types = {m.gpu_type for m in self.models.values()}
         problems += [f"cluster.gpu_types.{t}: no model has gpu_type {t!r} (models: {', '.join(sorted(gpu_types))})"
                      for t in self.cluster.gpu_types if t not in gpu_types]

@@ -79,8 +79,7 @@ def campaign_hub_refs(spec) -> list[HubRef]:
             refs.append(HubRef(pin.hub_id, pin.revision, f"campaign:models.{key}.{kind}"))
     files: list[str] = [spec.corpus.config] if spec.corpus.config else []
     for model in spec.models.values():
-        for value in model.files.model_dump().values():
-            files += list(value.values()) if isinstance(value, dict) else [value] if value else []
+        files += model.files.paths()
     for path in dict.fromkeys(files):
         refs += hub_refs_in(read_yaml(path), path)
     return refs

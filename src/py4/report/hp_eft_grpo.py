@@ -50,7 +50,7 @@ def eft_data(sources: Sources) -> Group:
                               f"($T$ = {formats.number(eft.replay_temperature)})"] * n_models,
               f"{sources.spec_path} eft.replay_temperature; src/py4/train/eft_data.py replay_rows "
               "(parent = the model tuned)")
-    paths = [model.files.eft for model in sources.models]
+    paths = [model.files.get("eft") for model in sources.models]
     allowed = [sources.eft(path).data.allow_held_out_rules for path in paths]
     group.add("Held-out rules in targets", ["allowed" if allow else "none" for allow in allowed],
               f"{files_of(paths)} (data.allow_held_out_rules); py4 train eft refuses a dose with held-out rules; "
@@ -60,7 +60,7 @@ def eft_data(sources: Sources) -> Group:
 
 def lora(sources: Sources) -> Group:
     group = Group("eft", "LoRA adapter", "on each chat parent")
-    paths = [model.files.eft for model in sources.models]
+    paths = [model.files.get("eft") for model in sources.models]
     adapters = [sources.eft(path).lora for path in paths]
     src = f"{files_of(paths)} (lora.r, alpha, dropout, bias, target_modules)"
     group.add("Rank $r$", [str(adapter.r) for adapter in adapters], src)
@@ -79,7 +79,7 @@ def lora(sources: Sources) -> Group:
 
 def eft_optimisation(sources: Sources) -> Group:
     group = Group("eft", "Optimisation")
-    paths = [model.files.eft for model in sources.models]
+    paths = [model.files.get("eft") for model in sources.models]
     configs = [sources.eft(path) for path in paths]
     settings = [config.optimisation for config in configs]
     files = files_of(paths)
@@ -88,11 +88,11 @@ def eft_optimisation(sources: Sources) -> Group:
               f"derived: micro x accum x GPUs of {files}")
     group.label("Optimizer steps")
     for dose in _trained_doses(sources):
-        if not all(str(dose) in model.files.eft_schedules for model in sources.models):  # smoke: at run time
+        if not all(str(dose) in model.files.per("eft_schedules") for model in sources.models):  # smoke: at run time
             group.add(f"{formats.thousands(dose)}-row dose", [NOT_RECORDED] * len(sources.models),
                       f"{sources.spec_path}: models.*.files.eft_schedules has no {dose}-row schedule", sub=True)
             continue
-        schedule_paths = [model.files.eft_schedules[str(dose)] for model in sources.models]
+        schedule_paths = [model.files.per("eft_schedules")[str(dose)] for model in sources.models]
         values = []
         for opt, schedule_path in zip(settings, schedule_paths, strict=True):
             schedule = sources.schedule(schedule_path)
@@ -133,14 +133,14 @@ def _grpo_run(sources: Sources) -> tuple[GRPOSpec, ModelSpec]:
     if grpo is None:
         raise TableError(f"{sources.spec_path}: no grpo section")
     model = sources.spec.models[grpo.model]
-    if not (model.files.eft512_warmstart and model.files.grpo):
+    if not (model.files.get("eft512_warmstart") and model.files.get("grpo")):
         raise TableError(f"{sources.spec_path}: models.{grpo.model}.files needs eft512_warmstart and grpo")
     return grpo, model
 
 
 def warm_start(sources: Sources) -> Group:
     grpo, model = _grpo_run(sources)
-    path, dose = model.files.eft512_warmstart, grpo.warmstart_dose
+    path, dose = model.files.get("eft512_warmstart"), grpo.warmstart_dose
     config = sources.eft(path)
     opt, adapter, data = config.optimisation, config.lora, config.data
     group = Group("grpo", "Warm start", f"EFT-{dose}: one LoRA on the bare graft; the step-0 model")
@@ -171,7 +171,7 @@ def warm_start(sources: Sources) -> Group:
 
 def policy(sources: Sources) -> Group:
     grpo, model = _grpo_run(sources)
-    path = model.files.grpo
+    path = model.files.get("grpo")
     config = sources.grpo(path)
     opt, settings, problems, episode = config.optimisation, config.grpo, config.problems, config.episode
     group = Group("grpo", "Policy optimisation", "GRPO, continuing the warm-start LoRA")
@@ -226,7 +226,7 @@ def policy(sources: Sources) -> Group:
 
 
 def environment(sources: Sources) -> Group:
-    path = _grpo_run(sources)[1].files.grpo
+    path = _grpo_run(sources)[1].files.get("grpo")
     episode = sources.grpo(path).episode
     group = Group("grpo", "Environment and reward", f"Boa Python-4 interpreter, pinned {sources.spec.report.boa_pin}")
     src = (f"{path} (episode.max_tool_calls, run_timeout_s, output_cap, diagnostics); "
@@ -250,13 +250,13 @@ def environment(sources: Sources) -> Group:
 
 def stack(sources: Sources) -> Group:
     grpo, model = _grpo_run(sources)
-    settings = sources.grpo(model.files.grpo).grpo
+    settings = sources.grpo(model.files.get("grpo")).grpo
     software = recorded(sources.spec.recorded, "grpo_software")
     wall_clock = recorded(sources.spec.recorded, "grpo_wall_clock")
     group = Group("grpo", "Stack and hardware")
     rollouts = (f" ({settings.vllm_mode} rollouts, tensor parallel {settings.vllm_tensor_parallel_size})"
                 if settings.use_vllm else "")
-    src = (f"{sources.spec_path} recorded.grpo_software (recorded: {software.provenance}); {model.files.grpo} "
+    src = (f"{sources.spec_path} recorded.grpo_software (recorded: {software.provenance}); {model.files.get('grpo')} "
            f"(grpo.use_vllm, vllm_mode, vllm_tensor_parallel_size); {sources.spec_path} "
            f"models.{grpo.model}.gpus; recorded.grpo_wall_clock ({wall_clock.provenance})")
     group.add("Software", [f"{software.value}{rollouts}"], src)

@@ -22,7 +22,7 @@ def midtraining(sources: Sources) -> Group:
     group = Group("models", "Midtraining", f"full-parameter, one pass over "
                   f"{NUMBER_WORDS.get(corpus.copies, corpus.copies)} copies of the Python-4 corpus mixed {ratio} "
                   f"with {replay}")
-    iso_paths = [model.files.midtrain["iso"] for model in sources.models]
+    iso_paths = [model.files.of("midtrain", "iso") for model in sources.models]
     out_dir = spec.out_dir.rstrip("/")
     for model, path in zip(sources.models, iso_paths, strict=True):
         base = sources.midtrain(path).model.path
@@ -59,7 +59,7 @@ def _tokens_per_copy(sources: Sources, group: Group) -> None:
     group.add("iso-token arm", [formats.millions(corpus.iso.value)] * n_models, src, sub=True)
     group.add("prop-token arm", [formats.millions(prop.value) for prop in prop_corpora], src, sub=True)
     group.add("control arm", ["0"] * n_models, src, sub=True)
-    mixes = [model.files.mix.get("iso") for model in sources.models]
+    mixes = [model.files.per("mix").get("iso") for model in sources.models]
     replay = sources.spec.replay
     if replay is None:  # smoke: a built-in replay stream named by the mix config
         builtin = [str(sources.mix(path).replay.builtin or "?") for path in mixes]
@@ -90,12 +90,12 @@ def _training_tokens(sources: Sources, group: Group) -> None:
 
 def _steps(sources: Sources, group: Group) -> None:
     group.label("Optimizer steps")
-    schedule_paths = [path for model in sources.models for path in model.files.schedules.values()]
-    midtrain_paths = [path for model in sources.models for path in model.files.midtrain.values()]
+    schedule_paths = [path for model in sources.models for path in model.files.per("schedules").values()]
+    midtrain_paths = [path for model in sources.models for path in model.files.per("midtrain").values()]
     src = (f"derived by py4.data.schedule.compute_schedule from {files_of(schedule_paths)} (total_tokens, seq_len, "
            "micro x accum x GPUs, rounding: ceil for Gemma, floor of the GLM-tokenizer count for GLM); equals "
            f"optimisation.max_steps of {files_of(midtrain_paths)}")
-    if not all(arm in model.files.schedules for model in sources.models for arm in ARMS):
+    if not all(arm in model.files.per("schedules") for model in sources.models for arm in ARMS):
         # smoke: no as-run schedules; `py4 data mix` computes each arm's at run time
         for arm in ARMS:
             group.add(ARM_NAMES[arm], [NOT_RECORDED] * len(sources.models),
@@ -104,19 +104,19 @@ def _steps(sources: Sources, group: Group) -> None:
     for arm in ARMS:
         values = []
         for model in sources.models:
-            schedule = sources.schedule(model.files.schedules[arm])
-            configured = sources.midtrain(model.files.midtrain[arm]).optimisation.max_steps
+            schedule = sources.schedule(model.files.per("schedules")[arm])
+            configured = sources.midtrain(model.files.of("midtrain", arm)).optimisation.max_steps
             if configured != schedule.max_steps:
-                raise TableError(f"{model.files.midtrain[arm]}: optimisation.max_steps {configured} but "
-                                 f"{model.files.schedules[arm]} computes {schedule.max_steps}")
+                raise TableError(f"{model.files.of('midtrain', arm)}: optimisation.max_steps {configured} but "
+                                 f"{model.files.per('schedules')[arm]} computes {schedule.max_steps}")
             values.append(formats.thousands(schedule.max_steps))
         group.add(ARM_NAMES[arm], values, src, sub=True)
-    iso_schedules = [sources.schedule(model.files.schedules["iso"]) for model in sources.models]
+    iso_schedules = [sources.schedule(model.files.per("schedules")["iso"]) for model in sources.models]
     group.add("Tokens per step", [f"{formats.thousands(schedule.tokens_per_step)} ({schedule.sequences_per_step} "
                                   f"packed sequences of {formats.thousands(schedule.seq_len)})"
                                   for schedule in iso_schedules],
               f"derived: seq_len x micro x accum x GPUs of "
-              f"{files_of([model.files.schedules['iso'] for model in sources.models])}")
+              f"{files_of([model.files.per('schedules')['iso'] for model in sources.models])}")
 
 
 def _optimisation(sources: Sources, group: Group, stage: str, paths: list[str], warmup_style: str,
@@ -145,8 +145,8 @@ def _optimisation(sources: Sources, group: Group, stage: str, paths: list[str], 
 def sft(sources: Sources) -> Group:
     group = Group("models", "Instruction SFT (Dolci)",
                   "full-parameter, from each arm's midtraining endpoint; makes the chat parents")
-    paths = [model.files.sft for model in sources.models]
-    data_paths = [model.files.sft_data for model in sources.models]
+    paths = [model.files.get("sft") for model in sources.models]
+    data_paths = [model.files.get("sft_data") for model in sources.models]
     if sources.spec.sft_rows is None or sources.spec.sft_data is None:  # smoke: local instructions, nothing recorded
         group.add("Data", [NotRecorded().value] * len(paths),
                   f"{sources.spec_path}: no sft_data / sft_rows recorded; {files_of(data_paths)}")
@@ -197,7 +197,7 @@ def graft(sources: Sources) -> Group:
               f"{sources.spec_path} models.*.it, models.*.it_base (pins: "
               + "; ".join(f"{model.it.name}@{model.it.revision} / {model.it_base.name}@{model.it_base.revision}"
                           for model in sources.models) + ")")
-    files = files_of([model.files.graft for model in sources.models if model.files.graft])
+    files = files_of([model.files.get("graft") for model in sources.models if model.files.get("graft")])
     fields = "(lambda_, accumulate_dtype, output_dtype, missing)"
     src = (f"{files} {fields}, unset ones at src/py4/graft/config.py GraftConfig's defaults" if files
            else f"src/py4/graft/config.py GraftConfig {fields}") + "; src/py4/graft/plan.py"

@@ -116,7 +116,7 @@ class Sources:
         """The model's graft policies: its ``files.graft`` (none named: GraftConfig's defaults). The
         checkpoints are the campaign DAG's flags per run; the table reads only the policies, so the
         folders are described rather than named (the -it pins are the spec's)."""
-        return self._stage("graft", model.files.graft, optional=True, mid="<each arm's midtraining endpoint>",
+        return self._stage("graft", model.files.get("graft"), optional=True, mid="<each arm's midtraining endpoint>",
                            out="<each arm's graft folder>", it=model.it.hub_id, it_revision=model.it.revision,
                            base=model.it_base.hub_id, base_revision=model.it_base.revision)
 
