@@ -1,11 +1,11 @@
-"""vLLM in GRPO (issue 17, defect 8): impossible layouts fail when the config loads; the launch
+"""vLLM in GRPO (``py4.train.vllm_preflight``): impossible layouts fail when the config loads; the launch
 pre-flight (vLLM in the trainer's process, its version, the GPU split, the server) fails before any
 weights load, each problem named with its field and what was expected.
 
 The server side is a fake HTTP server answering the GET endpoints TRL 1.16's ``VLLMClient`` reads
 before it syncs weights (``/health``, ``/v1/models``, ``/server_info``, ``/get_world_size``; see
-trl/generation/vllm_client.py). It checks our pre-flight's reading of those answers, not vLLM:
-vLLM generation and the NCCL weight sync need GPUs and a vLLM build, which this machine lacks.
+trl/generation/vllm_client.py). It checks our pre-flight's reading of those answers, not vLLM; the
+vllm tier (tests/real_vllm/test_grpo_vllm.py) runs the pre-flight against a real `trl vllm-serve`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from py4.config import ConfigError, load_config
-from py4.train import grpo
+from py4.train import grpo, vllm_preflight
 
 CAMPAIGN = "configs/train/gemma4_31b/grpo.yaml"
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def test_trl_vllm_range_is_the_installed_trls():
 
     source = Path(importlib.util.find_spec("trl.import_utils").origin).read_text()
     low, high = re.search(r'Version\("([\d.]+)"\) <= _vllm_base_version <= Version\("([\d.]+)"\)', source).groups()
-    assert grpo.TRL_VLLM_RANGE == (low, high)
+    assert vllm_preflight.TRL_VLLM_RANGE == (low, high)
 
 
 def test_the_campaign_config_is_a_possible_layout():
@@ -76,7 +76,7 @@ def test_server_mode_needs_an_address_and_one_gpu_per_rank(overrides, expected):
 def test_without_vllm_nothing_is_checked():
     config = _load("grpo.use_vllm=false", "grpo.vllm_server_base_url=null", "grpo.vllm_mode=colocate",
                    "grpo.vllm_server_gpus=null")
-    assert grpo.check_vllm_launch(config, environ={}) is None
+    assert vllm_preflight.check_vllm_launch(config, environ={}) is None
 
 
 # ---------------------------------------------------------------- the server, faked
@@ -132,7 +132,7 @@ def server():
 
 @pytest.fixture
 def vllm_031(monkeypatch):
-    monkeypatch.setattr(grpo, "installed_vllm_version", lambda: "0.31.0")
+    monkeypatch.setattr(vllm_preflight, "installed_vllm_version", lambda: "0.31.0")
 
 
 def _server_config(httpd) -> grpo.GRPOStageConfig:
@@ -141,14 +141,14 @@ def _server_config(httpd) -> grpo.GRPOStageConfig:
 
 
 def _launch_problems(config, environ) -> str:
-    with pytest.raises(grpo.VllmLaunchError) as caught:
-        grpo.check_vllm_launch(config, environ=environ)
+    with pytest.raises(vllm_preflight.VllmLaunchError) as caught:
+        vllm_preflight.check_vllm_launch(config, environ=environ)
     return str(caught.value)
 
 
 def test_a_trl_vllm_serve_server_on_other_gpus_passes(server, vllm_031):
     httpd, _ = server
-    info = grpo.check_vllm_launch(_server_config(httpd), environ={"CUDA_VISIBLE_DEVICES": "0"})
+    info = vllm_preflight.check_vllm_launch(_server_config(httpd), environ={"CUDA_VISIBLE_DEVICES": "0"})
     assert info == {"vllm_version": "0.31.0", "served_model": "runs/campaign/gemma4_31b/prop/graft",
                     "max_model_len": 20480, "world_size": 4}
 
@@ -186,13 +186,13 @@ def test_the_trainer_stays_off_the_servers_gpus(server, vllm_031, visible, expec
 ])
 def test_vllm_must_be_importable_in_the_trainer_in_trls_range(server, monkeypatch, version, expected):
     httpd, _ = server
-    monkeypatch.setattr(grpo, "installed_vllm_version", lambda: version)
+    monkeypatch.setattr(vllm_preflight, "installed_vllm_version", lambda: version)
     assert expected in _launch_problems(_server_config(httpd), {"CUDA_VISIBLE_DEVICES": "0"})
 
 
 def test_the_installed_vllm_is_read_from_this_environment():
     # this CPU environment has no vLLM (it cannot share torch/transformers pins with it)
-    assert grpo.installed_vllm_version() is None
+    assert vllm_preflight.installed_vllm_version() is None
 
 
 def test_no_server_is_named_with_its_address(vllm_031):
@@ -209,11 +209,11 @@ def test_run_stops_before_loading_anything(tmp_path, monkeypatch):
 
     monkeypatch.setattr(loading, "load_model", no_loading)
     monkeypatch.setattr(loading, "load_tokenizer", no_loading)
-    monkeypatch.setattr(grpo, "installed_vllm_version", lambda: None)
+    monkeypatch.setattr(vllm_preflight, "installed_vllm_version", lambda: None)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     config = _load(f"run.output_dir={tmp_path / 'run'}", "grpo.vllm_server_base_url=http://127.0.0.1:9",
                    "grpo.vllm_server_check_timeout_s=0.3")
-    with pytest.raises(grpo.VllmLaunchError) as caught:
+    with pytest.raises(vllm_preflight.VllmLaunchError) as caught:
         grpo.run(config)
     text = str(caught.value)
     assert "not importable" in text and "CUDA_VISIBLE_DEVICES is not set" in text and "no vLLM server" in text

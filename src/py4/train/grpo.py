@@ -18,15 +18,19 @@ completions per step (micro 1 × accumulation 128); prompt ≤ 3,072 tokens, com
 config: a ``trl vllm-serve`` process with tensor parallel 4 on GPUs of its own, the trainer on
 another; the launch recipe is docs/training.md, "GRPO with vLLM"). ``vllm_mode`` defaults to
 TRL's colocate, which the 31B layout cannot use (its tensor parallelism must divide the world
-size). A config with an impossible vLLM layout fails when it loads; ``check_vllm_launch`` checks
-vLLM, the server and the GPU split before any weights load.
+size). The vLLM pre-flight (``py4.train.vllm_preflight``) refuses an impossible layout when the
+config loads and checks vLLM, the server and the GPU split before any weights load.
 
 Weight sync to vLLM: TRL merges the LoRA into the bf16 base and unmerges it after each sync,
 which moves the frozen base; the trainer here sends exactly merged weights instead and never
 writes the base (``py4.train.weight_sync``).
 
 Tool calls: TRL runs a round's tool calls one rollout at a time; the trainer here
-(``batched_tools_trainer``, ``grpo.batch_tool_calls``) runs each round's Boa work at once.
+(``batched_tools_trainer``, ``grpo.batch_tool_calls``) runs each round's Boa work at once. It
+overrides TRL's private ``GRPOTrainer._tool_call_loop`` because TRL 1.16 has no public hook
+around a tool round: the subclass only opens a batching context around TRL's own loop and calls
+it unchanged, so a TRL release that renames or reshapes the method fails loudly (no override
+takes effect, or the call's arguments no longer fit) rather than running a different loop.
 
     py4 train grpo --config configs/train/smoke/grpo.yaml
 """
@@ -34,18 +38,19 @@ Tool calls: TRL runs a round's tool calls one rollout at a time; the trainer her
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import random
 import sys
 import time
-import urllib.parse
 from typing import Any, Literal
 
 import pydantic
 
-from py4.config import StrictModel, reference_parts, resolve_reference
+from py4.config import StrictModel
 from py4.episodes.config import EpisodeConfig
-from py4.train import common, loading
+from py4.train import common, loading, vllm_preflight
+from py4.train.errors import FunctionNotFound
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 from py4.train.weight_sync import use_exact_sync
 
@@ -54,9 +59,6 @@ from py4.train.weight_sync import use_exact_sync
 class ProblemSet(StrictModel):
     split: common.TrainingSplit = "grpo"
     bank_version: str = "v1"
-    bank_dir: str | None = None
-    """The bank's folder (shipped layout; a campaign's pinned bank); None: the shipped bank. The
-    environment looks a row's problem up in this bank."""
     limit: int | None = None
     """Use only the first N problems of the split (smoke runs)."""
     epochs: int = 2
@@ -126,7 +128,9 @@ class RewardFunction(StrictModel):
     @pydantic.field_validator("function")
     @classmethod
     def _import_path(cls, value: str) -> str:
-        reference_parts(value, "function")
+        module, sep, name = value.partition(":")
+        if not (sep and module and name.isidentifier()):
+            raise ValueError(f"expected 'module:function', got {value!r}")
         return value
 
 
@@ -160,242 +164,41 @@ class GRPOStageConfig(StrictModel):
 
     @pydantic.model_validator(mode="after")
     def _vllm_layout(self) -> "GRPOStageConfig":
-        problems = vllm_layout_problems(self.grpo, self.optimisation.gpus)
+        problems = vllm_preflight.vllm_layout_problems(self.grpo, self.optimisation.gpus)
         if problems:
             raise ValueError("; ".join(problems))
         return self
 
 
-def vllm_layout_problems(g: GRPOSettings, gpus: int) -> list[str]:
-    """What makes this vLLM set-up impossible on any machine (checked when the config loads)."""
-    if not g.use_vllm:
-        return []
-    problems = []
-    tp = g.vllm_tensor_parallel_size
-    if g.vllm_mode == "colocate":
-        if gpus % tp:
-            problems.append(
-                f"grpo.vllm_tensor_parallel_size = {tp} with grpo.vllm_mode = colocate needs a world size divisible "
-                f"by {tp} (TRL splits the trainer's processes into tensor-parallel groups), but optimisation.gpus = "
-                f"{gpus}: use vllm_mode: server with a vLLM server on other GPUs (docs/training.md, GRPO with vLLM), "
-                f"or a tensor parallel size dividing {gpus}")
-        if g.vllm_server_gpus is not None:
-            problems.append("grpo.vllm_server_gpus is for vllm_mode: server (colocated vLLM uses the trainer's GPUs)")
-        return problems
-    url = g.vllm_server_base_url
-    if not url:
-        problems.append("grpo.vllm_mode = server needs grpo.vllm_server_base_url (http://HOST:PORT of the "
-                        "`trl vllm-serve` server); TRL would otherwise try 0.0.0.0:8000")
-    else:
-        parsed = urllib.parse.urlsplit(url)
-        try:
-            port = parsed.port
-        except ValueError:
-            port = None
-        if parsed.scheme not in ("http", "https") or not parsed.hostname or port is None:
-            problems.append(f"grpo.vllm_server_base_url = {url!r}: expected http://HOST:PORT (scheme, host and port)")
-    gpu_list = g.vllm_server_gpus
-    if gpu_list is not None:
-        if len(set(gpu_list)) != len(gpu_list) or any(i < 0 for i in gpu_list):
-            problems.append(f"grpo.vllm_server_gpus = {gpu_list}: expected distinct GPU indices >= 0")
-        elif len(gpu_list) != tp:
-            problems.append(f"grpo.vllm_server_gpus = {gpu_list} has {len(gpu_list)} GPU(s), but "
-                            f"grpo.vllm_tensor_parallel_size = {tp}: the server needs one GPU per tensor-parallel rank")
-    return problems
-
-
-# The vLLM versions TRL 1.16 accepts (trl/import_utils.py, is_vllm_available: 0.22.0 <= base version
-# <= 0.31.0; tests/train/test_grpo_config_check.py reads them back from the installed TRL).
-TRL_VLLM_RANGE = ("0.22.0", "0.31.0")
-RECIPE = "docs/training.md, section 'GRPO with vLLM'"
-
-
-class VllmLaunchError(common.TrainingGuardError):
-    """A vLLM GRPO launch that cannot work (found before any weights load)."""
-
-
-def installed_vllm_version() -> str | None:
-    """vLLM's version in this process's environment, or None when it is not importable here."""
-    import importlib.metadata
-    import importlib.util
-
-    if importlib.util.find_spec("vllm") is None:
-        return None
-    try:
-        return importlib.metadata.version("vllm")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def check_vllm_launch(config: "GRPOStageConfig", environ: dict | None = None) -> dict | None:
-    """The pre-flight of a vLLM run, before any weights load; None when ``use_vllm`` is off.
-
-    Checks what the config alone cannot: vLLM importable in the trainer's process (TRL's
-    server client imports it too) in the range TRL supports; in server mode, that the
-    trainer's CUDA_VISIBLE_DEVICES is set and shares no GPU with ``vllm_server_gpus``, and
-    that a server started by ``trl vllm-serve`` answers at ``vllm_server_base_url`` (health,
-    model, development endpoints with the weight-transfer engine, processed logprobs, context
-    length, world size = tensor parallel size). Returns what the server reported; raises
-    VllmLaunchError listing every problem.
-    """
-    g = config.grpo
-    if not g.use_vllm:
-        return None
-    from packaging.version import Version
-
-    environ = os.environ if environ is None else environ
-    problems, info = [], {}
-    version = installed_vllm_version()
-    low, high = TRL_VLLM_RANGE
-    if version is None:
-        problems.append(f"grpo.use_vllm = true, but vLLM is not importable in this process ({sys.executable}); "
-                        f"TRL's vLLM client runs in the trainer's process and needs vLLM {low}-{high}: run the trainer "
-                        f"in the vLLM environment ({RECIPE}), or set grpo.use_vllm=false")
-    elif not Version(low) <= Version(Version(version).base_version) <= Version(high):
-        problems.append(f"grpo.use_vllm = true, but this environment has vLLM {version}; TRL 1.16 supports vLLM "
-                        f"{low}-{high} only ({RECIPE} pins 0.31.0)")
-    info["vllm_version"] = version
-    if g.vllm_mode == "server":
-        problems += _gpu_overlap_problems(g, environ)
-        server, server_problems = probe_vllm_server(config)
-        info.update(server)
-        problems += server_problems
-    if problems:
-        raise VllmLaunchError("vLLM GRPO launch check failed:\n" + "\n".join(f"  - {p}" for p in problems))
-    return info
-
-
-def _gpu_overlap_problems(g: GRPOSettings, environ) -> list[str]:
-    if g.vllm_server_gpus is None:
-        return []
-    server = sorted(g.vllm_server_gpus)
-    visible = (environ.get("CUDA_VISIBLE_DEVICES") or "").strip()
-    if not visible:
-        return [f"CUDA_VISIBLE_DEVICES is not set: the trainer would see every GPU of the node, the vLLM server's "
-                f"{server} (grpo.vllm_server_gpus) included; start it with CUDA_VISIBLE_DEVICES set to other GPUs "
-                f"({RECIPE})"]
-    try:
-        mine = [int(part) for part in visible.split(",")]
-    except ValueError:
-        return [f"CUDA_VISIBLE_DEVICES = {visible!r}: expected GPU indices (0,1,...) to compare with "
-                f"grpo.vllm_server_gpus = {server}"]
-    shared = sorted(set(mine) & set(server))
-    if shared:
-        return [f"CUDA_VISIBLE_DEVICES = {visible!r} shares GPU(s) {shared} with the vLLM server "
-                f"(grpo.vllm_server_gpus = {server}): give the trainer other GPUs"]
-    return []
-
-
-def probe_vllm_server(config: "GRPOStageConfig") -> tuple[dict, list[str]]:
-    """Ask the server what TRL's client will rely on (all GETs, no weights, no NCCL)."""
-    g = config.grpo
-    url = g.vllm_server_base_url.rstrip("/")
-    deadline = time.monotonic() + g.vllm_server_check_timeout_s
-    status, _ = _get_json(f"{url}/health", deadline, retry=True)
-    if status != 200:
-        return {}, [f"no vLLM server answers at {url}/health (grpo.vllm_server_base_url; {status or 'no answer'} "
-                    f"within {g.vllm_server_check_timeout_s:g} s): start `trl vllm-serve` first and wait until it "
-                    f"is ready ({RECIPE})"]
-    info, problems = {}, []
-    status, models = _get_json(f"{url}/v1/models", deadline)
-    if status == 200 and isinstance(models, dict) and models.get("data"):
-        info["served_model"] = models["data"][0].get("id")
-    status, server_info = _get_json(f"{url}/server_info?config_format=json", deadline)
-    start = "start the server with `trl vllm-serve` (not plain `vllm serve`)"
-    if status == 404:
-        problems.append(f"{url} has no development endpoints (/server_info), which TRL's weight sync uses: {start}, "
-                        "which sets VLLM_SERVER_DEV_MODE=1")
-    elif status != 200 or not isinstance(server_info, dict) or not isinstance(server_info.get("vllm_config"), dict):
-        problems.append(f"{url}/server_info answered {status or 'nothing'}: cannot tell whether it can take weight "
-                        f"updates; {start}")
-    else:
-        vllm_config = server_info["vllm_config"]
-        if vllm_config.get("weight_transfer_config") is None:
-            problems.append(f"{url} has no weight-transfer engine, so the policy's weights would never reach it: "
-                            f"{start}, which adds --weight-transfer-config '{{\"backend\": \"nccl\"}}'")
-        mode = _find_key(vllm_config, "logprobs_mode")
-        if mode is not None and mode != "processed_logprobs":
-            problems.append(f"{url} returns {mode} logprobs; TRL's importance-sampling correction needs "
-                            f"--logprobs-mode processed_logprobs (what `trl vllm-serve` sets)")
-        context = _find_key(vllm_config, "max_model_len")
-        needed = g.max_prompt_length + config.episode.token_budget
-        if isinstance(context, int) and context < needed:
-            problems.append(f"{url} serves a context of {context} tokens, but grpo.max_prompt_length + "
-                            f"episode.token_budget = {needed}: start it with --max-model-len >= {needed}")
-        info["max_model_len"] = context
-    status, world = _get_json(f"{url}/get_world_size", deadline)
-    if status == 200 and isinstance(world, dict) and isinstance(world.get("world_size"), int):
-        info["world_size"] = world["world_size"]
-        if world["world_size"] != g.vllm_tensor_parallel_size:
-            problems.append(f"{url} runs {world['world_size']} worker(s), but grpo.vllm_tensor_parallel_size = "
-                            f"{g.vllm_tensor_parallel_size}: start it with --tensor-parallel-size "
-                            f"{g.vllm_tensor_parallel_size} (the config records the server's layout)")
-    elif not problems:  # (a server without development endpoints was reported above)
-        problems.append(f"{url}/get_world_size answered {status or 'nothing'}: TRL's weight sync needs it; {start}")
-    return info, problems
-
-
-def _get_json(url: str, deadline: float, retry: bool = False) -> tuple[int | None, Any]:
-    """GET ``url`` → (HTTP status or None when unreachable, decoded JSON or None)."""
-    import json
-    import urllib.error
-    import urllib.request
-
-    while True:
-        left = max(0.1, deadline - time.monotonic())
-        try:
-            with urllib.request.urlopen(url, timeout=left) as response:
-                body = response.read()
-                try:
-                    return response.status, json.loads(body) if body else None
-                except ValueError:
-                    return response.status, None
-        except urllib.error.HTTPError as exc:
-            return exc.code, None
-        except (urllib.error.URLError, OSError):
-            if not retry or time.monotonic() >= deadline:
-                return None, None
-            time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
-
-
-def _find_key(tree: Any, key: str) -> Any:
-    """The first value of ``key`` anywhere in a JSON tree (vLLM nests its config by section)."""
-    if isinstance(tree, dict):
-        if key in tree:
-            return tree[key]
-        values = tree.values()
-    elif isinstance(tree, list):
-        values = tree
-    else:
-        return None
-    for value in values:
-        found = _find_key(value, key)
-        if found is not None:
-            return found
-    return None
-
-
 def make_environment_factory(config: "GRPOStageConfig", tokenizer):
-    """TRL's zero-argument environment factory; raises ReferenceNotFound (a ConfigError and an
-    ImportError) naming a missing module/function."""
-    build = resolve_reference(config.environment_factory, "environment_factory", kind="function")
-    if config.problems.bank_dir is None:  # the environment's own default: the shipped bank
-        return build(config.episode, tokenizer=tokenizer)
-    from py4.problems.bank import load_bank
+    """TRL's zero-argument environment factory; raises FunctionNotFound (an ImportError) naming a
+    missing module/function."""
+    build = import_function(config.environment_factory, "environment_factory")
+    return build(config.episode, tokenizer=tokenizer)
 
-    bank = {p.id: p for p in load_bank(config.problems.bank_version, config.problems.bank_dir)}
-    return build(config.episode, tokenizer=tokenizer, problems=bank)
+
+def import_function(path: str, field: str = "function"):
+    """``module:function`` → the function; raises FunctionNotFound (an ImportError) naming the config
+    field and what is missing."""
+    module_name, _, function_name = path.partition(":")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as exc:
+        raise FunctionNotFound(f"{field}: {path!r} not found ({exc})") from None
+    if not callable(function):
+        raise FunctionNotFound(f"{field}: {path!r} is not callable")
+    return function
 
 
 def reward_functions(config: "GRPOStageConfig") -> tuple[list, list[float]]:
     """The reward functions handed to TRL and their weights (TRL appends the environment's, weight 1).
 
     ``note_completion_lengths`` comes first: it marks trajectories that used the whole token
-    budget as truncated before the environment's ``get_reward`` scores them. Raises ReferenceNotFound.
+    budget as truncated before the environment's ``get_reward`` scores them. Raises FunctionNotFound.
     """
     from py4.episodes.environment import note_completion_lengths
 
-    extra = [resolve_reference(r.function, f"reward_functions[{i}].function", kind="function")
+    extra = [import_function(r.function, f"reward_functions[{i}].function")
              for i, r in enumerate(config.reward_functions)]
     return [note_completion_lengths, *extra], [1.0, *(r.weight for r in config.reward_functions)]
 
@@ -416,12 +219,12 @@ def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> lis
     from py4.episodes.environment import initial_messages
     from py4.problems.bank import load_bank
 
-    chosen = [p for p in load_bank(problems.bank_version, problems.bank_dir) if p.split == problems.split]
+    chosen = [p for p in load_bank(problems.bank_version) if p.split == problems.split]
     if problems.limit is not None:
         chosen = chosen[:problems.limit]
     if not chosen:
         raise common.TrainingError(f"problems.split: no problems in split {problems.split!r} "
-                                   f"of bank {problems.bank_dir or problems.bank_version}")
+                                   f"of bank {problems.bank_version}")
     rows = []
     for epoch in range(problems.epochs):
         order = list(chosen)
@@ -503,14 +306,14 @@ def batched_tools_trainer():
 
     TRL 1.16's ``_tool_call_loop`` calls the tools of a round one sample at a time (128
     rollouts × up to 16 calls × up to 5 s of timeout each, in series). This subclass opens
-    :class:`~py4.episodes.tool_batching.ToolRounds` around TRL's own loop: the first tool call
+    :class:`~py4.episodes.environment.ToolRounds` around TRL's own loop: the first tool call
     of a round runs every call's Boa work of that round together (``Executor.run_many``),
     and each environment then answers TRL's calls in TRL's order from those results.
     Rewards and transcripts are those of the plain loop (tests/episodes/test_tool_batching.py).
     """
     from trl import GRPOTrainer
 
-    from py4.episodes.tool_batching import ToolRounds
+    from py4.episodes.environment import ToolRounds
 
     class BatchedToolsGRPOTrainer(GRPOTrainer):
         tool_batching = {"rounds": 0, "boa_calls": 0}  # per instance once a loop ran (for the manifest)
@@ -588,8 +391,20 @@ def rollout_sampling(args) -> dict[str, Any]:
                                  engine=engine), **({"generation_kwargs": extra} if extra else {})}
 
 
+def vllm_generation_record(generation) -> dict[str, Any]:
+    """The manifest's account of the rollouts vLLM generated: mode, where vLLM ran (colocated: its
+    platform in the trainer's process, cpu or cuda; server: the server's URL), weight syncs and
+    prompts generated for (counted by ``py4.train.weight_sync``)."""
+    from vllm.platforms import current_platform
+
+    where = ({"platform": current_platform.device_type} if generation.mode == "colocate"
+             else {"server": getattr(generation, "server_base_url", None)})
+    return {"mode": generation.mode, **where, "weight_syncs": generation.weight_syncs,
+            "prompts_generated": generation.prompts_generated}
+
+
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
-    """Run GRPO; raises ReferenceNotFound (an ImportError) when the environment or a reward function is missing,
+    """Run GRPO; raises FunctionNotFound (an ImportError) when the environment or a reward function is missing,
     VllmLaunchError (a TrainingGuardError) when a vLLM launch cannot work — checked before any
     weights load — and TrainingGuardError on guards."""
     from datasets import Dataset
@@ -597,7 +412,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
 
     opt, settings, g = config.optimisation, config.run, config.grpo
     common.check_world_size(opt)
-    vllm_server = check_vllm_launch(config)  # before anything loads
+    vllm_server = vllm_preflight.check_vllm_launch(config)  # before anything loads
     device = loading.device_settings(opt.gradient_checkpointing)
     with common_recorder(settings.output_dir, config, "grpo") as recorder:
         if vllm_server is not None:
@@ -605,10 +420,6 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         if config.adapter:
             recorder.add_input("adapter", path=config.adapter)
-        from py4.problems.bank import bank_provenance
-
-        recorder.add_input("bank", hash_content=False,
-                           **bank_provenance(config.problems.bank_version, config.problems.bank_dir))
         tokenizer = loading.load_tokenizer(config.model)
         factory = make_environment_factory(config, tokenizer)
         rewards, weights = reward_functions(config)
@@ -631,7 +442,8 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
                                 train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                 environment_factory=factory,
                                 callbacks=[GuardCallback(), lr_trace, *extra, *callbacks])
-        if use_exact_sync(trainer):  # vLLM gets W + scale·B·A computed apart; the base is never written
+        exact_sync = use_exact_sync(trainer)
+        if exact_sync:  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
         recorder.set(sampling=rollout_sampling(trainer.args))
         summary = common.trainable_summary(trainer.model)
@@ -645,6 +457,8 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         history = [h for h in trainer.state.log_history if "reward" in h]
         logged = ("reward", "frac_reward", "tools", "step")
         recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(logged)} for h in history])
+        if exact_sync:  # what vLLM did: the rollouts' engine, its weight syncs, the prompts it generated for
+            recorder.set(vllm_generation=vllm_generation_record(trainer.vllm_generation))
         if g.batch_tool_calls:  # tool rounds whose Boa work ran at once, and the Boa calls in them
             recorder.set(tool_batching=dict(trainer.tool_batching))
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)
