@@ -17,7 +17,14 @@ convolution LoRA) are refused with :class:`WeightSyncError` rather than sent wro
 
 The trainer uses it through :func:`use_exact_sync`, which makes the trainer's
 ``vllm_generation`` an instance of a subclass of its own class overriding ``_iter_named_params``
-(the object TRL built and connected is kept; only the walk changes).
+(the object TRL built and connected is kept; only the walk changes). The subclass counts the syncs
+and the prompts vLLM generated for (the run manifest's ``vllm_generation``).
+
+Colocated on vLLM's CPU build, TRL's push (``model.load_weights`` one tensor at a time) cannot
+work: after loading, vLLM's CPU linear layers hold their weight packed in a kernel handle and keep
+an empty parameter without a weight loader. There the same exact walk goes through vLLM's in-place
+reload (``model_runner.reload_weights``), which restores the layers, loads every tensor and packs
+them again. On a GPU, and in server mode, TRL's push is unchanged.
 """
 
 from __future__ import annotations
@@ -126,8 +133,34 @@ def exact_sync_class(generation_class: type) -> type:
             with self._dist.gather_params(list(self.model.parameters())):
                 yield from exact_named_params(self.model, self._fix_param_name_to_vllm, device)
 
+        weight_syncs = 0  # counted per instance once it synced or generated (the run manifest's record)
+        prompts_generated = 0
+
+        def sync_weights(self):
+            self.weight_syncs += 1
+            if self.mode == "colocate" and colocated_on_cpu():
+                # vLLM's CPU build packs each linear weight into a kernel handle and leaves an empty
+                # parameter without a weight loader, which TRL's per-tensor load_weights cannot fill;
+                # vLLM's in-place reload restores the layers, loads, and packs them again.
+                runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
+                runner.reload_weights(weights_iterator=self._iter_named_params())
+                self.llm.reset_prefix_cache()
+                return
+            super().sync_weights()
+
+        def generate(self, prompts, *args, **kwargs):
+            self.prompts_generated += len(prompts)
+            return super().generate(prompts, *args, **kwargs)
+
     ExactSyncVLLMGeneration.__qualname__ = f"ExactSync{generation_class.__qualname__}"
     return ExactSyncVLLMGeneration
+
+
+def colocated_on_cpu() -> bool:
+    """Whether the colocated vLLM engine runs on vLLM's CPU platform (its CPU build)."""
+    from vllm.platforms import current_platform
+
+    return current_platform.is_cpu()
 
 
 def use_exact_sync(trainer) -> bool:
