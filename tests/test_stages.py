@@ -1,5 +1,6 @@
-"""The stage registry (py4.stages, docs/dev/stages.md): every stage a campaign runs is in it, and the
-command line's stage commands are the registry's (its commands, flags and training stages)."""
+"""The stage registry (py4.stages, docs/dev/stages.md): every stage a campaign runs is in it, and each
+stage's command is built from its options (its --help lists them; a call's command line parses back to
+the call's options)."""
 
 from __future__ import annotations
 
@@ -29,33 +30,89 @@ def _command(words: tuple[str, ...]) -> tuple[click.Command, list[str]]:
     return command, words_left
 
 
-def _option_names(command: click.Command) -> set[str]:
-    return {name for p in command.params for name in [*p.opts, *getattr(p, "secondary_opts", [])]}
+def _parsed_options(stage: stages.Stage, words: list[str]):
+    """The options the stage's command hands its body for the command line ``py4 WORDS``."""
+    from py4.cli_options import options_from_params
+
+    command, arguments = _command(tuple(words[: len(stage.command)]))
+    ctx = command.make_context(" ".join(stage.command), [*arguments, *words[len(stage.command):]])
+    return options_from_params(stage.options, ctx.params)
 
 
-def test_every_stage_of_the_campaigns_is_in_the_registry(monkeypatch):
+def _flat(text: str) -> str:
+    return " ".join(text.replace("│", " ").split())
+
+
+def _sample_value(info):
+    """A value of a field's type that is not its default (what a person might pass)."""
+    import typing
+
+    annotation = info.annotation
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Literal:
+        return typing.get_args(annotation)[-1]
+    kind = args[0] if args and typing.get_origin(annotation) is not list else annotation
+    if annotation is bool:
+        return not info.default
+    if typing.get_origin(kind) is list or kind is list:
+        return ["a", "b"]
+    return {int: 7, float: 0.5}.get(kind, "some/value")
+
+
+@pytest.fixture(scope="module")
+def campaign_nodes():
+    """Every run of the shipped campaigns (smoke, python4)."""
+    import os
+
     from py4.campaign.dag import build_dag
-    from py4.campaign.spec import STAGES, load_campaign
+    from py4.campaign.spec import load_campaign
 
-    monkeypatch.chdir(ROOT)
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        return [node for name in ("smoke", "python4")
+                for node in build_dag(load_campaign(ROOT / f"configs/campaign/{name}.yaml"))]
+    finally:
+        os.chdir(here)
+
+
+def test_every_stage_of_the_campaigns_is_in_the_registry(campaign_nodes):
+    from py4.campaign.spec import STAGES
+
     assert STAGES is stages.STAGES  # the campaign spec's stages are the registry's
-    for name in ("smoke", "python4"):
-        for node in build_dag(load_campaign(ROOT / f"configs/campaign/{name}.yaml")):
-            assert node.stage in stages.STAGES, node.id
-            assert node.argv[: len(stages.get_stage(node.stage).command)] == list(stages.get_stage(node.stage).command)
+    for node in campaign_nodes:
+        assert node.stage in stages.STAGES, node.id
+        assert node.argv[: len(stages.get_stage(node.stage).command)] == list(stages.get_stage(node.stage).command)
 
 
 @pytest.mark.parametrize("name", list(stages.STAGES))
-def test_each_stage_is_a_command_of_the_command_line_with_the_registrys_flags(name):
-    from py4.stage_cli import TRAINING_STAGES
+def test_each_stage_commands_help_lists_every_option_with_its_description(name):
+    from py4.cli_options import described
 
     stage = stages.get_stage(name)
-    command, arguments = _command(stage.command)
-    assert arguments == ([name] if name in TRAINING_STAGES else []), name  # `py4 train STAGE`: STAGE is its argument
-    options = _option_names(command)
-    for flag in stage.flags:
-        assert flag.flag in options, f"{name}: py4 {' '.join(stage.command)} has no {flag.flag}"
-    assert set(stage.options.model_fields) <= {f.field for f in stage.flags}, name  # every option is written
+    words = [*stage.command, *([name] if stage.command == ("train", name) else []), "--help"]
+    result = CliRunner().invoke(app, words, env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    shown = _flat(result.output)
+    for flag, description in described(stage.options).items():
+        assert description, f"{name}: {flag} has no description"
+        assert f"{flag.split('/')[0]} " in shown and _flat(description) in shown, f"{name}: {flag} {description!r}"
+
+
+@pytest.mark.parametrize("name", list(stages.STAGES))
+def test_a_call_with_every_option_set_parses_back_to_the_same_options(name):
+    stage = stages.get_stage(name)
+    options = {field: _sample_value(info) for field, info in stage.options.model_fields.items() if field != "config"}
+    config = "some/config.yaml" if "config" in stage.options.model_fields else None
+    call = stages.StageCall(stage=name, config=config, options=options)
+    assert _parsed_options(stage, stages.argv(call)) == stages._options(call)
+
+
+def test_every_node_of_the_campaigns_parses_back_to_its_options(campaign_nodes):
+    """What a Slurm job or `--subprocess` runs is what the runner's in-process call holds."""
+    for node in campaign_nodes:
+        stage = stages.get_stage(node.stage)
+        assert _parsed_options(stage, node.argv) == stages._options(node.call), node.id
 
 
 def test_py4_train_takes_the_registrys_training_stages():

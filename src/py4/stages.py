@@ -1,8 +1,9 @@
 """The stage registry: every stage a campaign runs, by name (docs/dev/stages.md).
 
-A stage is one kind of run: its ``py4`` command, the flags of that command (typed: ``options``),
-the type its config file and ``key=value`` overrides validate against (``config_type``), the
-function that runs it (``run(config, call) -> result``) and what that returns (``result_type``).
+A stage is one kind of run: its ``py4`` command, that command's options (``options``: a model whose
+fields are declared once and from which the command itself is built, `py4.cli_options`), the type
+its config file and ``key=value`` overrides validate against (``config_type``), the function that
+runs it (``run(config, call) -> result``) and what that returns (``result_type``).
 A run of a stage is a :class:`StageCall` — stage, config file, options, typed overrides — which is
 what a campaign's DAG nodes carry. From a call the registry gives:
 
@@ -10,9 +11,9 @@ what a campaign's DAG nodes carry. From a call the registry gives:
 - :func:`check`: every problem of the call, without running anything (``py4 campaign plan``);
 - :func:`run_call`: the stage run in this process (the campaign runner, the report's calibration).
 
-The stages' own commands (``py4 train``, ``py4 corpus generate``, ...) take the same flags; the
-tests check that each entry's command and flags are the command line's (tests/test_stages.py).
-Modules are imported when a stage is used, so reading the registry loads no torch.
+The stages' own commands (``py4 train``, ``py4 corpus generate``, ...) are built from the same
+options models, so a call's command line is one the command parses back to the same options.
+Stage modules are imported when a stage is used, so reading the registry loads no torch.
 """
 
 from __future__ import annotations
@@ -22,11 +23,18 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 
+from py4.cli_options import Cli, command_words
 from py4.config import ConfigError, StrictModel, load_config, resolve_reference, validate_config
+from py4.corpus.cli import CorpusOptions, SubsetOptions
+from py4.data.cli import MixOptions, PackOptions
+from py4.evaluate.cli import EvalOptions
+from py4.graft.cli import GraftOptions
+from py4.probes.cli import ProbesOptions
+from py4.train.smoke_cli import AssetsOptions, HeldoutLossOptions
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,33 +79,16 @@ def overrides(items: Mapping[str, Any] | Iterable[str] = ()) -> list[Override]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Flag:
-    """One option of a stage's command: its field in the stage's options and how it is written.
-
-    A bool is a switch (``--no-progress`` is written when the field is False, ``--force`` when
-    True); a list is written as a repeated flag, or once, comma-joined, when ``joined``.
-    ``field="config"`` marks where ``--config FILE`` goes.
-    """
-
-    field: str
-    flag: str
-    joined: bool = False
-
-
-CONFIG = "config"
-
-
-@dataclass(frozen=True, kw_only=True)
 class Stage:
     """One stage: how it is written on the command line, configured, run and what it returns."""
 
     name: str
     command: tuple[str, ...]
     """The ``py4`` words before the flags: ``("train", "eft")``, ``("corpus", "generate")``."""
-    flags: tuple[Flag, ...]
-    """The command's options in the order the command line writes them."""
     options: type[StrictModel]
-    """The options' types and defaults (a stage without a config file: its whole config)."""
+    """The command's options, declared once (`py4.cli_options`: flags, types, defaults, help, and the
+    order a command line writes them); a field ``config`` is the call's config file. A stage without
+    a config file: its whole config."""
     config_type: str | None
     """``module:Type`` of the config file + overrides; None: ``options`` is the config."""
     run: Callable[[Any, StageCall], Any]
@@ -135,99 +126,33 @@ class StageCall:
         return [str(o) for o in self.overrides]
 
 
-# ---- the options of each command (typed; defaults are the commands' own) -------------------
+# ---- the options of the commands that live here (the others: beside their commands) ----------
 
-class NoOptions(StrictModel):
-    """A command whose only inputs are ``--config FILE`` and ``key=value`` overrides."""
+class TrainOptions(StrictModel):
+    """``py4 train STAGE``: the stage's config file (then ``key=value`` overrides)."""
 
-
-class AssetsOptions(StrictModel):
-    """``py4 smoke assets``: ``--out DIR`` beside the config."""
-
-    out: str
+    config: Annotated[str, Cli(short=("-c",))] = pydantic.Field(description="stage YAML (configs/train/...)")
 
 
-class CorpusOptions(StrictModel):
-    """``py4 corpus generate``: ``--out DIR`` beside the config, and the progress bar."""
-
-    out: str
-    progress: bool = True
-
-
-class SubsetConfig(StrictModel):
-    """``py4 corpus subset``: whole documents in seeded order until ``target_tokens``."""
-
-    corpus: str
-    target_tokens: int
-    seed: int
-    out: str
-
-
-class GraftOptions(StrictModel):
-    """``py4 graft``'s flags; each sets a field of py4.graft.config.GraftConfig."""
-
-    mid: str | None = None
-    it: str | None = None
-    base: str | None = None
-    out: str | None = None
-    progress: bool = True
-    it_revision: str | None = None
-    base_revision: str | None = None
-
-
-class EvalOptions(StrictModel):
-    """``py4 eval``'s flags; all but ``out`` and ``progress`` set fields of EvalConfig."""
-
-    out: str
-    policy: str | None = None
-    endpoint: str | None = None
-    model: str | None = None
-    split: list[str] | None = None
-    progress: bool = True
-
-
-class ProbesConfig(StrictModel):
-    """``py4 eval probes``: score a model (and its base) on the rule probes."""
-
-    model: str
-    out: str
-    progress: bool = True
-    adapter: str | None = None
-    base: str | None = None
-    limit: int | None = None
-    compare: str | None = None
-    probes: str | None = None
-    """A probe-set folder (``probes-<version>.jsonl.gz`` + manifest); None: the shipped set."""
-
-
-class SanityBankConfig(StrictModel):
+class SanityBankOptions(StrictModel):
     """``py4 campaign sanity-bank``: a bank whose train_sanity split is a dose's gold problems."""
 
-    dose: str
-    out: str
-    bank_dir: str | None = None
-    """The bank it copies (a folder in the shipped layout); None: the shipped bank."""
+    dose: Path = pydantic.Field(description="an EFT dose folder (rows.jsonl with problem ids)")
+    out: Path = pydantic.Field(description="bank folder to write")
+    bank_dir: Path | None = pydantic.Field(None, description="the bank to copy (a folder in the shipped layout, "
+                                           "e.g. a pinned bank); default: shipped")
+    version: str = pydantic.Field("v1", description="the shipped bank's version (without --bank-dir)")
 
 
 class DatasetOptions(StrictModel):
     """``py4 campaign dataset``: a dataset pinned on the Hub, read from the local Hugging Face
     cache and written in the form its stages take (`py4.pinned_datasets`)."""
 
-    kind: Literal["bank", "probes", "corpus"]
-    hub_id: str
-    revision: str = pydantic.Field(min_length=1)
-    """The dataset commit (a short pin resolves through the cache's refs/); never unpinned."""
-    out: str
-
-
-class HeldoutLossConfig(StrictModel):
-    """``py4 smoke heldout-loss``: a model's loss on held-out Python-4 documents."""
-
-    model: str
-    docs: str
-    exclude: list[str] = []
-    max_tokens: int = 40000
-    out: str
+    kind: Literal["bank", "probes", "corpus"] = pydantic.Field(description="bank, probes or corpus")
+    hub_id: str = pydantic.Field(description="the dataset's Hub id (ORG/NAME)")
+    revision: str = pydantic.Field(min_length=1, description="the dataset commit it is pinned at (a short pin "
+                                   "resolves through the cache's refs/); never unpinned")
+    out: Path = pydantic.Field(description="folder to write it into, as its stages take it")
 
 
 # ---- how each stage runs ------------------------------------------------------------------
@@ -276,7 +201,8 @@ def _check_data_path(config: Any, call: StageCall) -> None:
 def _run_assets(config: Any, call: StageCall) -> Path:
     from py4.train.assets import build_smoke_assets
 
-    return build_smoke_assets(_options(call).out, config)
+    options = _options(call)
+    return build_smoke_assets(options.out, config, force=options.force)
 
 
 def _run_corpus(config: Any, call: StageCall) -> dict:
@@ -286,7 +212,7 @@ def _run_corpus(config: Any, call: StageCall) -> dict:
     return run(config, options.out, progress=options.progress)
 
 
-def _run_subset(config: SubsetConfig, call: StageCall) -> dict:
+def _run_subset(config: SubsetOptions, call: StageCall) -> dict:
     from py4.corpus.subset import subset
 
     return subset(config.corpus, config.target_tokens, config.seed, config.out)
@@ -307,10 +233,7 @@ def _run_mix(config: Any, call: StageCall) -> dict:
 def _load_graft(stage: Stage, call: StageCall) -> Any:
     from py4.graft.config import resolve_graft_config
 
-    o = _options(call)
-    flags = {"mid.path": o.mid, "it.path": o.it, "base.path": o.base, "it.revision": o.it_revision,
-             "base.revision": o.base_revision, "out": o.out}
-    return resolve_graft_config(call.config, flags, call.override_texts())
+    return resolve_graft_config(call.config, _options(call).config_fields(), call.override_texts())
 
 
 def _run_graft(config: Any, call: StageCall) -> Any:
@@ -324,7 +247,8 @@ def _eval_overrides(call: StageCall) -> list[str]:
     from py4.evaluate.config import flag_overrides
 
     o = _options(call)
-    return [*flag_overrides(o.split, o.policy, o.model, o.endpoint), *call.override_texts()]
+    return [*flag_overrides(o.split, o.policy, o.model, o.endpoint, o.samples, o.temperature, o.limit),
+            *call.override_texts()]
 
 
 def _load_eval(stage: Stage, call: StageCall) -> Any:
@@ -338,13 +262,15 @@ def _run_eval(config: Any, call: StageCall) -> dict:
     # the command's checks: a policy named, local folders exist
     config = load_eval_config(call.config, _eval_overrides(call))
     options = _options(call)
-    return run(config, options.out, progress=options.progress, inspect_log=_inspect_log(options.out))
+    inspect_log = options.inspect_log or _inspect_log(options.out)
+    return run(config, options.out, progress=options.progress, inspect_log=inspect_log)
 
 
 def _inspect_log(out: str) -> Path | None:
-    """Where an evaluation writes its episodes as an Inspect log, as ``py4 eval --inspect-log``
-    does (``<out>/inspect``: the report links it, ``inspect view`` browses it), where inspect-ai
-    is installed (the default install has it; a campaign environment without it writes none)."""
+    """Where an eval stage without ``inspect_log`` writes its episodes as an Inspect log, as ``py4 eval
+    --inspect-log`` does (``<out>/inspect``: the report links it, ``inspect view`` browses it), where
+    inspect-ai is installed (the default install has it; a campaign environment without it writes none).
+    The command writes none unless asked: a person's run, not a campaign's."""
     import importlib.util
 
     from py4.evaluate.harness import INSPECT_LOG
@@ -352,18 +278,19 @@ def _inspect_log(out: str) -> Path | None:
     return Path(out) / INSPECT_LOG if importlib.util.find_spec("inspect_ai") is not None else None
 
 
-def _run_probes(config: ProbesConfig, call: StageCall) -> dict:
+def _run_probes(config: ProbesOptions, call: StageCall) -> dict:
     from py4.probes.evaluate import evaluate_probes
 
-    return evaluate_probes(config.model, Path(config.out), adapter=config.adapter, base=config.base,
-                           compare=Path(config.compare) if config.compare else None, limit=config.limit,
-                           progress=config.progress, probes_dir=config.probes)
+    return evaluate_probes(config.model, config.out, adapter=config.adapter, base=config.base,
+                           endpoint=config.endpoint, tokenizer=config.tokenizer, compare=config.compare,
+                           limit=config.limit, batch_size=config.batch_size, progress=config.progress,
+                           probes_dir=config.probes)
 
 
-def _run_sanity_bank(config: SanityBankConfig, call: StageCall) -> int:
+def _run_sanity_bank(config: SanityBankOptions, call: StageCall) -> int:
     from py4.evaluate.sanity_bank import write_sanity_bank
 
-    return write_sanity_bank(Path(config.dose), Path(config.out), bank_dir=config.bank_dir)
+    return write_sanity_bank(config.dose, config.out, config.version, bank_dir=config.bank_dir)
 
 
 def _run_dataset(config: DatasetOptions, call: StageCall) -> dict:
@@ -372,14 +299,22 @@ def _run_dataset(config: DatasetOptions, call: StageCall) -> dict:
     return install_pinned(config.kind, config.hub_id, config.revision, config.out)
 
 
-def _run_heldout_loss(config: HeldoutLossConfig, call: StageCall) -> dict:
+def _run_heldout_loss(config: HeldoutLossOptions, call: StageCall) -> dict:
     from py4.train.heldout_loss import heldout_loss
 
     return heldout_loss(config.model, config.docs, list(config.exclude), config.max_tokens, config.out)
 
 
 def _options(call: StageCall) -> Any:
-    return validate_config(get_stage(call.stage).options, dict(call.options), f"options of {call.stage}")
+    return validate_config(get_stage(call.stage).options, _option_values(call), f"options of {call.stage}")
+
+
+def _option_values(call: StageCall) -> dict[str, Any]:
+    """The call's options as given, with its config file where the command takes ``--config``."""
+    values = dict(call.options)
+    if "config" in get_stage(call.stage).options.model_fields:
+        values["config"] = call.config
+    return values
 
 
 # ---- one line of each stage's result (result_summary) --------------------------------------
@@ -446,71 +381,48 @@ def _heldout_loss_summary(result: dict) -> str:
 
 # ---- the registry -------------------------------------------------------------------------
 
-_CONFIG = (Flag(field=CONFIG, flag="--config"),)
-_CORPUS_FLAGS = (Flag(field=CONFIG, flag="--config"), Flag(field="out", flag="--out"),
-                 Flag(field="progress", flag="--no-progress"))
-
-
 def _training_stage(name: str, config_type: str, result_type: str = "py4.train.packed:StageResult",
                     summary: Callable[[Any], str] = _training_summary) -> Stage:
     """``py4 train NAME --config FILE [key=value ...]``: the config type's module has ``run(config)``;
     on several GPUs it starts as ``accelerate launch … -m py4.train NAME …``."""
-    return Stage(name=name, command=("train", name), flags=_CONFIG, options=NoOptions, config_type=config_type,
+    return Stage(name=name, command=("train", name), options=TrainOptions, config_type=config_type,
                  run=_run_train, result_type=result_type, summary=summary, launch_module="py4.train")
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in [
     Stage(name="assets", command=("smoke", "assets"), options=AssetsOptions,
-          flags=(Flag(field="out", flag="--out"), Flag(field=CONFIG, flag="--config")),
           config_type="py4.train.assets:SmokeAssetsConfig", run=_run_assets, result_type="pathlib:Path",
           summary=_path_summary),
     Stage(name="dataset", command=("campaign", "dataset"), options=DatasetOptions, config_type=None,
-          flags=(Flag(field="kind", flag="--kind"), Flag(field="hub_id", flag="--hub-id"),
-                 Flag(field="revision", flag="--revision"), Flag(field="out", flag="--out")),
           run=_run_dataset, result_type="builtins:dict", summary=_dataset_summary),
-    Stage(name="corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
+    Stage(name="corpus", command=("corpus", "generate"), options=CorpusOptions,
           config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",
           summary=_corpus_summary),
-    Stage(name="subset", command=("corpus", "subset"), options=SubsetConfig, config_type=None,
-          flags=tuple(Flag(field=f, flag=f"--{f.replace('_', '-')}")
-                      for f in ("corpus", "target_tokens", "seed", "out")),
+    Stage(name="subset", command=("corpus", "subset"), options=SubsetOptions, config_type=None,
           run=_run_subset, result_type="builtins:dict", summary=_corpus_summary),
-    Stage(name="pack", command=("data", "pack"), flags=_CONFIG, options=NoOptions,
+    Stage(name="pack", command=("data", "pack"), options=PackOptions,
           config_type="py4.data.configs:PackConfig", run=_run_pack, result_type="builtins:dict",
           summary=_packed_summary),
-    Stage(name="mix", command=("data", "mix"), flags=_CONFIG, options=NoOptions,
+    Stage(name="mix", command=("data", "mix"), options=MixOptions,
           config_type="py4.data.configs:MixConfig", run=_run_mix, result_type="builtins:dict",
           summary=_packed_summary),
     _training_stage("midtrain", "py4.train.midtrain:MidtrainConfig"),
     _training_stage("sft", "py4.train.sft:SFTStageConfig"),
     Stage(name="graft", command=("graft",), options=GraftOptions, config_type="py4.graft.config:GraftConfig",
-          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("mid", "it", "base", "out")),
-                 Flag(field="progress", flag="--no-progress"), Flag(field=CONFIG, flag="--config"),
-                 Flag(field="it_revision", flag="--it-revision"), Flag(field="base_revision", flag="--base-revision")),
           load=_load_graft, run=_run_graft, result_type="py4.graft.engine:GraftResult", summary=_graft_summary),
     _training_stage("eft_dose", "py4.train.eft_data:EFTDoseConfig", result_type="pathlib:Path", summary=_path_summary),
     _training_stage("eft", "py4.train.eft:EFTConfig"),
     _training_stage("grpo", "py4.train.grpo:GRPOStageConfig"),
     Stage(name="eval", command=("eval",), options=EvalOptions, config_type="py4.evaluate.harness:EvalConfig",
-          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("out", "policy", "endpoint", "model")),
-                 Flag(field="split", flag="--split", joined=True), Flag(field="progress", flag="--no-progress"),
-                 Flag(field=CONFIG, flag="--config")),
           load=_load_eval, run=_run_eval, result_type="builtins:dict", summary=_eval_summary),
-    Stage(name="sanity_bank", command=("campaign", "sanity-bank"), options=SanityBankConfig, config_type=None,
-          flags=(Flag(field="dose", flag="--dose"), Flag(field="out", flag="--out"),
-                 Flag(field="bank_dir", flag="--bank-dir")),
+    Stage(name="sanity_bank", command=("campaign", "sanity-bank"), options=SanityBankOptions, config_type=None,
           run=_run_sanity_bank, result_type="builtins:int", summary=_sanity_bank_summary),
-    Stage(name="probes", command=("eval", "probes"), options=ProbesConfig, config_type=None,
-          flags=(Flag(field="model", flag="--model"), Flag(field="out", flag="--out"),
-                 Flag(field="progress", flag="--no-progress"),
-                 *(Flag(field=f, flag=f"--{f}") for f in ("adapter", "base", "limit", "compare", "probes"))),
+    Stage(name="probes", command=("eval", "probes"), options=ProbesOptions, config_type=None,
           run=_run_probes, result_type="builtins:dict", summary=_probes_summary),
-    Stage(name="heldout_corpus", command=("corpus", "generate"), flags=_CORPUS_FLAGS, options=CorpusOptions,
+    Stage(name="heldout_corpus", command=("corpus", "generate"), options=CorpusOptions,
           config_type="py4.corpus.config:CorpusConfig", run=_run_corpus, result_type="builtins:dict",
           summary=_corpus_summary),
-    Stage(name="heldout_loss", command=("smoke", "heldout-loss"), options=HeldoutLossConfig, config_type=None,
-          flags=(*(Flag(field=f, flag=f"--{f}") for f in ("model", "docs", "exclude")),
-                 Flag(field="max_tokens", flag="--max-tokens"), Flag(field="out", flag="--out")),
+    Stage(name="heldout_loss", command=("smoke", "heldout-loss"), options=HeldoutLossOptions, config_type=None,
           run=_run_heldout_loss, result_type="builtins:dict", summary=_heldout_loss_summary),
 ]}
 """name -> stage, in the order a campaign's runs go (`py4.campaign.dag.Node.stage`)."""
@@ -536,23 +448,10 @@ def config_type(name: str) -> type:
 
 
 def argv(call: StageCall) -> list[str]:
-    """The ``py4`` command line of a call (without ``py4``): the command, its flags, the overrides."""
+    """The ``py4`` command line of a call (without ``py4``): the command, its flags (in the options'
+    field order, `py4.cli_options.command_words`), the overrides."""
     stage = get_stage(call.stage)
-    words = list(stage.command)
-    for flag in stage.flags:
-        value = call.config if flag.field == CONFIG else call.options.get(flag.field)
-        words += _flag_words(flag, value)
-    return [*words, *call.override_texts()]
-
-
-def _flag_words(flag: Flag, value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, bool):
-        return [flag.flag] if value != flag.flag.startswith("--no-") else []
-    if isinstance(value, (list, tuple)):
-        return [flag.flag, ",".join(value)] if flag.joined else [w for v in value for w in (flag.flag, str(v))]
-    return [flag.flag, str(value)]
+    return [*stage.command, *command_words(stage.options, _option_values(call)), *call.override_texts()]
 
 
 def load(call: StageCall) -> Any:

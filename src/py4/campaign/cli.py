@@ -11,7 +11,9 @@ from typing import Optional
 
 import typer
 
+from py4.cli_options import options_command
 from py4.errors import Py4Error, cli_errors, fail
+from py4.stages import DatasetOptions, SanityBankOptions
 
 app = typer.Typer(help="The campaign: spec -> DAG of runs, runner (skip-done, resume), ledgers.",
                   no_args_is_help=True)
@@ -337,33 +339,27 @@ def cancel(file: Path = typer.Argument(..., help="campaign YAML"), out: Optional
 
 @app.command("sanity-bank")
 @cli_errors  # a dose without gold problems, a missing or malformed file: one line, exit 2
-def sanity_bank(dose: Path = typer.Option(..., "--dose", help="an EFT dose folder (rows.jsonl with problem ids)"),
-                out: Path = typer.Option(..., "--out", help="bank folder to write"),
-                version: str = typer.Option("v1", "--version"),
-                bank_dir: Optional[Path] = typer.Option(None, "--bank-dir", help="the bank to copy (a folder in "
-                                                        "the shipped layout, e.g. a pinned bank); default: shipped"),
-                ) -> None:
+@options_command(SanityBankOptions)
+def sanity_bank(options: SanityBankOptions) -> None:
     """Write a bank whose train_sanity split is the dose's gold problems (the smoke memorisation check)."""
     from py4.evaluate.sanity_bank import write_sanity_bank
 
     try:
-        n = write_sanity_bank(dose, out, version, bank_dir=bank_dir)
+        n = write_sanity_bank(options.dose, options.out, options.version, bank_dir=options.bank_dir)
     except OSError as exc:  # a bank version that is not shipped, an output folder we cannot write
         raise fail(str(exc)) from None
-    typer.echo(f"train_sanity: {n} problems -> {out}")
+    typer.echo(f"train_sanity: {n} problems -> {options.out}")
 
 
 @app.command("dataset")
 @cli_errors  # a pin the cache does not hold, a folder that is not the export it names: one line, exit 2
-def dataset(kind: str = typer.Option(..., "--kind", help="bank, probes or corpus"),
-            hub_id: str = typer.Option(..., "--hub-id", help="the dataset's Hub id (ORG/NAME)"),
-            revision: str = typer.Option(..., "--revision", help="the dataset commit it is pinned at"),
-            out: Path = typer.Option(..., "--out", help="folder to write it into, as its stages take it")) -> None:
+@options_command(DatasetOptions)
+def dataset(options: DatasetOptions) -> None:
     """Read a dataset pinned on the Hub from the local Hugging Face cache (offline, hashes checked) and write
     it as its stages take it: a bank folder, a probe-set folder or a corpus folder."""
-    from py4.pinned_datasets import KINDS, install_pinned
+    from py4.pinned_datasets import install_pinned
 
-    if kind not in KINDS:
-        raise Py4Error(f"--kind {kind!r}: expected one of {', '.join(KINDS)}")
-    result = install_pinned(kind, hub_id, revision, out)
-    typer.echo(f"{kind} {hub_id}@{result['commit']} (content sha256 {result['content_sha256']}) -> {result['path']}")
+    o = options
+    result = install_pinned(o.kind, o.hub_id, o.revision, o.out)
+    typer.echo(f"{o.kind} {o.hub_id}@{result['commit']} (content sha256 {result['content_sha256']}) "
+               f"-> {result['path']}")

@@ -1,4 +1,7 @@
-"""`py4 corpus` command group: generate, export, subset, stats, validate (docs/corpus.md)."""
+"""`py4 corpus` command group: generate, export, subset, stats, validate (docs/corpus.md).
+
+`generate` and `subset` are campaign stages: their options are declared once, on `CorpusOptions` and
+`SubsetOptions` (py4.cli_options builds the commands; py4.stages writes a run's command line from them)."""
 
 from __future__ import annotations
 
@@ -6,30 +9,39 @@ import json
 from typing import Optional
 
 import typer
+from pydantic import Field
 
+from py4.cli_options import options_command
+from py4.config import StrictModel
 from py4.errors import cli_errors, fail
 
 app = typer.Typer(help="Synthetic documents that teach Python-4: generate, subset, stats, validate.",
                   no_args_is_help=True)
 
 
+class CorpusOptions(StrictModel):
+    """``py4 corpus generate`` (the corpus and heldout_corpus stages)."""
+
+    config: str = Field(description="corpus YAML (configs/corpus/*.yaml)")
+    out: str = Field(description="output folder (shards + manifest.json)")
+    progress: bool = Field(True, description="no progress bar")
+
+
 @app.command()
 @cli_errors
-def generate(config: str = typer.Option(..., "--config", help="corpus YAML (configs/corpus/*.yaml)"),
-             out: str = typer.Option(..., "--out", help="output folder (shards + manifest.json)"),
-             overrides: Optional[list[str]] = typer.Argument(None, help="key=value overrides"),
-             no_progress: bool = typer.Option(False, "--no-progress")) -> None:
+@options_command(CorpusOptions, overrides="key=value overrides")
+def generate(options: CorpusOptions, overrides: list[str]) -> None:
     """Generate a corpus: documents validated by Boa, deduplicated, token-counted."""
     from py4.config import load_config
     from py4.corpus.config import CorpusConfig
     from py4.corpus.generate import run
 
-    cfg = load_config(CorpusConfig, config, overrides or [])
+    cfg = load_config(CorpusConfig, options.config, overrides)
     try:
-        manifest = run(cfg, out, progress=not no_progress)
+        manifest = run(cfg, options.out, progress=options.progress)
     except OSError as exc:  # an unwritable output folder, a full disk: the user's to fix
         raise fail(str(exc)) from None
-    typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {out}")
+    typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {options.out}")
 
 
 @app.command()
@@ -49,15 +61,24 @@ def export(corpus: str = typer.Argument(..., help="corpus folder (shards + manif
     typer.echo(export_summary(export_corpus(corpus, out, name=name, force=force), push, revision, "dataset"))
 
 
+class SubsetOptions(StrictModel):
+    """``py4 corpus subset`` (the subset stage)."""
+
+    corpus: str = Field(description="corpus folder to draw whole documents from")
+    target_tokens: int = Field(description="stop once the subset holds at least this many tokens")
+    seed: int = Field(description="seed of the documents' random order")
+    out: str = Field(description="output folder (shards + manifest.json)")
+
+
 @app.command()
 @cli_errors
-def subset(corpus: str = typer.Option(..., "--corpus"), target_tokens: int = typer.Option(..., "--target-tokens"),
-           seed: int = typer.Option(..., "--seed"), out: str = typer.Option(..., "--out")) -> None:
+@options_command(SubsetOptions)
+def subset(options: SubsetOptions) -> None:
     """Whole documents in seeded random order until the total reaches at least N tokens."""
     from py4.corpus.subset import subset as make_subset
 
-    manifest = make_subset(corpus, target_tokens, seed, out)
-    typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {out}")
+    manifest = make_subset(options.corpus, options.target_tokens, options.seed, options.out)
+    typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {options.out}")
 
 
 @app.command()

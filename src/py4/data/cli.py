@@ -4,6 +4,9 @@
     py4 data pack --config configs/data/smoke_sft.yaml [key=value ...]
     py4 data schedule --total-tokens 80090880 --micro-batch 1 --grad-accum 8 --gpus 4 --rounding ceil --warmup 0.03
     py4 data inspect runs/smoke/mix_iso --index 0
+
+mix and pack are campaign stages: their options are declared once, on `MixOptions` and `PackOptions`
+(py4.cli_options builds the commands, py4.stages writes a run's command line from them).
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from pydantic import Field
 from rich.console import Console
 
+from py4.cli_options import options_command, overrides_argument
+from py4.config import StrictModel
 from py4.data.errors import DataError
 from py4.errors import cli_errors
 
@@ -22,7 +28,8 @@ app = typer.Typer(help="Data: replay and instruction sources, mixing, packing, s
                   no_args_is_help=True)
 
 _console = Console(soft_wrap=True)
-OVERRIDES = typer.Argument(None, help="key=value overrides of the config, e.g. seed=7 replay.path=dir")
+OVERRIDES_HELP = "key=value overrides of the config, e.g. seed=7 replay.path=dir"
+OVERRIDES = overrides_argument(OVERRIDES_HELP)
 
 
 def _load(kind: str, config: Optional[Path], overrides: list[str] | None, extra: dict[str, Any] | None = None):
@@ -49,23 +56,36 @@ def _summary(manifest: dict[str, Any]) -> None:
                        highlight=False)
 
 
+class MixOptions(StrictModel):
+    """``py4 data mix`` (the mix stage)."""
+
+    config: Path = Field(description="a data.mix YAML")
+
+
 @app.command()
 @cli_errors
-def mix(config: Path = typer.Option(..., "--config", help="a data.mix YAML"), overrides: list[str] = OVERRIDES) -> None:
+@options_command(MixOptions, overrides=OVERRIDES_HELP)
+def mix(options: MixOptions, overrides: list[str]) -> None:
     """Mix N corpus copies into an equal-token replay stream and pack it (midtraining data)."""
     from py4.data.mix import run_mix
 
-    _summary(run_mix(_load("data.mix", config, overrides)))
+    _summary(run_mix(_load("data.mix", options.config, overrides)))
+
+
+class PackOptions(StrictModel):
+    """``py4 data pack`` (the pack stage)."""
+
+    config: Path = Field(description="a data.pack YAML")
 
 
 @app.command()
 @cli_errors
-def pack(config: Path = typer.Option(..., "--config", help="a data.pack YAML"),
-         overrides: list[str] = OVERRIDES) -> None:
+@options_command(PackOptions, overrides=OVERRIDES_HELP)
+def pack(options: PackOptions, overrides: list[str]) -> None:
     """Pack chat conversations (SFT, assistant-only labels) or text documents."""
     from py4.data.pack import run_pack
 
-    _summary(run_pack(_load("data.pack", config, overrides)))
+    _summary(run_pack(_load("data.pack", options.config, overrides)))
 
 
 def _total_from(path: str) -> int:

@@ -5,16 +5,22 @@
     py4 graft --config configs/graft/smoke.yaml lambda_=0.5 missing.only_in_it=skip
     py4 graft verify --out runs/graft --all
 
-Flags and ``key=value`` overrides are fields of ``py4.graft.config.GraftConfig``.
+Flags and ``key=value`` overrides are fields of ``py4.graft.config.GraftConfig``. The graft's options
+are declared once, on `GraftOptions` (py4.cli_options builds the command, py4.stages writes a graft
+run's command line from it).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+from pydantic import Field
 from typer.core import TyperGroup
 
+from py4.cli_options import Cli, options_command
+from py4.config import StrictModel
 from py4.errors import Py4Error, cli_errors
 
 __all__ = ["app"]
@@ -46,25 +52,40 @@ app = typer.Typer(cls=_GraftGroup, invoke_without_command=True, no_args_is_help=
                   help="Chat-vector graft: W_graft = W_mid + lambda (W_it - W_base), streamed over safetensors shards.")
 
 
+class GraftOptions(StrictModel):
+    """``py4 graft``'s options (the graft stage); all but ``progress`` and ``config`` set fields of
+    py4.graft.config.GraftConfig (:meth:`config_fields`)."""
+
+    mid: str | None = Field(None, description="model grafted onto: folder or Hub id")
+    it: str | None = Field(None, description="instruction-tuned model: folder or Hub id")
+    base: str | None = Field(None, description="pretrained model of -it: folder or Hub id")
+    out: str | None = Field(None, description="output folder")
+    progress: Annotated[bool, Cli(flag="--progress/--no-progress")] = Field(True, description="a progress bar")
+    config: Path | None = Field(None, description="YAML GraftConfig; flags and key=value override it")
+    it_revision: str | None = Field(None, description="Hub revision of --it")
+    base_revision: str | None = Field(None, description="Hub revision of --base")
+    mid_revision: str | None = Field(None, description="Hub revision of --mid")
+    lambda_: float | None = Field(None, description="scale of the chat vector (default 1.0)")
+    output_dtype: str | None = Field(None, description="bfloat16 | float16 | float32")
+    accumulate_dtype: str | None = Field(None, description="float32 | float64")
+    max_shard_size: str | None = Field(None, description="e.g. 5GB")
+    overwrite: bool = Field(False, description="replace a different graft already in --out")
+
+    def config_fields(self) -> dict[str, Any]:
+        """The GraftConfig fields these options set (dotted; None: left as the file has it)."""
+        return {"mid.path": self.mid, "it.path": self.it, "base.path": self.base, "mid.revision": self.mid_revision,
+                "it.revision": self.it_revision, "base.revision": self.base_revision, "lambda_": self.lambda_,
+                "out": self.out, "output_dtype": self.output_dtype, "accumulate_dtype": self.accumulate_dtype,
+                "max_shard_size": self.max_shard_size, "overwrite": True if self.overwrite else None}
+
+
 @app.callback()
 @cli_errors  # bad input (ConfigError, GraftError: a config, a checkpoint, an output folder): one line, exit 2
+@options_command(GraftOptions)
 def graft(
     ctx: typer.Context,
-    mid: str | None = typer.Option(None, "--mid", help="model grafted onto: folder or Hub id"),
-    it: str | None = typer.Option(None, "--it", help="instruction-tuned model: folder or Hub id"),
-    base: str | None = typer.Option(None, "--base", help="pretrained model of -it: folder or Hub id"),
-    mid_revision: str | None = typer.Option(None, "--mid-revision", help="Hub revision of --mid"),
-    it_revision: str | None = typer.Option(None, "--it-revision", help="Hub revision of --it"),
-    base_revision: str | None = typer.Option(None, "--base-revision", help="Hub revision of --base"),
-    lambda_: float | None = typer.Option(None, "--lambda", help="scale of the chat vector (default 1.0)"),
-    out: str | None = typer.Option(None, "--out", help="output folder"),
-    output_dtype: str | None = typer.Option(None, "--output-dtype", help="bfloat16 | float16 | float32"),
-    accumulate_dtype: str | None = typer.Option(None, "--accumulate-dtype", help="float32 | float64"),
-    max_shard_size: str | None = typer.Option(None, "--max-shard-size", help="e.g. 5GB"),
-    config: Path | None = typer.Option(None, "--config", help="YAML GraftConfig; flags and key=value override it"),
+    options: GraftOptions,
     overrides: list[str] = typer.Option([], "--set", help="key=value override (a bare key=value works too)"),
-    overwrite: bool = typer.Option(False, "--overwrite", help="replace a different graft already in --out"),
-    progress: bool = typer.Option(True, "--progress/--no-progress"),
 ) -> None:
     """Graft (the main form); `verify` re-checks a finished graft."""
     if ctx.invoked_subcommand is not None:
@@ -72,12 +93,8 @@ def graft(
     from py4.graft.config import resolve_graft_config
     from py4.graft.engine import run
 
-    flags = {"mid.path": mid, "it.path": it, "base.path": base, "mid.revision": mid_revision,
-             "it.revision": it_revision, "base.revision": base_revision, "lambda_": lambda_, "out": out,
-             "output_dtype": output_dtype, "accumulate_dtype": accumulate_dtype,
-             "max_shard_size": max_shard_size, "overwrite": True if overwrite else None}
-    cfg = resolve_graft_config(config, flags, overrides)
-    result = run(cfg, show_progress=progress)
+    cfg = resolve_graft_config(options.config, options.config_fields(), overrides)
+    result = run(cfg, show_progress=options.progress)
     typer.echo(result.summary())
     rate = result.total_size / 1e6 / result.stream_seconds if result.stream_seconds else float("nan")
     typer.echo(f"stream {result.stream_seconds:.1f} s ({rate:.0f} MB/s); peak RSS "

@@ -5,7 +5,9 @@
     py4 probes eval --model DIR [--adapter DIR] [--base DIR|RESULTS.json] [--compare RESULTS.json] --out DIR
     py4 probes eval --endpoint URL --model SERVED [--tokenizer DIR] [--base SERVED] --out DIR
 
-``py4 eval probes`` is the same command (``eval_probes``, registered in py4.evaluate.cli).
+``py4 eval probes`` is the same command (``eval_probes``, registered in py4.evaluate.cli); its options
+are declared once, on `ProbesOptions` (py4.cli_options builds the command, py4.stages writes a probes
+run's command line from it).
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from pydantic import Field
 
+from py4.cli_options import options_command
+from py4.config import StrictModel
 from py4.errors import Py4Error, cli_errors
 from py4.probes.score import BATCH_SIZE
 
@@ -47,32 +52,39 @@ def export(out: Path = typer.Option(..., "--out", help="dataset folder to write 
     typer.echo(export_summary(export_probes(out, force=force), push, revision, "dataset"))
 
 
+class ProbesOptions(StrictModel):
+    """``py4 eval probes`` / ``py4 probes eval`` (the probes stage): score a model (and its base) on the
+    rule probes."""
+
+    model: str = Field(description="local model folder; with --endpoint: the served model name")
+    out: Path = Field(description="run folder (results.json, results.md, run_manifest.json)")
+    progress: bool = Field(True, description="no progress bar")
+    adapter: str | None = Field(None, description="PEFT adapter folder (local model)")
+    base: str | None = Field(None, description="the untrained base, scored beside as the floor: a model folder "
+                             "(with --endpoint: a served name) or its probes results.json")
+    limit: int | None = Field(None, description="every k-th pair so that about N are scored")
+    compare: Path | None = Field(None, description="another run's results.json: paired difference")
+    probes: Path | None = Field(None, description="a probe-set folder (probes-<version>.jsonl.gz + manifest, e.g. "
+                                "a campaign's pinned set); default: the shipped set")
+    endpoint: str | None = Field(None, description="OpenAI-compatible base URL (…/v1) returning prompt "
+                                 "log-probabilities (vLLM /v1/completions, echo)")
+    tokenizer: str | None = Field(None, description="with --endpoint: the served model's tokenizer folder "
+                                  "(token-id prompts: the local path's exact scores)")
+    batch_size: int = Field(BATCH_SIZE, description="pairs per model call / request")
+
+
 @cli_errors
-def eval_probes(
-    out: Path = typer.Option(..., "--out", help="run folder (results.json, results.md, run_manifest.json)"),
-    model: str = typer.Option(..., "--model", help="local model folder; with --endpoint: the served model name"),
-    adapter: Optional[str] = typer.Option(None, "--adapter", help="PEFT adapter folder (local model)"),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="OpenAI-compatible base URL (…/v1) "
-                                           "returning prompt log-probabilities (vLLM /v1/completions, echo)"),
-    tokenizer: Optional[str] = typer.Option(None, "--tokenizer", help="with --endpoint: the served model's "
-                                            "tokenizer folder (token-id prompts: the local path's exact scores)"),
-    base: Optional[str] = typer.Option(None, "--base", help="the untrained base, scored beside as the floor: "
-                                       "a model folder (with --endpoint: a served name) or its probes results.json"),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="another run's results.json: paired difference"),
-    limit: Optional[int] = typer.Option(None, "--limit", help="every k-th pair so that about N are scored"),
-    batch_size: int = typer.Option(BATCH_SIZE, "--batch-size", help="pairs per model call / request"),
-    no_progress: bool = typer.Option(False, "--no-progress"),
-    probes: Optional[Path] = typer.Option(None, "--probes", help="a probe-set folder (probes-<version>.jsonl.gz + "
-                                          "manifest, e.g. a campaign's pinned set); default: the shipped set"),
-) -> None:
+@options_command(ProbesOptions)
+def eval_probes(options: ProbesOptions) -> None:
     """Score a model (and its base) on the rule probes; write results.json and results.md."""
     from py4.endpoint_client import EndpointError
     from py4.probes.evaluate import evaluate_probes
 
+    o = options
     try:
-        results = evaluate_probes(model, out, adapter=adapter, base=base, endpoint=endpoint, tokenizer=tokenizer,
-                                  compare=compare, limit=limit, batch_size=batch_size, progress=not no_progress,
-                                  probes_dir=probes)
+        results = evaluate_probes(o.model, o.out, adapter=o.adapter, base=o.base, endpoint=o.endpoint,
+                                  tokenizer=o.tokenizer, compare=o.compare, limit=o.limit, batch_size=o.batch_size,
+                                  progress=o.progress, probes_dir=o.probes)
     except EndpointError as exc:  # the server refused or kept failing: what to fix is in the message
         raise Py4Error(str(exc)) from None
     from py4.probes.stats import accuracy_text
@@ -80,11 +92,11 @@ def eval_probes(
     for label, s in (("model", results["summary"]), ("base", (results.get("base") or {}).get("summary"))):
         if s:
             typer.echo(f"{label}: {accuracy_text(s)} on {s['all']['pairs']} pairs")
-    if not base:
+    if not o.base:
         from py4.probes.evaluate import NO_BASE
 
         typer.echo(f"note: {NO_BASE}", err=True)
-    typer.echo(f"-> {out}")
+    typer.echo(f"-> {o.out}")
 
 
 app.command("eval")(eval_probes)
