@@ -5,7 +5,9 @@
 2. The campaign spec is loaded with the rehearsal's size-only overrides
    (configs/rehearsal/<campaign>.yaml) and expanded by the campaign's own ``build_dag``.
 3. The campaign's runner (skip-done, resume) runs the nodes, each as a child process in an
-   offline environment that reads only the rehearsal's caches; multi-GPU nodes start under
+   offline environment that reads only the rehearsal's caches, with the interpreter of the
+   environment the campaign runs its stage in (``environments``: GRPO in .venv-vllm, the
+   rest in this one); multi-GPU nodes start under
    ``accelerate launch`` with the campaign's FSDP2 config (use_cpu changed) as many processes as
    their stage config's ``optimisation.gpus`` says once the rehearsal's overrides are in.
 4. A report (REHEARSAL_REPORT.md + rehearsal_report.json): each node's status, seconds,
@@ -76,6 +78,23 @@ class RehearsalConfig(StrictModel):
     resume_drill: list[str] = []
     """Stages whose runs are killed once their first checkpoint is complete and then started
     again, so that the rest of the run resumes from it (``run.resume: auto``)."""
+    environments: dict[str, str] = {}
+    """Stage -> the virtual environment (a folder, relative to the working directory) whose
+    interpreter runs that stage's nodes, as the campaign runs them there; other stages run with
+    this interpreter. The campaign's GRPO trainer runs in the vLLM-side environment
+    (``make vllm-env``: .venv-vllm; docs/training.md, "GRPO with vLLM")."""
+
+
+def stage_interpreters(environments: dict[str, str]) -> dict[str, str]:
+    """Stage -> the Python of its environment (``<venv>/bin/python``, the venv's own link: not
+    resolved, which would leave the environment for the interpreter it was made from)."""
+    return {stage: str(Path(venv).absolute() / "bin" / "python") for stage, venv in environments.items()}
+
+
+def missing_environments(nodes, selected: set[str], interpreters: dict[str, str]) -> list[str]:
+    """``stage: interpreter`` for each stage of the chosen nodes whose environment's Python is not there."""
+    stages = sorted({n.stage for n in nodes if n.id in selected and n.stage in interpreters})
+    return [f"{stage}: {interpreters[stage]}" for stage in stages if not Path(interpreters[stage]).is_file()]
 
 
 def default_rehearsal_config(campaign_file: str | Path) -> Path:
@@ -199,22 +218,28 @@ def choose(nodes, model: str | None, only: str | None) -> set[str]:
 class ChildExecutor:
     """Runs each node as a child process in the rehearsal's environment, logging to logs/."""
 
-    def __init__(self, layout: Layout, accelerate_configs: dict[str, str], resume_drill: tuple[str, ...] = ()):
+    def __init__(self, layout: Layout, accelerate_configs: dict[str, str], resume_drill: tuple[str, ...] = (),
+                 interpreters: dict[str, str] | None = None):
         self.layout = layout
+        self.interpreters = dict(interpreters or {})
         self.accelerate_configs = accelerate_configs
         self.resume_drill = set(resume_drill)
         self.seconds: dict[str, float] = {}
         self.drills: dict[str, str] = {}
 
+    def python(self, node) -> str:
+        """The interpreter that runs ``node``: its stage's environment's (``environments``), or this one."""
+        return self.interpreters.get(node.stage, sys.executable)
+
     def command(self, node) -> list[str]:
         launch = node.launch_argv
         if not launch:
-            return [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
+            return [self.python(node), "-c", "from py4.cli import main; main()", *node.argv]
         # Keep the DAG's launch arguments from --config_file on (--num_processes too); start them
-        # with this interpreter's accelerate (however the DAG spells the launcher) and the CPU copy.
+        # with the node's interpreter's accelerate (however the DAG spells the launcher) and the CPU copy.
         argv = list(launch[launch.index("--config_file"):])
         argv[1] = self.accelerate_configs.get(argv[1], argv[1])
-        return [sys.executable, "-m", "accelerate.commands.launch", *argv]
+        return [self.python(node), "-m", "accelerate.commands.launch", *argv]
 
     def log_path(self, node) -> Path:
         return self.layout.logs / (node.id.replace("/", "__").replace(":", "__").replace("@", "_at_") + ".log")
@@ -321,7 +346,13 @@ def rehearse(campaign_file: str | Path, out: str | Path, config_file: str | Path
             "PYTHONPATH")
     nodes = rehearsal_nodes(spec, config, layout)
     selected = choose(nodes, model, only)
-    executor = ChildExecutor(layout, inventory["accelerate"], tuple(config.resume_drill))
+    interpreters = stage_interpreters(config.environments)
+    absent = missing_environments(nodes, selected, interpreters)
+    if absent:
+        raise Py4Error(f"the rehearsal runs these stages in their own environment (environments in "
+                       f"{config_file or default_rehearsal_config(campaign_file)}), which is missing: "
+                       f"{'; '.join(absent)}; build it with make vllm-env")
+    executor = ChildExecutor(layout, inventory["accelerate"], tuple(config.resume_drill), interpreters)
     t0 = time.monotonic()
     summary = run_campaign(nodes, layout.campaign, {s: executor for s in default_executors()}, selected,
                            progress=False, log=log)

@@ -66,8 +66,9 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         if node.id in executor.drills:
             row["resume_drill"] = executor.drills[node.id]
         if record.get("server"):
-            row["server"] = record["server"]
-        row["ran_with"] = ran_with(row["command"], record.get("server"))
+            row["server_record"] = record["server"]
+        row["environment"] = environment_of(row["command"])
+        row["server"] = server_of(record.get("server"), read_manifest(node.run_dir))
         dtypes = saved_dtypes(node.run_dir) if status == "done" else None
         if dtypes:
             row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
@@ -103,19 +104,33 @@ def not_proven(standins_dir: Path) -> dict[str, dict[str, str]]:
     return found
 
 
-def ran_with(command: list[str], server: dict[str, Any] | None) -> str:
-    """Which environment ran a node (its interpreter's virtual environment, or the interpreter) and,
-    for an evaluation, which server answered it (the program of the server's recorded command)."""
-    program = Path(command[0]) if command else None
-    where = "?" if program is None else (program.parent.parent.name if program.parent.name == "bin" else str(program))
-    if not server or not server.get("command"):
-        return where
-    argv = str(server["command"]).split()
-    engine = ("vllm serve" if argv[1:2] == ["serve"] else
-              "transformers serve" if "serve" in argv[:5] else Path(argv[0]).name)
-    server_program = Path(argv[0])
-    server_env = server_program.parent.parent.name if server_program.parent.name == "bin" else str(server_program)
-    return f"{where}; {engine} ({server_env})"
+def _venv_of(program: str) -> str:
+    """A program's virtual environment (the folder above its bin/), or the program itself."""
+    path = Path(program)
+    return path.parent.parent.name if path.parent.name == "bin" else str(path)
+
+
+def environment_of(command: list[str]) -> str:
+    """The environment that ran a node: the virtual environment of the interpreter its command starts."""
+    return _venv_of(command[0]) if command else "?"
+
+
+def server_of(server: dict[str, Any] | None, manifest: dict[str, Any] | None) -> str:
+    """What generated a node's model outputs, when something did: for an evaluation, the server
+    program of the runner's recorded command and its environment (``vllm serve (.venv-vllm)``); for
+    GRPO, the rollouts' engine from its run manifest (``vLLM colocate (cpu)``, ``transformers
+    generate``); empty otherwise."""
+    if server and server.get("command"):
+        argv = str(server["command"]).split()
+        engine = ("vllm serve" if argv[1:2] == ["serve"] else
+                  "transformers serve" if "serve" in argv[:5] else Path(argv[0]).name)
+        return f"{engine} ({_venv_of(argv[0])})"
+    sampling = (manifest or {}).get("sampling")
+    if isinstance(sampling, dict) and sampling.get("engine"):
+        vllm = (manifest or {}).get("vllm_generation") or {}
+        where = vllm.get("platform") or vllm.get("server")
+        return f"rollouts: {sampling['engine']}" + (f" ({where})" if where else "")
+    return ""
 
 
 def _first_and_last_line(text: str) -> str:
@@ -135,14 +150,16 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
              + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())), "",
              *([f"Not importable here (pyproject's campaign extra): {', '.join(report['missing_campaign_extras'])}", ""]
                if report.get("missing_campaign_extras") else []),
-             "| node | stage | status | s | ran with | key facts / error |", "|---|---|---|---|---|---|"]
+             "| node | stage | status | s | environment | server | key facts / error |",
+             "|---|---|---|---|---|---|---|"]
     for row in report["nodes"]:
         detail = row.get("error") or (("needs " + ", ".join(row["needs"])) if row.get("needs") else
                                       "; ".join(f"{k}={v}" for k, v in list(row["facts"].items())[:6]))
         detail = str(detail).replace("|", "\\|").replace("\n", " ")[:400]
         lines.append(f"| {row['id']} | {row['stage']} | "
                      f"{row['status']}{' (done before)' if row['skipped_as_done'] else ''} | "
-                     f"{row['seconds'] if row['seconds'] is not None else ''} | {row.get('ran_with', '')} | "
+                     f"{row['seconds'] if row['seconds'] is not None else ''} | {row.get('environment', '')} | "
+                     f"{row.get('server', '')} | "
                      f"{detail} |")
     if report["boundaries"]:
         lines += ["", "## Boundaries (settings a CPU cannot run; one named override each)", ""]
