@@ -58,8 +58,9 @@ def run_eval(out_dir: "str | Path", *, policy: str, splits: "Sequence[str]" = ("
     from py4.config import ConfigError, apply_overrides, validate_config
     from py4.evaluate.harness import EvalConfig, run
 
+    given = {"model": model, "endpoint": endpoint}  # what the named policy takes (local: model; endpoint: both)
     data = {"splits": list(splits), "limit": limit, "sampling": {"samples": samples},
-                            "policy": {"name": policy, "model": model, "endpoint": endpoint}}
+            "policy": {"name": policy, **{k: v for k, v in given.items() if v is not None}}}
     config = validate_config(EvalConfig, apply_overrides(data, list(overrides)), "py4.run_eval(...)")
     folder = config.policy.model if config.policy.name == "local" else None
     if folder is not None and not Path(folder).is_dir():  # local files only: never looked up on the Hub

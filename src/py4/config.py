@@ -152,20 +152,38 @@ def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]
     return out
 
 
-def _field_names(model: type[pydantic.BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    """Field names allowed at ``loc`` (for did-you-mean suggestions)."""
+def _walk(model: type[pydantic.BaseModel], loc: tuple[Any, ...]) -> tuple[list[str], Any]:
+    """``loc`` as a config spells it and the model it leads to (None when unknown).
+
+    pydantic puts a discriminated union's tag into the path (``policy.gold.model``); the config
+    has no such level (``policy.model``), so the tag only picks the union's member.
+    """
+    path: list[str] = []
     current: Any = model
-    for part in loc[:-1]:
+    union: tuple[str, tuple[Any, ...]] | None = None  # (discriminator, members) awaiting the tag
+    for part in loc:
+        if union is not None:
+            key, members = union
+            current, union = next((m for m in members if part in _tags(m, key)), None), None
+            continue
+        path.append(str(part))
         if isinstance(part, int):
             continue
-        fields = getattr(current, "model_fields", None)
-        if not fields or part not in fields:
-            return []
-        annotation = fields[part].annotation
-        current = _model_in(annotation)
-        if current is None:
-            return []
-    return list(getattr(current, "model_fields", {}) or {})
+        info = (getattr(current, "model_fields", None) or {}).get(part)
+        if info is None:
+            current = None
+            continue
+        members = tuple(m for m in getattr(info.annotation, "__args__", ()) if _model_in(m) is not None)
+        if isinstance(info.discriminator, str) and members:
+            union, current = (info.discriminator, members), None
+        else:
+            current = _model_in(info.annotation)
+    return path, current
+
+
+def _tags(model: Any, discriminator: str) -> tuple[Any, ...]:
+    field = getattr(model, "model_fields", {}).get(discriminator)
+    return getattr(field.annotation, "__args__", ()) if field is not None else ()
 
 
 def _model_in(annotation: Any) -> type[pydantic.BaseModel] | None:
@@ -180,13 +198,19 @@ def _model_in(annotation: Any) -> type[pydantic.BaseModel] | None:
 
 def _describe(err: Mapping[str, Any], model: type[pydantic.BaseModel]) -> str:
     loc = tuple(err.get("loc", ()))
-    path = ".".join(str(p) for p in loc) or "<root>"
+    parts, _ = _walk(model, loc)
+    path = ".".join(parts) or "<root>"
     if err.get("type") == "extra_forbidden":
-        choices = _field_names(model, loc)
-        hint = difflib.get_close_matches(str(loc[-1]), choices, n=1) if loc else []
+        _, holder = _walk(model, loc[:-1])
+        choices = list(getattr(holder, "model_fields", {}) or {})
+        hint = difflib.get_close_matches(parts[-1], choices, n=1) if parts else []
         did_you_mean = f"; did you mean {hint[0]!r}?" if hint else ""
         allowed = f" (allowed: {', '.join(sorted(choices))})" if choices else ""
         return f"{path}: unknown key{did_you_mean}{allowed}"
+    if err.get("type") == "union_tag_invalid":  # a discriminated union's key names no member
+        ctx = err.get("ctx") or {}
+        key = str(ctx.get("discriminator", "")).strip("'")
+        return f"{path}.{key}: unknown {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
     given = err.get("input")
     given_text = repr(given)
     if len(given_text) > 80:

@@ -22,7 +22,7 @@ from py4.config import StrictModel
 from py4.episodes.config import EpisodeConfig
 from py4.episodes.driver import run_episodes
 from py4.evaluate.metrics import markdown_table, summarize
-from py4.evaluate.policies import PolicyConfig, SamplingConfig, build_policy, check_policy
+from py4.evaluate.policies import PolicyConfig, SamplingConfig, ScriptedPolicyConfig, build_policy, check_policy
 from py4.problems.schema import SPLITS, Problem
 
 RESULTS, TABLE, TRANSCRIPTS = "results.json", "results.md", "transcripts.jsonl"
@@ -40,7 +40,8 @@ class EvalConfig(StrictModel):
     """A rebuilt bank's folder (default: the shipped bank)."""
     workers: int | None = None
     """Boa workers (default: one per core)."""
-    policy: PolicyConfig = PolicyConfig()
+    policy: PolicyConfig = ScriptedPolicyConfig()
+    """One registered policy's config, chosen by ``name`` (``py4.evaluate.policies``)."""
     sampling: SamplingConfig = SamplingConfig()
     episode: EpisodeConfig = EpisodeConfig()
 
@@ -135,7 +136,7 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
             recorder.add_output("inspect_log", write_inspect_log(results, all_records, inspect_log))
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
                      certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
-        if config.policy.model:
+        if getattr(config.policy, "model", None):  # a model policy's run is logged to its training run
             from py4.train.tracking import log_to_training_run
 
             recorder.set(tracking=log_to_training_run(config.policy.model, {
