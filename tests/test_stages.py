@@ -105,14 +105,14 @@ def test_a_call_with_every_option_set_parses_back_to_the_same_options(name):
     options = {field: _sample_value(info) for field, info in stage.options.model_fields.items() if field != "config"}
     config = "some/config.yaml" if "config" in stage.options.model_fields else None
     call = stages.StageCall(stage=name, config=config, options=options)
-    assert _parsed_options(stage, stages.argv(call)) == stages._options(call)
+    assert _parsed_options(stage, stages.argv(call)) == stages.options_of(call)
 
 
 def test_every_node_of_the_campaigns_parses_back_to_its_options(campaign_nodes):
     """What a Slurm job or `--subprocess` runs is what the runner's in-process call holds."""
     for node in campaign_nodes:
         stage = stages.get_stage(node.stage)
-        assert _parsed_options(stage, node.argv) == stages._options(node.call), node.id
+        assert _parsed_options(stage, node.argv) == stages.options_of(node.call), node.id
 
 
 def test_py4_train_takes_the_registrys_training_stages():
@@ -236,3 +236,66 @@ def test_every_stage_summarises_its_result_in_one_readable_line():
     assert result_summary(graft, "graft") == (
         "grafted 2 tensors, copied 1, skipped 0 -> out/graft (1 shard(s), 0.5 MB; 0 resumed)")
 
+
+
+def _adding_a_stage_code() -> list[str]:
+    """The Python blocks of docs/dev/stages.md's "Adding a stage", in order."""
+    import re
+
+    section = (ROOT / "docs/dev/stages.md").read_text(encoding="utf-8").split("## Adding a stage", 1)[1]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_a_toy_stage_is_a_module_an_entry_and_a_config(tmp_path, monkeypatch):
+    """docs/dev/stages.md's recipe, followed as written: three files (the module, the STAGES entry,
+    a config) give a stage its command, its command line, its checks, its run and a campaign file."""
+    import importlib.util
+    import sys
+
+    import yaml
+
+    from py4.campaign.spec import load_campaign
+    from py4.stage_cli import add_stage_commands
+
+    module_code, entry_code, *_ = _adding_a_stage_code()
+    # 1. the module (py4.corpus.toy, as the recipe names it)
+    module_file = tmp_path / "toy.py"
+    module_file.write_text(module_code)
+    spec = importlib.util.spec_from_file_location("py4.corpus.toy", module_file)
+    toy = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "py4.corpus.toy", toy)
+    spec.loader.exec_module(toy)
+    # 2. its entry in STAGES
+    monkeypatch.setitem(stages.STAGES, "toy", eval(entry_code.strip().rstrip(","), {"Stage": stages.Stage, "toy": toy}))
+    # 3. its config
+    config = tmp_path / "toy.yaml"
+    config.write_text("greeting: hey\n")
+
+    out = tmp_path / "out"
+    call = stages.StageCall(stage="toy", config=str(config), options={"out": str(out), "times": 3},
+                            overrides=tuple(stages.overrides(["greeting=hi"])))
+    assert stages.argv(call) == ["toy", "--config", str(config), "--out", str(out), "--times", "3", "greeting=hi"]
+    assert stages.check(call) == []
+    [problem] = stages.check(stages.StageCall(stage="toy", config=str(config), options={"out": "o"},
+                                              overrides=tuple(stages.overrides(["greting=x"]))))
+    assert "greting: unknown key; did you mean 'greeting'?" in problem
+
+    monkeypatch.setattr(app, "registered_commands", list(app.registered_commands))  # the command goes with the test
+    assert add_stage_commands(app) == ["toy"]
+    assert _parsed_options(stages.STAGES["toy"], stages.argv(call)) == stages.options_of(call)
+    shown = _flat(CliRunner().invoke(app, ["toy", "--help"], env={"COLUMNS": "400"}).output)
+    assert all(f"{flag} " in shown and text in shown for flag, text in
+               {"--config": "toy YAML (ToyConfig)", "--out": "output folder (greeting.txt)",
+                "--times": "how many greetings"}.items()), shown
+    result = CliRunner().invoke(app, stages.argv(call))
+    assert result.exit_code == 0, result.output
+    assert (out / "greeting.txt").read_text() == "hi\n" * 3
+    assert f"done toy: 3 greeting(s) -> {out / 'greeting.txt'}" in _flat(result.output)
+    assert stages.run_call(stages.StageCall(stage="toy", config=str(config), options={"out": str(out)})) == {
+        "lines": 1, "path": str(out / "greeting.txt")}
+
+    campaign = yaml.safe_load((ROOT / "configs/campaign/smoke.yaml").read_text())
+    campaign["models"]["tiny"]["files"]["toy"] = str(config)
+    (tmp_path / "campaign.yaml").write_text(yaml.safe_dump(campaign))
+    monkeypatch.chdir(ROOT)
+    assert load_campaign(tmp_path / "campaign.yaml").models["tiny"].files.get("toy") == str(config)

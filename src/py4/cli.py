@@ -16,6 +16,7 @@ from py4.campaign.cli import app as _campaign_app
 from py4.cli_help import install as _plain_help_types
 from py4.errors import cli_errors
 from py4.rehearsal.cli import rehearse
+from py4.stage_cli import add_stage_commands
 
 _plain_help_types()  # --help shows TEXT / INTEGER / KEY=VALUE..., not <str> / <list[str]> (py4.cli_help)
 
@@ -47,6 +48,8 @@ for _name, _module in SUBCOMMANDS.items():
         app.add_typer(_sub, name=_name)
     else:  # a single command (a plain function)
         app.command(_name)(_sub)
+
+add_stage_commands(app)  # a registry stage without a command of its own gets one built from its options
 
 FORCE = typer.Option(False, "--force", help="let a stage write into a run folder a campaign owns "
                                            "(py4 --force corpus generate ...; refused otherwise)")

@@ -127,10 +127,10 @@ def overrides_argument(help_text: str) -> Any:
 def options_command(model: type[pydantic.BaseModel], *, overrides: str | None = None,
                     source: str = "options") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate ``cmd(…, options: Model[, overrides: list[str]])``: the result is a typer command whose
-    parameters are ``cmd``'s own (where they stand), one option per field of ``model`` (in field order, where
-    ``options`` stands) and,
-    with ``overrides`` (its help), the trailing ``key=value`` arguments. A value typer parses but the
-    model refuses is a ConfigError naming the field (``source``: where the message says it is from)."""
+    parameters are ``cmd``'s own (where they stand), one option per field of ``model`` (in field
+    order, where ``options`` stands) and, with ``overrides`` (its help), the trailing ``key=value``
+    arguments. A value typer parses but the model refuses is a ConfigError naming the field
+    (``source``: where the message says it is from)."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(command, include_extras=True)

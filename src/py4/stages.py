@@ -201,14 +201,14 @@ def _check_data_path(config: Any, call: StageCall) -> None:
 def _run_assets(config: Any, call: StageCall) -> Path:
     from py4.train.assets import build_smoke_assets
 
-    options = _options(call)
+    options = options_of(call)
     return build_smoke_assets(options.out, config, force=options.force)
 
 
 def _run_corpus(config: Any, call: StageCall) -> dict:
     from py4.corpus.generate import run
 
-    options = _options(call)
+    options = options_of(call)
     return run(config, options.out, progress=options.progress)
 
 
@@ -233,20 +233,20 @@ def _run_mix(config: Any, call: StageCall) -> dict:
 def _load_graft(stage: Stage, call: StageCall) -> Any:
     from py4.graft.config import resolve_graft_config
 
-    return resolve_graft_config(call.config, _options(call).config_fields(), call.override_texts())
+    return resolve_graft_config(call.config, options_of(call).config_fields(), call.override_texts())
 
 
 def _run_graft(config: Any, call: StageCall) -> Any:
     from py4.graft.engine import run
 
-    return run(config, show_progress=_options(call).progress)
+    return run(config, show_progress=options_of(call).progress)
 
 
 def _eval_overrides(call: StageCall) -> list[str]:
     """The eval flags as config overrides (flags win over the file, overrides over flags)."""
     from py4.evaluate.config import flag_overrides
 
-    o = _options(call)
+    o = options_of(call)
     return [*flag_overrides(o.split, o.policy, o.model, o.endpoint, o.samples, o.temperature, o.limit),
             *call.override_texts()]
 
@@ -261,7 +261,7 @@ def _run_eval(config: Any, call: StageCall) -> dict:
 
     # the command's checks: a policy named, local folders exist
     config = load_eval_config(call.config, _eval_overrides(call))
-    options = _options(call)
+    options = options_of(call)
     inspect_log = options.inspect_log or _inspect_log(options.out)
     return run(config, options.out, progress=options.progress, inspect_log=inspect_log)
 
@@ -305,7 +305,8 @@ def _run_heldout_loss(config: HeldoutLossOptions, call: StageCall) -> dict:
     return heldout_loss(config.model, config.docs, list(config.exclude), config.max_tokens, config.out)
 
 
-def _options(call: StageCall) -> Any:
+def options_of(call: StageCall) -> Any:
+    """The call's options, validated (its config file as ``config`` where the command takes one)."""
     return validate_config(get_stage(call.stage).options, _option_values(call), f"options of {call.stage}")
 
 
@@ -460,7 +461,7 @@ def load(call: StageCall) -> Any:
     Reads only the config file: what plan checks, before any input of the run exists.
     """
     stage = get_stage(call.stage)
-    options = _options(call)
+    options = options_of(call)
     if stage.config_type is None:
         if call.config is not None or call.overrides:
             raise ConfigError(f"stage {stage.name}", ["the stage takes no config file and no key=value overrides "
