@@ -1,4 +1,4 @@
-"""Suite-wide check (issue 18, class 7): no process a test started outlives the session.
+"""Suite-wide check: no process a test started outlives the session.
 
 pytest makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so a process
 whose parent goes away (a run's double-forked child, a server a test started through a

@@ -1,7 +1,7 @@
 """One error base (py4.errors) and one JSON/JSONL reader (py4.fileio) for the whole toolkit.
 
-A user error prints one line and exits 2; a bug keeps its traceback (issue 20: the data and
-training commands used to catch ValueError around whole stages).
+A user error prints one line and exits 2; a bug keeps its traceback (a ValueError caught around a
+whole stage would hide one as a user's error).
 """
 
 from __future__ import annotations

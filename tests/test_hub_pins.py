@@ -1,4 +1,4 @@
-"""Every Hub reference a campaign reads is pinned (issue 17, defect 15): the SFT packing
+"""Every Hub reference a campaign reads is pinned: the SFT packing
 tokenizer had no revision while training pinned one, and Gemma-4's chat template differs
 between revisions."""
 

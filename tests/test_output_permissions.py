@@ -1,4 +1,4 @@
-"""Output files honour the umask (issue 21, trip 5): colleagues on a shared filesystem read them.
+"""Output files honour the umask: colleagues on a shared filesystem read them.
 
 `tempfile.mkstemp` creates 0600 files; an atomic writer that renames such a file into place
 leaves results.json, run_manifest.json and the graft's config/tokenizer unreadable to the group.

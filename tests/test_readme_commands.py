@@ -1,4 +1,4 @@
-"""Every command of the README's Usage section works on a fresh clone (issue 21, item 3).
+"""Every command of the README's Usage section works on a fresh clone.
 
 The slow test clones the repository (its committed HEAD) into a temporary folder, makes
 ``../shared`` reachable beside it as in the real layout, and runs the Usage section's

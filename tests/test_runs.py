@@ -53,7 +53,7 @@ def test_tree_hash_depends_on_names_and_content(tmp_path):
 
 
 def test_a_malformed_manifest_names_its_file_and_line_instead_of_reading_as_none(tmp_path):
-    # It used to read as "no manifest": a campaign took a done run for pending and ran it again.
+    # Read as "no manifest", a campaign would take a done run for pending and run it again.
     from py4.errors import FileFormatError
 
     (tmp_path / MANIFEST_NAME).write_text('{\n  "status": "done",\n  "attempt": \n}\n')

@@ -194,8 +194,8 @@ def test_result_summary_names_steps_loss_resumption_and_weights():
 
 
 def test_every_stage_summarises_its_result_in_one_readable_line():
-    """A campaign run's stage log says what each stage made (it used to show the result's repr:
-    a corpus manifest's dict, a GraftResult(...), an eval's results cut at 200 characters)."""
+    """A campaign run's stage log says what each stage made, not the result's repr (a corpus
+    manifest's dict, a GraftResult(...), an eval's results cut at 200 characters)."""
     from pathlib import Path
 
     from py4.graft.engine import GraftResult

@@ -1,5 +1,5 @@
 """`boa check`, `boa translate` and `boa migrate` through the `boa` console script: a user error is one
-line, ``error: …``, exit 2 (py4.errors.cli_errors); a bug keeps its traceback (issue 20).
+line, ``error: …``, exit 2 (py4.errors.cli_errors); a bug keeps its traceback.
 
 `boa run` and `boa certify` are checked the same way in test_boa_cli_exec.py.
 """

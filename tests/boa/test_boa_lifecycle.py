@@ -1,4 +1,4 @@
-"""No process of a run outlives its run, nor its executor, in any mode (issue 18, class 7).
+"""No process of a run outlives its run, nor its executor, in any mode.
 
 The attack: a run's child calls ``setsid`` (leaving the worker's process group) and forks
 a grandchild that stops itself. Without isolation (no PID namespace, programs run as the

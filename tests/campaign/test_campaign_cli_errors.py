@@ -1,4 +1,4 @@
-"""`py4 campaign`'s user errors go through py4.errors.cli_errors like every other command's (issue 20):
+"""`py4 campaign`'s user errors go through py4.errors.cli_errors like every other command's:
 one line ``error: …`` on stderr and exit 2; a run that fails or is blocked exits 1 after its summary,
 with no error line of its own. (Bad specs and overrides: test_plan_checks.py, test_campaign_cli_overrides.py;
 Slurm: test_slurm.py.)"""
@@ -85,8 +85,8 @@ def test_status_of_a_campaign_with_a_malformed_run_record_names_the_file_and_lin
 
 def test_status_reads_the_records_even_when_the_stage_configs_do_not_load(monkeypatch, tmp_path):
     # From another folder the smoke spec's stage configs (relative paths) do not load. `plan` and
-    # `run` must refuse that; `status` (and `cancel`) must still show what runs: building the DAG
-    # used to read every training config and stop with "29 problem(s) in the campaign's runs".
+    # `run` must refuse that; `status` (and `cancel`) must still show what runs, without reading
+    # every training config while the DAG is built ("29 problem(s) in the campaign's runs").
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -103,7 +103,7 @@ def test_status_reads_the_records_even_when_the_stage_configs_do_not_load(monkey
 def test_cancel_needs_no_stage_config(monkeypatch, tmp_path):
     # Cancelling reads the spec's out_dir and the job ids it recorded: a stage config that does not
     # load (here: none does, from another folder; the campaign scale reads its EFT schedules while
-    # the DAG is built) must not stand between a user and stopping a campaign. It used to stop there.
+    # the DAG is built) must not stand between a user and stopping a campaign.
     monkeypatch.chdir(tmp_path)
     result = _campaign("cancel", ROOT / "configs/campaign/python4.yaml", "--out", tmp_path / "out")
     assert result.exit_code == 0, result.output

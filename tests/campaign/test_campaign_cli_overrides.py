@@ -1,4 +1,4 @@
-"""`py4 campaign plan|run|status|cancel FILE key=value` (issue 21, trip 3): overrides work on every
+"""`py4 campaign plan|run|status|cancel FILE key=value`: overrides work on every
 campaign command, as docs/campaign.md says, and are validated strictly."""
 
 from __future__ import annotations

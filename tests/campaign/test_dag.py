@@ -199,8 +199,8 @@ def _launch_config(launch: list[str]) -> Path:
 @pytest.mark.parametrize("gpus", [2, 4, 6])
 def test_a_stage_override_of_gpus_is_the_runs_gpus_slurm_request_and_process_count(gpus):
     # stage_overrides reach every run of the stage's command line, so they must reach its GPU count
-    # (the plan, the Slurm request, accelerate's process count) too: they used to be left out of it;
-    # then a count with no configs/accelerate/fsdp2_<N>gpu.yaml (2, 6) launched with a missing file.
+    # (the plan, the Slurm request, accelerate's process count) too; left out of it, a count with no
+    # configs/accelerate/fsdp2_<N>gpu.yaml (2, 6) would launch with a missing file.
     from py4.campaign.slurm import gpu_request
     from py4.stages import load
 
@@ -242,8 +242,8 @@ def test_the_fsdp2_launch_config_leaves_the_process_count_to_the_launch():
 
 def test_a_training_run_whose_global_batch_is_not_its_schedules_is_refused_when_the_dag_is_built():
     # The SFT pack counts its steps for 1 x 32 x 8 = 256 sequences (Gemma-4 31B); SFT on 4 GPUs would
-    # step 128 at a time and stop after the schedule's steps having seen half the data. It used to
-    # plan and run (the stage compared max_steps only).
+    # step 128 at a time and stop after the schedule's steps having seen half the data: comparing
+    # max_steps alone would let it plan and run.
     with pytest.raises(DagError) as caught:
         build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.sft=[optimisation.gpus=4]"]))
     message = str(caught.value)
@@ -278,8 +278,8 @@ def test_a_training_run_on_no_gpu_is_refused_when_the_dag_is_built():
 
 
 def test_a_smoke_training_run_on_several_gpus_is_refused_when_the_dag_is_built():
-    # Smoke scale runs each training stage in one process on the CPU (no launch): it used to plan
-    # and then stop at the stage's world-size guard.
+    # Smoke scale runs each training stage in one process on the CPU (no launch): refused at plan
+    # time, not at the stage's world-size guard after the runs before it.
     with pytest.raises(DagError, match=r"configs/train/smoke/midtrain.yaml: optimisation.gpus is 2, but at smoke "
                                        r"scale a training run is one CPU process"):
         build_dag(load_campaign(ROOT / "configs/campaign/smoke.yaml",
@@ -287,8 +287,8 @@ def test_a_smoke_training_run_on_several_gpus_is_refused_when_the_dag_is_built()
 
 
 def test_several_gpus_for_a_stage_without_a_launch_module_are_refused(monkeypatch):
-    # A stage that cannot be started as several processes cannot train on several GPUs (it used to
-    # plan as one process asking Slurm for 4 GPUs).
+    # A stage that cannot be started as several processes cannot train on several GPUs (nor plan as
+    # one process asking Slurm for 4 GPUs).
     import dataclasses
 
     from py4 import stages
@@ -311,7 +311,7 @@ def test_the_smoke_sft_data_config_reads_what_the_smoke_campaign_gives_its_pack(
 
 def test_the_smoke_dose_keeps_its_configs_instruction_filter(smoke):
     # The DAG gives the smoke doses the assets' instruction folder; the config's filter (none: the
-    # set's tool transcripts are kept) stays, where a plain folder used to reset it to Dolci's filter.
+    # set's tool transcripts are kept) stays: a plain folder would reset it to Dolci's filter.
     from py4.stages import load
 
     for node in (n for n in smoke if n.stage == "eft_dose"):

@@ -1,4 +1,4 @@
-"""`py4 demo` from any folder (issue 21, trip 2): the packaged campaign is found, errors are one line."""
+"""`py4 demo` from any folder: the packaged campaign is found, errors are one line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`py4 campaign plan` checks every run's stage call against its stage's types (issue 20): a bad
+"""`py4 campaign plan` checks every run's stage call against its stage's types: a bad
 override key or value, from the campaign spec or from the command line, is refused at plan time
 (and by `run`, before anything runs), naming the run, the field and what was expected."""
 

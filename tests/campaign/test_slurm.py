@@ -442,7 +442,7 @@ def test_status_without_slurm_commands_still_reads_the_records(tmp_path, slurm, 
     assert f"{n} runs: 0 done, 0 running, {n} pending" in status.output
 
 
-# --- reviewer's findings (issue 22) -------------------------------------------------------------
+# --- damaged records and lost jobs -------------------------------------------------------------
 
 def test_a_partial_last_job_record_is_skipped_with_a_warning_and_a_bad_middle_line_is_named(tmp_path, slurm):
     from py4.cli import app

@@ -1,4 +1,4 @@
-"""WEIGHTS_INDEX.md (issue 21, trip 6): a graft's row has its content hash (the graft records
+"""WEIGHTS_INDEX.md: a graft's row has its content hash (the graft records
 per-shard hashes, not outputs.model.sha256), and midtrain / graft rows name their external
 parents (the pretrained base; the -it model and its base)."""
 
@@ -63,8 +63,8 @@ def test_midtrain_rows_name_the_pretrained_base(tmp_path):
 
 
 def test_a_midtrain_row_names_the_base_its_last_model_path_override_gives(tmp_path):
-    # Overrides resolve in order, the last one winning (py4.config.apply_overrides); the ledger
-    # used to name the first model.path of a run that had several.
+    # Overrides resolve in order, the last one winning (py4.config.apply_overrides), in the ledger
+    # as in the run: a run with several model.path overrides names the last.
     from py4.campaign.ledgers import external_parents
     from py4.stages import overrides
 
@@ -75,6 +75,6 @@ def test_a_midtrain_row_names_the_base_its_last_model_path_override_gives(tmp_pa
     assert external_parents(mid, {}) == [("base", f"{tmp_path}/last")]
     mid.overrides += overrides({"model.revision": "abc123"})  # a pin the command gives is shown too
     assert external_parents(mid, {}) == [("base", f"{tmp_path}/last@abc123")]
-    # A folder that exists loads as it is (the loader ignores the revision): the ledger used to pin it.
+    # A folder that exists loads as it is (the loader ignores the revision): the ledger does not pin it.
     Path(tmp_path, "last").mkdir()
     assert external_parents(mid, {}) == [("base", f"{tmp_path}/last")]

@@ -107,7 +107,7 @@ def test_parse_phrases_reads_json_or_lines():
     assert parse_phrases("- one\n2) two\n", TYPE_WORDS) == ["one", "two"]
 
 
-# What a reasoning model served by vLLM without a reasoning parser answered (issue 28's LLM corpus run):
+# What a reasoning model served by vLLM without a reasoning parser answered (an LLM corpus run):
 # its chat template opened the block, so the reply starts inside it.
 REASONING_TYPES = """The user wants kinds of documents. Let me think: tutorials, Q&A...
 </think>

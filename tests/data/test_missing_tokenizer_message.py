@@ -1,6 +1,6 @@
-"""A smoke config run before its assets exist (issue 21, the intro bug): the README's
-`py4 corpus generate --config configs/corpus/smoke.yaml …` on a fresh clone said "Repo id must be
-in the form 'repo_name'…"; it names the missing folder and the command that builds it."""
+"""A smoke config run before its assets exist: the README's `py4 corpus generate --config
+configs/corpus/smoke.yaml …` on a fresh clone names the missing folder and the command that builds
+it (not transformers' "Repo id must be in the form 'repo_name'…")."""
 
 from __future__ import annotations
 

@@ -227,7 +227,7 @@ def test_unknown_template_without_markers_names_the_families(tmp_path, chat_dir,
 
 def test_a_bug_while_rendering_keeps_its_traceback(monkeypatch, tokenizer_dir):
     """Only the template's own failure is the data's fault (DataError naming the conversation);
-    a KeyError inside the rendering code is a bug and is not turned into one line (issue 20)."""
+    a KeyError inside the rendering code is a bug and is not turned into one line."""
     from py4.data import pack_chat
     from py4.data.instructions import Conversation
     from py4.data.tokens import load_tokenizer
@@ -245,7 +245,7 @@ def test_a_bug_while_rendering_keeps_its_traceback(monkeypatch, tokenizer_dir):
 
 
 def test_json_text_tools_pack_the_same_tokens_as_a_list(tmp_path):
-    """`py4 train sft` (TRL) accepts tools as JSON text; `py4 data pack` reads it the same way (issue 20)."""
+    """`py4 train sft` (TRL) accepts tools as JSON text; `py4 data pack` reads it the same way."""
     from py4.rehearsal.standins import build_tokenizer
 
     build_tokenizer("gemma4").save_pretrained(tmp_path / "tokenizer")
@@ -286,7 +286,7 @@ def test_a_bad_tools_value_is_one_error_naming_the_row(tmp_path, tokenizer_dir, 
 
 
 def test_input_transformers_refuses_is_an_error_naming_the_conversation(tokenizer):
-    """apply_chat_template's own ValueError on a tool that is not a schema is the data's fault (issue 20)."""
+    """apply_chat_template's own ValueError on a tool that is not a schema is the data's fault."""
     good = Conversation(conversation(1))
     bad = Conversation(conversation(2), tools=["run_code"])  # type: ignore[list-item]  # not a schema
     with pytest.raises(DataError, match=r"conversation 8: the chat template failed: Tools should either be"):

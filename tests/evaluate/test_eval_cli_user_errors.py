@@ -1,4 +1,4 @@
-"""`py4 eval` user errors (issue 21, trips 1 and 4): say what is missing, never score by default."""
+"""`py4 eval` user errors: say what is missing, never score by default."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _eval(*args: str):
 
 
 def test_no_model_and_no_policy_is_an_error_naming_both(tmp_path):
-    # Forgetting --model used to score the gold solutions (certified 1.000).
+    # Forgetting --model must not score the gold solutions (certified 1.000).
     result = _eval("--split", "test_heldin", "--limit", "1", "--out", str(tmp_path / "x"))
     assert result.exit_code == 2, result.output
     assert "--model" in result.output and "--policy" in result.output
@@ -80,7 +80,7 @@ def test_unknown_splits_are_named_before_any_episode(tmp_path):
 
 
 def test_a_bug_during_the_evaluation_keeps_its_traceback(tmp_path, monkeypatch):
-    """A ValueError or RuntimeError inside the run is a bug, not 'error: …' and exit 2 (it used to be)."""
+    """A ValueError or RuntimeError inside the run is a bug, not 'error: …' and exit 2."""
     import py4.evaluate.harness
 
     def bug(*args, **kwargs):
@@ -94,8 +94,8 @@ def test_a_bug_during_the_evaluation_keeps_its_traceback(tmp_path, monkeypatch):
 
 @pytest.mark.smoke
 def test_a_model_without_a_chat_template_is_named_not_a_traceback(tmp_path, smoke_assets):
-    # A base model's tokenizer has no chat template: apply_chat_template used to raise a
-    # ValueError that py4 eval showed as a traceback (exit 1).
+    # A base model's tokenizer has no chat template: apply_chat_template's ValueError is named,
+    # not shown as a traceback (exit 1).
     import shutil
 
     base = tmp_path / "base"

@@ -1,4 +1,4 @@
-"""Scripted policies give exact, known results on every split (done-when of issue 6).
+"""Scripted policies give exact, known results on every split.
 
 Default run: a seeded sample of each split; ``-m slow``: every problem of every split.
 """

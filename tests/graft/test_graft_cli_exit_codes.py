@@ -1,4 +1,4 @@
-"""`py4 graft` exit codes (issue 21, trip 9): bad input is exit 2 as for every py4 command; exit 1
+"""`py4 graft` exit codes: bad input is exit 2 as for every py4 command; exit 1
 is kept for a graft that does not verify (a result, as `boa certify` exits 1 when not certified)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def test_verify_without_a_graft_exits_2(tmp_path):
 
 
 def test_a_config_that_is_not_a_mapping_names_the_file_and_exits_2(tmp_path):
-    # It used to reach dict([...]) and end in a TypeError traceback (exit 1).
+    # Not a TypeError traceback from dict([...]) (exit 1).
     config = tmp_path / "graft.yaml"
     config.write_text("- lambda_: 0.5\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["graft", "--config", str(config), "--out", str(tmp_path / "o"), "--no-progress"])
@@ -54,7 +54,7 @@ def test_a_bug_in_the_graft_keeps_its_traceback(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("text, kind", [("[]\n", "list"), ("0\n", "int"), ("false\n", "bool")])
 def test_a_config_file_holding_an_empty_list_zero_or_false_is_not_taken_for_an_empty_file(tmp_path, text, kind):
-    # `[]`, `0` and `false` are values, not "no config": they used to read as {} (truthiness).
+    # `[]`, `0` and `false` are values, not "no config" (a truthiness test would read them as {}).
     config = tmp_path / "graft.yaml"
     config.write_text(text, encoding="utf-8")
     res = CliRunner().invoke(app, ["graft", "--config", str(config), "--mid", "m", "--it", "i", "--base", "b",
@@ -65,8 +65,8 @@ def test_a_config_file_holding_an_empty_list_zero_or_false_is_not_taken_for_an_e
 
 @pytest.mark.parametrize("value, kind", [("5", "int"), ("[]", "list"), ("false", "bool")])
 def test_a_checkpoint_that_is_neither_a_path_nor_a_mapping_names_the_field(tmp_path, value, kind):
-    # `mid: 5` with --mid on the command line used to end in dict(5)'s TypeError traceback;
-    # `mid: []` and `mid: false` were silently taken for an empty mapping.
+    # `mid: 5` with --mid on the command line is named, not dict(5)'s TypeError traceback;
+    # `mid: []` and `mid: false` are named too, not taken for an empty mapping.
     config = tmp_path / "graft.yaml"
     config.write_text(f"mid: {value}\nit: i\nbase: b\n", encoding="utf-8")
     res = CliRunner().invoke(app, ["graft", "--config", str(config), "--mid", "m", "--out", str(tmp_path / "o"),

@@ -61,7 +61,7 @@ def test_cli_config_file_and_key_value_overrides(tmp_path, dirs):
 def test_cli_reports_config_errors_with_the_field(tmp_path, dirs):
     res = runner.invoke(py4_app, ["graft", "--mid", str(dirs["mid"]), "--it", str(dirs["it"]), "--base",
                                   str(dirs["base"]), "--out", str(tmp_path / "o"), "lamda_=2", "--no-progress"])
-    assert res.exit_code == 2  # bad input (issue 21)
+    assert res.exit_code == 2  # bad input
     assert "lamda_: unknown key; did you mean 'lambda_'?" in res.output
 
 

@@ -1,6 +1,6 @@
 """The files a graft reads that a person or an earlier run wrote (a weight index, the -it model's
 config.json, the graft's own journal): a malformed one is a GraftError naming path:line (exit 2
-under the CLI), never a JSONDecodeError traceback nor a silent "none" (issue 20)."""
+under the CLI), never a JSONDecodeError traceback nor a silent "none"."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_an_input_checkpoints_malformed_weight_index_names_its_line(tmp_path, di
 
 
 def test_a_malformed_it_config_is_named_not_read_as_no_mtp_layers(tmp_path, dirs):
-    # It used to read as "no multi-token-prediction layers" and the graft went on.
+    # Read as "no multi-token-prediction layers", the graft would go on without them.
     (dirs["it"] / "config.json").write_text('{"num_hidden_layers": 2,\n "num_nextn_predict_layers": }\n')
     with pytest.raises(GraftError, match=rf"{dirs['it']}/config.json:2: invalid JSON"):
         run(graft_config(dirs, tmp_path / "out"), show_progress=False)

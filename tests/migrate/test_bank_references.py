@@ -2,7 +2,7 @@
 
 For a fixed sample of bank problems: the fully migrated reference certifies under Boa,
 and the reference migrated without any one targeted rule's fixer does not (the bank's
-discrimination gate, issue 5). Skipped when the bank is not built.
+discrimination gate). Skipped when the bank is not built.
 """
 
 import pytest

@@ -1,5 +1,5 @@
 """py4.probes.evaluate: a --base / --compare results.json must be of the probe set being scored,
-and a local model is placed on the GPUs when CUDA is available (issue 19 review, items 3 and 4)."""
+and a local model is placed on the GPUs when CUDA is available."""
 
 from __future__ import annotations
 

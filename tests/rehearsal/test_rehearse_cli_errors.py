@@ -1,4 +1,4 @@
-"""`py4 campaign rehearse` user errors are one line and exit 2; a bug keeps its traceback (issue 20)."""
+"""`py4 campaign rehearse` user errors are one line and exit 2; a bug keeps its traceback."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_a_missing_rehearsal_config_is_named(tmp_path):
 
 
 def test_a_bug_in_the_rehearsal_keeps_its_traceback(tmp_path, monkeypatch):
-    """A ValueError inside the rehearsal is a bug: it used to become 'error: …' and exit 2."""
+    """A ValueError inside the rehearsal is a bug, not 'error: …' and exit 2."""
     import py4.rehearsal.rehearse
 
     def bug(*args, **kwargs):

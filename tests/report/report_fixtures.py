@@ -19,7 +19,7 @@ from py4.campaign.spec import load_campaign
 ROOT = Path(__file__).resolve().parents[2]
 
 # GRPO's mean reward per step as the smoke demo logged it: a 0.012-wide band that an
-# auto-scaled axis stretches over the whole panel (issue 19).
+# auto-scaled axis stretches over the whole panel.
 NARROW_REWARDS = [-0.100, -0.094, -0.097, -0.088]
 # Bootstrap resamples of the synthetic probe summaries: enough for intervals of the right size,
 # few enough that a campaign's 19 probe runs are written in seconds.

@@ -1,4 +1,4 @@
-"""The campaign report's figures and tables do not exaggerate (issue 19, "Measured on today's demo").
+"""The campaign report's figures and tables do not exaggerate.
 
 Figures are checked through their matplotlib objects (axis limits, tick values, error bars, text),
 captured when the report saves them, never through pixels.
@@ -33,7 +33,7 @@ def rendered(tmp_path_factory):
     rf.write_grpo_rewards(spec)
     try:
         rf.write_calibration(spec)
-    except ImportError:  # the report before issue 19 had no calibration step
+    except ImportError:  # a report without a calibration step (an older checkout compared with this one)
         pass
     _, saved = rf.write_results_capturing_figures(spec, tmp / "report")
     return ((tmp / "report/results.md").read_text(), json.loads((tmp / "report/results.json").read_text()), saved)

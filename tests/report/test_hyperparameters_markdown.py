@@ -1,4 +1,4 @@
-"""`py4 report hyperparameters … --format md` (issue 21, trip 7): real Markdown (no LaTeX left),
+"""`py4 report hyperparameters … --format md`: real Markdown (no LaTeX left),
 and it runs on the shipped smoke campaign. The LaTeX/JSON table is unchanged (test_hyperparameters.py)."""
 
 from __future__ import annotations

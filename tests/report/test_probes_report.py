@@ -1,4 +1,4 @@
-"""Knowledge in the campaign report (issue 19, item 4): probes.json, the finding sentence computed
+"""Knowledge in the campaign report: probes.json, the finding sentence computed
 from the numbers, knowledge beside use, the heatmap and the arm comparison (matplotlib objects)."""
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def test_identical_arms_are_called_out(tmp_path):
 
     same = {"syntax": 0.3, "semantic": 0.5}
     spec, nodes = _campaign(tmp_path, {}, {"base": 9.0, "control": 8.0, "iso": 8.0, "prop": 8.0}, MIDTRAINED)
-    # Same seed for every arm: the arms are one model, as on the demo before issue 19.
+    # Same seed for every arm: the arms are one model (a midtraining that learned nothing).
     for node in nodes:
         if node.stage == "probes" and node.meta["model_node"] in MIDTRAINED:
             res = rf.probe_results(same, seed=7)
@@ -430,7 +430,7 @@ def test_scale_statement_is_computed_from_the_numbers(tmp_path):
     sanity = {**ev("tiny/iso/eft_8", "eft", 8, 3), "split": "train_sanity", "episodes": 3}
     assert "only memorised answers certify (train_sanity, the gold problems an EFT dose trained on: 3/3 episodes " \
         "in the runs that certify any: 1)" in scale_statement([control, iso], [*zero, sanity], gold)["cannot_show"][0]
-    # once a model certifies something, use is no longer called unshowable
+    # once a model certifies something, use is not called unshowable
     s2 = scale_statement([control, iso], [ev("tiny/iso/sft", "eft", 0, 0), ev("tiny/iso/eft_8", "eft", 8, 2)], gold)
     assert s2["cannot_show"] == [] and "use, measurably: 2/12" in s2["text"]
 

@@ -1,4 +1,4 @@
-"""`py4 report` user errors are one line and exit 2; a bug keeps its traceback (py4.errors, issue 20)."""
+"""`py4 report` user errors are one line and exit 2; a bug keeps its traceback."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def test_a_table_error_names_its_file(tmp_path, monkeypatch):
 
 
 def test_a_bug_in_the_table_keeps_its_traceback(tmp_path, monkeypatch):
-    """A KeyError while building the table is a bug (configs are read through their types): it used to
-    be caught and shown as 'error: …', exit 2."""
+    """A KeyError while building the table is a bug (configs are read through their types), not
+    'error: …' and exit 2."""
     import py4.report.hyperparameters
 
     def bug(file):

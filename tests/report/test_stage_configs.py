@@ -1,5 +1,5 @@
 """The hyperparameter table reads stage configs through their types, so the config files state
-only what is not their type's default (issue 20)."""
+only what is not their type's default."""
 
 from __future__ import annotations
 

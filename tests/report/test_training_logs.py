@@ -1,4 +1,4 @@
-"""The report links each training run's logs (issue 21, item 4): TensorBoard event folders and
+"""The report links each training run's logs: TensorBoard event folders and
 the stage log, relative to the campaign folder; only what exists is listed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Midtraining in the report: first / last logged loss beside ln(vocab) (issue 19: the demo's
-midtraining stayed at 8.03 -> 8.01 = ln(3,076), so the three arms were one model)."""
+"""Midtraining in the report: first / last logged loss beside ln(vocab), so that a midtraining
+that stays at ln(vocab) (8.03 -> 8.01 = ln(3,076): the arms are one model) shows as such."""
 
 import json
 import math

@@ -1,4 +1,4 @@
-"""Dynamic code cannot get past certification (issue 18, class 2): one attack per test.
+"""Dynamic code cannot get past certification: one attack per test.
 
 A Python-4 program may run only code that went through Python-4 compilation and
 analysis. Every test below is a way a hostile program could run code Boa never compiled

@@ -1,4 +1,4 @@
-"""Attacks on the parent through forged result frames (issue 18, class 1).
+"""Attacks on the parent through forged result frames.
 
 A program can find its own result channel and token (here: the harness's ``Channel``
 object, reached through ``gc``) and write correctly-tokened frames of any shape. The parent

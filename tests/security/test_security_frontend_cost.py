@@ -1,4 +1,4 @@
-"""The front end under attack (issue 18, class 4): bounded cost, no global serialisation.
+"""The front end under attack: bounded cost, no global serialisation.
 
 A program is compiled in Boa's trusted parent, so its compile cost is everyone's cost.
 Before the fix a 99,000-character program of 33,000 i-string fields took 0.8-2.8 s to

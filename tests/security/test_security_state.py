@@ -1,4 +1,4 @@
-"""Kernel state between runs (issue 18, class 3): run A, then run B on the same worker.
+"""Kernel state between runs: run A, then run B on the same worker.
 
 Each test is one attack: run A leaves something in the kernel (SysV shared memory, a
 message queue, a semaphore, an abstract Unix socket name, the scratch directory's

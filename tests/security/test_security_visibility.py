@@ -1,4 +1,4 @@
-"""What a run can see of the host (issue 18, class 5): its command line, its mount table,
+"""What a run can see of the host: its command line, its mount table,
 the interpreter's third-party packages, host paths in the interpreter's own state.
 
 A run is plain Python 3 here (the layers below hold for whatever code a run executes).

@@ -1,4 +1,4 @@
-"""Closed sets of the training configs are Literals (issue 20): a value outside them is a config
+"""Closed sets of the training configs are Literals: a value outside them is a config
 error naming the field and the allowed values when the config loads (py4 campaign plan), not a
 TRL error after the weights load or an empty problem list."""
 
@@ -41,7 +41,7 @@ def test_grpo_reward_scalings_are_trls():
 
 
 def test_training_splits_are_those_the_shipped_bank_stores_for_training():
-    """Not train_sanity: no bank a stage loads has it, so GRPO and EFT doses found no problem (issue 20)."""
+    """Not train_sanity: no bank a stage loads has it, so GRPO and EFT doses would find no problem."""
     from py4.problems.bank import load_bank
     from py4.problems.splits import TEST_SPLITS, TRAINING_SPLITS
 

@@ -41,8 +41,8 @@ def test_trainer_kwargs_are_accepted_by_transformers_and_trl():
 
 def test_a_run_whose_global_batch_is_not_its_schedules_is_refused():
     # The schedule counted 10 steps of 8 sequences (micro 1 x accum 4 x gpus 2); a run stepping 16
-    # at a time would stop after 10 steps having trained on twice the data. It used to run (only
-    # max_steps was compared).
+    # at a time would stop after 10 steps having trained on twice the data (comparing max_steps
+    # alone lets it run).
     schedule = {"max_steps": 10, "sequences_per_step": 8, "micro_batch": 1, "grad_accum": 4, "gpus": 2}
     assert common.check_schedule(common.Optimisation(micro_batch=2, grad_accum=2, gpus=2), schedule) == 10
     with pytest.raises(common.TrainingGuardError,
@@ -96,7 +96,7 @@ def test_resume_picks_the_last_checkpoint(tmp_path):
     (lambda d: fake_checkpoint(d, weights=None), "no model or adapter weights"),
 ])
 def test_resume_at_a_folder_that_is_not_a_checkpoint_is_refused_before_loading(tmp_path, make, reason):
-    """The Trainer raises ValueError("Can't find a valid checkpoint") only after the weights load (issue 20)."""
+    """The Trainer raises ValueError("Can't find a valid checkpoint") only after the weights load."""
     make(tmp_path / "notackpt")
     run = common.RunSettings(output_dir=str(tmp_path / "out"), resume=str(tmp_path / "notackpt"))
     with pytest.raises(common.TrainingInputMissing,

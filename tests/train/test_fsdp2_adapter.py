@@ -1,4 +1,4 @@
-"""A LoRA adapter trained under the campaign's FSDP2 launch is saved, and loads (issue 17, defect 14).
+"""A LoRA adapter trained under the campaign's FSDP2 launch is saved, and loads.
 
 With sharded checkpoints the Trainer's own ``save_model`` writes nothing under FSDP, and
 PEFT's ``save_pretrained`` selects nothing under FSDP's activation checkpointing (its module

@@ -1,4 +1,4 @@
-"""The campaign's FSDP2 settings, without launching (issue 17, defects 13 and 14; checkpointing).
+"""The campaign's FSDP2 settings, without launching.
 
 The launched runs are in test_fsdp2_training.py; these are the fast checks of the settings
 those runs depend on.

@@ -1,4 +1,4 @@
-"""Full-parameter training under ``accelerate launch`` with the campaign's FSDP2 config (issue 17).
+"""Full-parameter training under ``accelerate launch`` with the campaign's FSDP2 config.
 
 The campaign's ``configs/accelerate/fsdp2.yaml`` with only ``num_processes: 2`` and
 ``use_cpu: true`` changed, two CPU processes over gloo, the campaign's Gemma-4 31B midtraining

@@ -1,4 +1,4 @@
-"""The stages' TrainingArguments use transformers 5.24's names (issue 21, trip 8): the smoke demo
+"""The stages' TrainingArguments use transformers 5.24's names: the smoke demo
 printed 36 FutureWarnings for `gradient_checkpointing` (now `activation_checkpointing`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""An optimizer whose package is missing is refused before any weights load (issue 17, defect 7).
+"""An optimizer whose package is missing is refused before any weights load.
 
 The GLM-4.5-Air midtraining and SFT configs use ``adamw_torch_8bit``, which transformers builds
 from torchao; without torchao the Trainer failed only when it created the optimizer, after

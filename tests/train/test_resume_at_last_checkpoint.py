@@ -1,4 +1,4 @@
-"""A run resumed from the checkpoint of its last step ends at max_steps (issue 17, rehearsal failure 3).
+"""A run resumed from the checkpoint of its last step ends at max_steps.
 
 The campaign runner reruns a node whose process died after its last checkpoint and before
 its final save (or before the node record was written); ``run.resume: auto`` then resumes

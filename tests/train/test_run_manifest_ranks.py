@@ -1,8 +1,8 @@
-"""Under a multi-process launch only rank 0 writes a training run's manifest (issue 17).
+"""Under a multi-process launch only rank 0 writes a training run's manifest.
 
-Every rank used to rewrite the same ``run_manifest.json``: a rerun's ``attempt`` was read by
-rank 1 after rank 0 had already written its own increment, and counted twice (a FSDP2 run on
-2 processes, resumed once, recorded attempt 3). Here the two ranks' recorders are created in
+Were every rank to rewrite the same ``run_manifest.json``, a rerun's ``attempt`` would be read by
+rank 1 after rank 0 had written its own increment, and counted twice (a FSDP2 run on 2
+processes, resumed once, would record attempt 3). Here the two ranks' recorders are created in
 turn, as the launch does, with the RANK the launcher sets.
 """
 

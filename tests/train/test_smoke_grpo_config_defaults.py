@@ -1,6 +1,5 @@
-"""configs/train/smoke/grpo.yaml names runs the smoke campaign makes (issue 21, trip 9): it used to
-default to `iso/eft_64`, a run that no longer exists, so `py4 train grpo --config …` after
-`make demo` failed on a missing adapter."""
+"""configs/train/smoke/grpo.yaml names runs the smoke campaign makes, so that `py4 train grpo
+--config …` after `make demo` finds its adapter (a run the campaign does not make fails on it)."""
 
 from __future__ import annotations
 

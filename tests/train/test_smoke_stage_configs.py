@@ -1,4 +1,4 @@
-"""The smoke stage configs (configs/train/smoke/) run by hand after `make demo` (issue 20): each
+"""The smoke stage configs (configs/train/smoke/) run by hand after `make demo`: each
 default input path is the one the smoke campaign's DAG gives that stage's node (its iso arm; the
 prop arm for GRPO, which the campaign runs there), and each default output is no campaign run's
 folder, so a run by hand neither resumes nor overwrites one of the campaign's.

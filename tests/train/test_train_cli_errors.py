@@ -1,4 +1,4 @@
-"""`py4 train` (issue 20): a user's error is one line ``error: …`` naming the file or field, exit 2;
+"""`py4 train`: a user's error is one line ``error: …`` naming the file or field, exit 2;
 anything else is a bug and keeps its traceback (the command catches only Py4Error)."""
 
 from __future__ import annotations
@@ -141,8 +141,8 @@ def test_a_reward_function_that_is_not_there_names_its_field(smoke_assets, tmp_p
 @pytest.mark.smoke
 def test_resume_at_a_folder_that_is_not_a_checkpoint_is_one_line_before_the_weights_load(smoke_assets, tmp_path,
                                                                                          monkeypatch):
-    """The Trainer's own ValueError ("Can't find a valid checkpoint") came after the weights loaded,
-    as a traceback (issue 20); run.resume is now checked first and named."""
+    """The Trainer's own ValueError ("Can't find a valid checkpoint") comes after the weights load,
+    as a traceback; run.resume is checked first and named."""
     from py4.train import loading
 
     def no_weights(*args, **kwargs):

@@ -1,5 +1,5 @@
-"""`py4 train` user errors (issue 21, trip 9): a data.path that does not exist is named as given,
-not the config file's default schedule next to where the data used to be."""
+"""`py4 train` user errors: a data.path that does not exist is named as given, not as the
+config file's default schedule beside it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Files a user gives or a previous stage wrote are read through py4.fileio (issue 20): a malformed
+"""Files a user gives or a previous stage wrote are read through py4.fileio: a malformed
 one is a Py4Error naming ``path:line`` (it was a JSONDecodeError traceback), a missing one names
 the file and what writes it."""
 
