@@ -38,7 +38,6 @@ takes effect, or the call's arguments no longer fit) rather than running a diffe
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import random
 import sys
@@ -47,10 +46,9 @@ from typing import Any, Literal
 
 import pydantic
 
-from py4.config import StrictModel
+from py4.config import StrictModel, reference_parts, resolve_reference
 from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading, vllm_preflight
-from py4.train.errors import FunctionNotFound
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 from py4.train.weight_sync import use_exact_sync
 
@@ -128,9 +126,7 @@ class RewardFunction(StrictModel):
     @pydantic.field_validator("function")
     @classmethod
     def _import_path(cls, value: str) -> str:
-        module, sep, name = value.partition(":")
-        if not (sep and module and name.isidentifier()):
-            raise ValueError(f"expected 'module:function', got {value!r}")
+        reference_parts(value, "function")
         return value
 
 
@@ -171,34 +167,21 @@ class GRPOStageConfig(StrictModel):
 
 
 def make_environment_factory(config: "GRPOStageConfig", tokenizer):
-    """TRL's zero-argument environment factory; raises FunctionNotFound (an ImportError) naming a
-    missing module/function."""
-    build = import_function(config.environment_factory, "environment_factory")
+    """TRL's zero-argument environment factory; raises ReferenceNotFound (a ConfigError and an
+    ImportError) naming a missing module/function."""
+    build = resolve_reference(config.environment_factory, "environment_factory", kind="function")
     return build(config.episode, tokenizer=tokenizer)
-
-
-def import_function(path: str, field: str = "function"):
-    """``module:function`` → the function; raises FunctionNotFound (an ImportError) naming the config
-    field and what is missing."""
-    module_name, _, function_name = path.partition(":")
-    try:
-        function = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise FunctionNotFound(f"{field}: {path!r} not found ({exc})") from None
-    if not callable(function):
-        raise FunctionNotFound(f"{field}: {path!r} is not callable")
-    return function
 
 
 def reward_functions(config: "GRPOStageConfig") -> tuple[list, list[float]]:
     """The reward functions handed to TRL and their weights (TRL appends the environment's, weight 1).
 
     ``note_completion_lengths`` comes first: it marks trajectories that used the whole token
-    budget as truncated before the environment's ``get_reward`` scores them. Raises FunctionNotFound.
+    budget as truncated before the environment's ``get_reward`` scores them. Raises ReferenceNotFound.
     """
     from py4.episodes.environment import note_completion_lengths
 
-    extra = [import_function(r.function, f"reward_functions[{i}].function")
+    extra = [resolve_reference(r.function, f"reward_functions[{i}].function", kind="function")
              for i, r in enumerate(config.reward_functions)]
     return [note_completion_lengths, *extra], [1.0, *(r.weight for r in config.reward_functions)]
 
@@ -306,14 +289,14 @@ def batched_tools_trainer():
 
     TRL 1.16's ``_tool_call_loop`` calls the tools of a round one sample at a time (128
     rollouts × up to 16 calls × up to 5 s of timeout each, in series). This subclass opens
-    :class:`~py4.episodes.environment.ToolRounds` around TRL's own loop: the first tool call
+    :class:`~py4.episodes.tool_batching.ToolRounds` around TRL's own loop: the first tool call
     of a round runs every call's Boa work of that round together (``Executor.run_many``),
     and each environment then answers TRL's calls in TRL's order from those results.
     Rewards and transcripts are those of the plain loop (tests/episodes/test_tool_batching.py).
     """
     from trl import GRPOTrainer
 
-    from py4.episodes.environment import ToolRounds
+    from py4.episodes.tool_batching import ToolRounds
 
     class BatchedToolsGRPOTrainer(GRPOTrainer):
         tool_batching = {"rounds": 0, "boa_calls": 0}  # per instance once a loop ran (for the manifest)
@@ -404,7 +387,7 @@ def vllm_generation_record(generation) -> dict[str, Any]:
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
-    """Run GRPO; raises FunctionNotFound (an ImportError) when the environment or a reward function is missing,
+    """Run GRPO; raises ReferenceNotFound (an ImportError) when the environment or a reward function is missing,
     VllmLaunchError (a TrainingGuardError) when a vLLM launch cannot work — checked before any
     weights load — and TrainingGuardError on guards."""
     from datasets import Dataset
