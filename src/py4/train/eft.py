@@ -1,11 +1,9 @@
 """EFT (elicitation fine-tuning): one LoRA on a chat parent or graft, assistant turn only.
 
-Reference values (the table's EFT groups): LoRA r 64, α 128, dropout 0, no bias, on
-q/k/v/o/gate/up/down of the language model only (attention-only q/k/v/o for GLM: PEFT ≥ 0.19
-remaps its packed experts' MLP targets into target_parameters vLLM cannot serve); 4,096 tokens, no
-packing; 2 epochs; global batch 32 rows (micro 1 × accum 32 × 1 GPU, or 2 × 4 × 4 for
-GLM); LR 1e-4, 5% warmup, cosine to 0 (GLM: to 0.1×, weight decay 0.01); seed 424242.
-The dose (rows, gold/replay split, ``held_out_rules_in_targets``) comes from
+The reference's hyperparameters are the config type's defaults and the campaign's configs
+(docs/training.md, the stage table). Departure: GLM-4.5-Air's LoRA is attention-only (q/k/v/o),
+not the reference's q/k/v/o/gate/up/down, because PEFT ≥ 0.19 remaps its packed experts' MLP
+targets into ``target_parameters``, which vLLM cannot serve. The dose (rows, gold/replay split, ``held_out_rules_in_targets``) comes from
 ``py4.train.eft_data``; a dose that puts a held-out rule in a target is refused unless
 the config allows it (the 2,048-row large dose does).
 

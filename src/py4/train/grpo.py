@@ -7,14 +7,9 @@ outcome — certified / uncertified / no submission / truncated — itself).
 ``reward_functions`` adds further TRL reward functions (``module:function`` and a weight),
 summed with the environment's reward (weight 1) before the group advantage.
 
-Reference values (the table's GRPO groups): the warm-start LoRA itself continued
-(``is_trainable=True``; no second adapter; fresh optimizer state; a vision tower, if
-any, frozen); Dr. GRPO loss, unscaled rewards, β = 0, ε 0.2 / ε_high 0.28, truncated
-completions kept in the loss, T = 0.7, thinking on; 16 problems × 8 samples = 128
-completions per step (micro 1 × accumulation 128); prompt ≤ 3,072 tokens, completion
-≤ 10,240 over the whole tool loop, ≤ 16 tool calls; constant LR 1e-5, no warmup;
-64 steps as 32 + 32 resumed from checkpoint-32, the second epoch reshuffled; seed
-424242. Rollouts: plain generation on CPU; at campaign scale vLLM in server mode (the 31B
+The reference's hyperparameters are the config type's defaults (docs/training.md, the stage
+table); the warm-start LoRA itself is continued (``is_trainable=True``: no second adapter, a
+fresh optimizer state, a vision tower frozen). Rollouts: plain generation on CPU; at campaign scale vLLM in server mode (the 31B
 config: a ``trl vllm-serve`` process with tensor parallel 4 on GPUs of its own, the trainer on
 another; the launch recipe is docs/training.md, "GRPO with vLLM"). ``vllm_mode`` defaults to
 TRL's colocate, which the 31B layout cannot use (its tensor parallelism must divide the world

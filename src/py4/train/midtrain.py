@@ -1,8 +1,9 @@
 """Midtraining: full-parameter next-token training on the pre-packed mix, every token supervised.
 
-Reference values (the table's midtraining group): peak LR 1e-5, cosine to 0.1×, linear
-warmup over 3% of steps, weight decay 0.01, clipping 1.0, AdamW fused (8-bit for GLM),
-seed 42, bf16 + gradient checkpointing on GPU, max steps from ``step_schedule.json``.
+The reference's hyperparameters are the defaults of the config types (``common.Optimisation``;
+docs/training.md, the stage table) and the campaign's configs state the rest; the steps come from
+the mix's ``step_schedule.json``, and a batch geometry that disagrees with it is refused rather
+than run on more or less data than the schedule counted.
 
     py4 train midtrain --config configs/train/smoke/midtrain.yaml
 """

@@ -12,8 +12,10 @@ Two data forms, one stage:
   (:mod:`py4.chat.templates`, same text) while TRL tokenizes; the tokenizer saved
   with the model keeps its own template.
 
-Reference values (the table's SFT group): LR 1e-5, cosine to 0.1×, 10 warmup steps,
-weight decay 0.01, clipping 1.0, 48 steps of 2,097,152 tokens, seed 42.
+The reference's hyperparameters are the config type's defaults (docs/training.md, the stage
+table). Departures: the chat-row path exists for the smoke ``-it`` model and EFT, not for the
+reference's SFT (packed Dolci); a family training template stands in for a template without
+``{% generation %}`` markers only while TRL tokenizes.
 
     py4 train sft --config configs/train/smoke/sft.yaml
 """
