@@ -1,8 +1,10 @@
 """Episode settings: limits, Boa options, diagnostics mode and the reward table.
 
-Defaults are the campaign's (GRPO Run B-v2): 16 tool calls, a 10,240-token budget over
-the whole tool loop, 5 s per run, 2,048 characters of output, generic diagnostics,
-thinking on, rewards +1 / 0 / -0.10 / -0.25.
+The defaults are the reference campaign's (GRPO Run B-v2), stated once, on the fields below;
+evaluation and GRPO share them, so an evaluated episode is the episode a policy trained on. The
+token budget covers the whole tool loop, as TRL's ``max_completion_length`` does: the episode
+counts the tool calls' and results' tokens itself, given a tokenizer (TRL reports none to an
+environment).
 """
 
 from __future__ import annotations

@@ -27,8 +27,8 @@
   thinking arrives as ``reasoning_content``). A local answer is cut at the first end-of-turn
   token and read with the tokenizer's response schema or, without one (Gemma-4, GLM-4.5),
   its chat family's parser (:func:`py4.episodes.parsing.parse_with_tokenizer`).
-- Sizes (the table): 1,024 = 922 + 102; 256 = 230 + 26 drawn from the 1,024;
-  512 = 461 + 51 (GRPO warm start); 2,048 = 1,843 + 205 (large dose).
+- Sizes: the configs give each dose's rows and its gold / replay split (docs/training.md,
+  "Table sizes"); the 256-row dose is drawn from the 1,024-row one (``draw_from``).
 
 The dose folder holds ``data.jsonl`` and ``manifest.json`` with the counts, the
 problem ids, ``held_out_rules_in_targets`` and content hashes.
