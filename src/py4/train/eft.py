@@ -4,8 +4,8 @@ The reference's hyperparameters are the config type's defaults and the campaign'
 (docs/training.md, the stage table). Departure: GLM-4.5-Air's LoRA is attention-only (q/k/v/o),
 not the reference's q/k/v/o/gate/up/down, because PEFT ≥ 0.19 remaps its packed experts' MLP
 targets into ``target_parameters``, which vLLM cannot serve. The dose (rows, gold/replay split,
-``held_out_rules_in_targets``) comes from ``py4.train.eft_data``; a dose that puts a held-out rule in a target is refused unless
-the config allows it (the 2,048-row large dose does).
+``held_out_rules_in_targets``) comes from ``py4.train.eft_data``; a dose that puts a held-out
+rule in a target is refused unless the config allows it (the 2,048-row large dose does).
 
 Which modules the LoRA adapts is checked, not assumed: ``lora.target_scope`` (a regex) keeps
 the targets inside the language model's decoder layers (Gemma-4's vision tower has q/k/v/o and

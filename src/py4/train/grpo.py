@@ -10,11 +10,12 @@ summed with the environment's reward (weight 1) before the group advantage.
 The reference's hyperparameters are the config type's defaults (docs/training.md, the stage
 table); the warm-start LoRA itself is continued (``is_trainable=True``: no second adapter, a
 fresh optimizer state, a vision tower frozen). Rollouts: plain generation on CPU; at campaign
-scale vLLM in server mode (the 31B config: a ``trl vllm-serve`` process with tensor parallel 4 on GPUs of its own, the trainer on
-another; the launch recipe is docs/training.md, "GRPO with vLLM"). ``vllm_mode`` defaults to
-TRL's colocate, which the 31B layout cannot use (its tensor parallelism must divide the world
-size). The vLLM pre-flight (``py4.train.vllm_preflight``) refuses an impossible layout when the
-config loads and checks vLLM, the server and the GPU split before any weights load.
+scale vLLM in server mode (the 31B config: a ``trl vllm-serve`` process with tensor parallel 4
+on GPUs of its own, the trainer on another; the launch recipe is docs/training.md, "GRPO with
+vLLM"). ``vllm_mode`` defaults to TRL's colocate, which the 31B layout cannot use (its tensor
+parallelism must divide the world size). The vLLM pre-flight (``py4.train.vllm_preflight``)
+refuses an impossible layout when the config loads and checks vLLM, the server and the GPU split
+before any weights load.
 
 Weight sync to vLLM: TRL merges the LoRA into the bf16 base and unmerges it after each sync,
 which moves the frozen base; the trainer here sends exactly merged weights instead and never
