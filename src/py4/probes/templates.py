@@ -1,6 +1,8 @@
 """Per-rule minimal-pair templates: each returns (Python-4 code, Python 3 code) for one variant.
 
-Syntax templates differ in code (Boa's diagnostics confirm: the Python-4 member compiles
+A variant's form (which literal, builtin or expression shape) is fixed by its index; its names,
+words and numbers come from a parameter set, its own unless the build's length matching picks
+another (``candidates``). Syntax templates differ in code (Boa's diagnostics confirm: the Python-4 member compiles
 clean, the Python 3 member draws exactly this rule). Semantic templates are one expression,
 the same in both languages; the pair differs in its stated output, which Boa and Python 3
 each compute (build.py), so a pair tests the rule and nothing else.
@@ -9,13 +11,29 @@ each compute (build.py), so a pair tests the rule and nothing else.
 from __future__ import annotations
 
 # Names unlike the corpus's and the bank's so that probe code never occurs there verbatim.
-VARIANTS = [dict(name=n, a=a, n=i + 2, m=(i * 3) % 7 + 1, k=i + 11, word=w)
-            for i, (n, a, w) in enumerate([
-                ("quoll", "pip", "amber"), ("tarsier", "nib", "cobalt"), ("wombat", "tug", "ochre"),
-                ("okapi", "rim", "sienna"), ("dugong", "fob", "umber"), ("pangolin", "jot", "teal"),
-                ("caracal", "kit", "mauve"), ("numbat", "dab", "taupe"), ("axolotl", "gib", "cerise"),
-                ("saola", "hob", "vermil"), ("gerenuk", "lug", "indigo"), ("kinkajou", "mop", "saffron"),
-                ("fossa", "nog", "celadon"), ("jerboa", "pom", "russet")])]
+# The first 14 of each list are the variants' own; the rest are what the length matching may
+# draw on (``candidates``) when a variant's own names or numbers tokenize to unequal spans.
+NAMES = ["quoll", "tarsier", "wombat", "okapi", "dugong", "pangolin", "caracal", "numbat", "axolotl", "saola",
+         "gerenuk", "kinkajou", "fossa", "jerboa", "tapir", "serval", "margay", "potoo", "hoopoe", "ibex",
+         "gecko", "coati", "dingo", "lemur", "oryx", "quokka", "takin", "zorilla",
+         # short names a small vocabulary holds as one token, for spans that are a name (P4-29)
+         "chunk", "frame", "queue", "buffer", "cache", "offset", "flag", "point", "tag", "mode", "kind", "part",
+         "block", "stack"]
+ARGS = ["pip", "nib", "tug", "rim", "fob", "jot", "kit", "dab", "gib", "hob", "lug", "mop", "nog", "pom"]
+WORDS = ["amber", "cobalt", "ochre", "sienna", "umber", "teal", "mauve", "taupe", "cerise", "vermil", "indigo",
+         "saffron", "celadon", "russet", "olive", "coral", "slate", "lilac", "ivory", "jade", "khaki", "beige",
+         "azure", "plum", "rust", "sepia", "ecru", "cyan"]
+CANDIDATES = 12
+"""Parameter sets tried per variant (its own first) when matching the members in token length."""
+
+
+def variant(j: int) -> dict:
+    """Names and numbers of parameter set ``j`` (``j`` < 14: variant ``j``'s own)."""
+    return dict(name=NAMES[j % len(NAMES)], a=ARGS[j % len(ARGS)], n=j + 2, m=(j * 3) % 7 + 1, k=j + 11,
+                word=WORDS[j % len(WORDS)])
+
+
+VARIANTS = [variant(i) for i in range(14)]
 LITS = [("true", "True"), ("false", "False"), ("nil", "None")]
 BUILTINS = ["list", "sum", "max", "min", "sorted", "id", "map"]
 
@@ -51,18 +69,25 @@ def _syntax(v: dict, i: int) -> dict[str, tuple[str, str]]:
     }
 
 
-def _expressions(i: int) -> dict[str, str]:
-    """One expression per semantic rule for variant ``i`` (valid Python 3 and Python-4)."""
-    p, q = i % 5 + 1, i % 5 + 3 + i // 5
-    xs = [((i + 1) * (j + 3)) % 17 for j in range(4 + i % 3)]
-    ws = [VARIANTS[(i + j) % 14]["word"] for j in range(2 + i % 2)]
-    d = {w: j + i for j, w in enumerate(ws)}
-    half = [0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 12.5][i % 7] * (-1 if i >= 7 else 1)
+def candidates(i: int) -> list[int]:
+    """The parameter sets variant ``i`` may take, in order of preference: its own first."""
+    return [i + len(VARIANTS) * s for s in range(CANDIDATES)]
+
+
+def _expressions(i: int, j: int | None = None) -> dict[str, str]:
+    """One expression per semantic rule for variant ``i`` (valid Python 3 and Python-4): ``i``
+    picks each rule's form, parameter set ``j`` (default ``i``) its numbers and words."""
+    j = i if j is None else j
+    p, q = j % 5 + 1, j % 5 + 3 + (j // 5) % 3 + (j // 15)
+    xs = [((j + 1) * (t + 3)) % 17 for t in range(4 + j % 3)]
+    ws = [WORDS[(j + t) % (14 if j < 14 else len(WORDS))] for t in range(2 + i % 2)]
+    d = {w: t + j for t, w in enumerate(ws)}
+    half = [0.5, 2.5, 4.5, 6.5, 8.5, 10.5, 12.5][j % 7] * (-1 if (j // 7) % 2 else 1) + 14 * (j // 14)
     return {
         "P4-12": [f"list(range({p}, {q}))", f"sum(range({p}, {q}))", f"len(range({p}, {q}))"][i % 3],
-        "P4-13": f"{xs}[{i % 2}:{i % 2 + 2}]" if i % 2 == 0 else f"'{ws[0]}'[{i % 3}:{i % 3 + 1}]",
-        "P4-15": [f"type({{}}).__name__ * {i % 3 + 1}", f"[isinstance({{}}, set)] * {i % 3 + 1}",
-                  f"({{}} == set(), {i})"][i % 3],
+        "P4-13": f"{xs}[{j % 2}:{j % 2 + 2}]" if i % 2 == 0 else f"'{ws[0]}'[{j % 3}:{j % 3 + 1}]",
+        "P4-15": [f"type({{}}).__name__ * {j % 3 + 1}", f"[isinstance({{}}, set)] * {j % 3 + 1}",
+                  f"({{}} == set(), {j})"][i % 3],
         "P4-16": [f"list({d})", f"[e for e in {d}]", f"next(iter({d}))"][i % 3],
         "P4-17": f"{xs}.pop()",
         "P4-18": f"'{['-', '+', '/', ':'][i % 4]}'.join({ws})",
