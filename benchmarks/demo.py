@@ -25,7 +25,9 @@ Subsets (``--subset``): ``all`` (default, the whole demo), ``chain`` (the 12 run
 depends on: assets, corpus, the iso-token arm's mix, midtraining, SFT and graft, with one
 evaluation, one probe scoring and one held-out loss). ``--limit S`` stops a configuration after S
 seconds (its process group is killed; what finished is kept): the ratios are then taken over the
-runs that finished in both settings, and the table says how many those are. ``--assets DIR``
+runs that finished in both settings, and the table says how many those are; a run finished in one
+setting and stopped inside in the other gives a bound (the stopped one ran at least that long).
+``--assets DIR``
 copies a complete smoke-assets build (same config) into each folder first, so the assets run
 reuses it (seconds) and its -it SFT is not timed.
 
@@ -90,6 +92,11 @@ def run_seconds(out: Path) -> dict[str, dict]:
         seconds = (record.get("timings") or {}).get("total_s")
         if record.get("status") == "done" and seconds is not None:
             runs[node.id] = {"stage": node.stage, "seconds": float(seconds)}
+        elif record.get("status") == "running" and record.get("started_at"):  # the one a limit stopped
+            from datetime import datetime
+
+            started = datetime.fromisoformat(record["started_at"]).timestamp()
+            runs[node.id] = {"stage": node.stage, "seconds": None, "at_least": time.time() - started}
     return runs
 
 
@@ -166,7 +173,8 @@ def configuration(threads: str | None, runs: str, hogs: int, hog_limit: float, w
 
 def ratio_rows(today: dict, new: dict) -> tuple[list[tuple[str, int, float, float]], int]:
     """(stage, runs, today s, new s) over the runs finished in both, by stage; and how many those are."""
-    common = sorted(set(today["runs"]) & set(new["runs"]))
+    common = sorted(r for r in set(today["runs"]) & set(new["runs"])
+                    if today["runs"][r]["seconds"] is not None and new["runs"][r]["seconds"] is not None)
     by_stage: dict[str, list[float]] = {}
     for run in common:
         row = by_stage.setdefault(today["runs"][run]["stage"], [0, 0.0, 0.0])
@@ -208,8 +216,10 @@ def main() -> None:
               flush=True)
         result = configuration(threads, runs, hogs, args.hog_limit, work, args.assets, args.limit, label)
         rows[(label, threads is None)] = result
+        stopped = [f"{r} after {v['at_least']:.0f} s" for r, v in result["runs"].items() if v["seconds"] is None]
         done = f"ran {result['ran']}, failed {result['failed']}, blocked {result['blocked']}" \
-            if not result["timed_out"] else f"stopped at the limit, {len(result['runs'])} runs done"
+            if not result["timed_out"] else (f"stopped at the limit, {len(result['runs']) - len(stopped)} runs done, "
+                                             f"stopped inside {', '.join(stopped) or 'no run'}")
         print(f"     -> {result['wall']:.1f} s, {done}; load avg during min/mean/max "
               f"{result['load']['min']}/{result['load']['mean']}/{result['load']['max']}", flush=True)
         if args.json:
@@ -231,6 +241,16 @@ def main() -> None:
         for stage, n, t, w in ratio_rows(rows[(label, False)], rows[(label, True)])[0]:
             ratio = f"{t / w:.2f}x" if w > 0 else "-"
             print(f"| {stage} | {n} | {t:.1f} | {w:.1f} | {ratio} |")
+    for label in ("idle", "hog"):
+        today, new = rows[(label, False)]["runs"], rows[(label, True)]["runs"]
+        for run in sorted(set(today) | set(new)):
+            t, w = today.get(run, {}), new.get(run, {})
+            if t.get("seconds") is None and w.get("seconds") is not None and t.get("at_least"):
+                print(f"{label}: {run} took {w['seconds']:.1f} s with new; today stopped inside it after "
+                      f"{t['at_least']:.0f} s: today / new >= {t['at_least'] / w['seconds']:.1f}x")
+            elif w.get("seconds") is None and t.get("seconds") is not None and w.get("at_least"):
+                print(f"{label}: {run} took {t['seconds']:.1f} s today; new stopped inside it after "
+                      f"{w['at_least']:.0f} s: today / new <= {t['seconds'] / w['at_least']:.2f}x")
     print(f"(runs written under {work})")
 
 

@@ -376,3 +376,23 @@ def test_a_file_that_changed_just_before_it_was_recorded_is_hashed_by_verify_not
     assert hashes.take() == ["results.json"] * 4 + ["weights.bin"] * 4
     run_states(nodes, tmp_path, verify=True)
     assert len(hashes.take()) == 8  # still not settled: hashed again
+
+
+def test_a_file_fresh_when_its_stat_was_taken_gets_no_stat_key_however_long_the_hashing(tmp_path, monkeypatch):
+    import time as real_time
+    from types import SimpleNamespace
+
+    from py4.campaign import records
+
+    (tmp_path / "weights.bin").write_bytes(b"w" * 100)
+    later = [0]
+    hash_files = records.hash_files
+
+    def slow_hashing(paths, workers=None):  # the clock moves on 10 s while the files hash
+        later[0] = 10**10
+        return hash_files(paths, workers)
+
+    monkeypatch.setattr(records, "hash_files", slow_hashing)
+    monkeypatch.setattr(records, "time", SimpleNamespace(time_ns=lambda: real_time.time_ns() + later[0]))
+    seen = records.snapshot_outputs(tmp_path)
+    assert "stat" not in seen["weights.bin"]  # a rewrite in the same ctime tick would go unseen

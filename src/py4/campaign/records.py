@@ -154,8 +154,10 @@ def _settled(st: os.stat_result, now_ns: int | None = None) -> bool:
 
 
 def hash_files(paths: list[Path], workers: int | None = None) -> dict[Path, str]:
-    """sha256 of each file, several files at once (hashlib and reads release the GIL), one
-    thread per usable core up to 8; a file that cannot be read is left out."""
+    """sha256 of each file; a file that cannot be read is left out. Several files at once
+    (hashlib and reads release the GIL) where cores are free: one thread per usable core that the
+    1-minute load average leaves idle, up to 8, else one at a time — on a loaded 2-core machine
+    two threads hashed 1 GiB 20% slower than one (benchmarks/RESULTS.md ``## verify``)."""
     def one(path: Path) -> tuple[Path, str | None]:
         try:
             return path, file_sha256(path)
@@ -163,7 +165,9 @@ def hash_files(paths: list[Path], workers: int | None = None) -> dict[Path, str]
             return path, None
 
     if workers is None:
-        workers = min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        from py4.threads import usable_cores
+
+        workers = min(8, usable_cores() - int(round(os.getloadavg()[0])))
     if workers <= 1 or len(paths) <= 1:
         results = [one(path) for path in paths]
     else:
@@ -182,12 +186,13 @@ def snapshot_outputs(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     if not root.is_dir():
         return out
     paths = sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+    now = time.time_ns()  # before the stats: settled then, a later rewrite moves ctime
     before = {p: p.stat() for p in paths}
     digests = hash_files(paths)
     for path in paths:
         st = path.stat()
         entry: dict[str, Any] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digests[path]}
-        if _settled(st) and _stat_key(st) == _stat_key(before[path]):
+        if _settled(st, now) and _stat_key(st) == _stat_key(before[path]):
             entry["stat"] = _stat_key(st)
         out[path.relative_to(root).as_posix()] = entry
     return out
@@ -222,6 +227,7 @@ def output_changes(out_dir: str | Path, node: Node, verify: bool = False) -> lis
     checked = _read_verified(out_dir, node, token) if seen else {}
     root = Path(node.run_dir)
     problems = []
+    now = time.time_ns()  # before the stats (see `snapshot_outputs`)
     to_hash: dict[str, tuple[Path, os.stat_result]] = {}
     for rel, was in seen.items():
         path = root / rel
@@ -243,7 +249,7 @@ def output_changes(out_dir: str | Path, node: Node, verify: bool = False) -> lis
     for rel, (path, st) in to_hash.items():
         if digests.get(path) != seen[rel].get("sha256"):
             problems.append(f"{path} changed content (sha256 differs from its record)")
-        elif _settled(st):
+        elif _settled(st, now):
             try:
                 if _stat_key(os.stat(path)) == _stat_key(st):  # not rewritten while it was hashed
                     found[rel] = {"stat": _stat_key(st)}
