@@ -55,7 +55,7 @@ def naive_batched(model, tokenizer, pairs: list[dict], batch_size: int) -> list[
 
 
 def main() -> None:
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.evaluate import load_model
     from py4.probes.score import score_pairs, score_pairs_naive
 

@@ -22,7 +22,7 @@ LAYERS: list[set[str]] = [
     {"chat"},  # chat formats and training templates: episodes parse them, data renders them, train sets them
     {"lang"},
     {"boa"},
-    {"problems", "probes.templates", "probes.build", "probes.verify"},  # the probe set, like the bank
+    {"problems"},  # the bank, and beside it the probe set (problems.probe_set), built and checked like it
     {"episodes"},
     {"data"},
     {"corpus", "train"},
@@ -42,7 +42,7 @@ KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _layer_of(module: str) -> int:
-    """The layer of the most specific entry naming ``module`` (``probes.build`` before ``probes``);
+    """The layer of the most specific entry naming ``module`` (``rehearsal.cli`` before ``rehearsal``);
     the root package ``py4`` is its ``__init__``."""
     parts = module.split(".")[1:] or ["__init__"]
     for length in range(len(parts), 0, -1):

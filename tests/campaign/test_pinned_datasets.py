@@ -75,7 +75,7 @@ def _write_corpus(out: Path) -> dict:
 def exports(tmp_path_factory):
     """The three dataset folders as ``py4 ... export`` writes them, and what went into each."""
     from py4.corpus.export import export_corpus
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.export import export_probes
     from py4.problems.export import export_bank
 
@@ -191,7 +191,7 @@ def _run_manifest(folder: Path) -> dict:
 
 def test_the_campaign_runs_its_dataset_runs_and_subsets_from_the_cache(hub_cache, exports, tmp_path):
     from py4.corpus.output import iter_documents, read_manifest
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.problems.bank import load_bank
 
     out = tmp_path / "out"
@@ -298,7 +298,7 @@ def test_an_evaluation_reads_the_pinned_bank_and_records_it(bank_nodes, exports,
 def test_probe_runs_read_the_pinned_probe_set(hub_cache, exports, tmp_path, smoke_assets):
     from dataclasses import replace
 
-    from py4.probes.build import jsonl_bytes, load_probes
+    from py4.problems.probe_set.build import jsonl_bytes, load_probes
     from py4.stages import run_call
 
     out = tmp_path / "out"

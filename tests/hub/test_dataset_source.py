@@ -53,7 +53,7 @@ def _at_root(monkeypatch):
 
 
 def test_pinned_bank_and_probes_are_found_offline_and_read_back_as_exported(hub_cache, tmp_path):
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.export import probes_from_dataset
     from py4.problems.bank import load_bank
     from py4.problems.export import bank_from_dataset

@@ -49,7 +49,7 @@ def test_the_bank_card_states_hash_canary_and_no_probe_text(bank_folder):
 def test_the_probe_set_exports_as_one_test_split(tmp_path):
     from datasets import load_dataset
 
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.export import export_probes
 
     summary = export_probes(tmp_path / "probes")
@@ -60,7 +60,7 @@ def test_the_probe_set_exports_as_one_test_split(tmp_path):
 
 
 def test_a_bank_that_holds_probe_text_is_not_exported(tmp_path, monkeypatch):
-    import py4.probes.verify as verify
+    import py4.problems.probe_set.verify as verify
     from py4.hub.dataset_folder import DatasetExportError
     from py4.problems.export import export_bank
 

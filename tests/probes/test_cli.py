@@ -32,7 +32,7 @@ def test_probes_eval_writes_results_with_base_and_comparison(smoke_assets, tmp_p
 
 def test_user_errors_name_the_flag_and_what_was_expected(tmp_path):
     from py4.cli import app
-    from py4.probes.build import probe_paths
+    from py4.problems.probe_set.build import probe_paths
 
     runner = CliRunner()
     missing = runner.invoke(app, ["eval", "probes", "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])

@@ -9,7 +9,7 @@ import pytest
 
 
 def _probe_set() -> tuple[list[dict], str]:
-    from py4.probes.build import load_probes, probe_paths
+    from py4.problems.probe_set.build import load_probes, probe_paths
 
     return load_probes(), json.loads(probe_paths()[1].read_text())["jsonl_sha256"]
 

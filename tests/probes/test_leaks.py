@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from py4.probes.build import load_probes
-from py4.probes.verify import LeakIndex, bank_leaks, corpus_leaks, leaked
+from py4.problems.probe_set.build import load_probes
+from py4.problems.probe_set.verify import LeakIndex, bank_leaks, corpus_leaks, leaked
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from py4.lang.rules import RULES
-from py4.probes.build import build_probes, jsonl_bytes, load_probes
+from py4.problems.probe_set.build import build_probes, jsonl_bytes, load_probes
 
 
 @pytest.mark.slow  # ~30 s: the length matching runs every parameter set a variant may take through Boa
@@ -35,7 +35,7 @@ FULLY_MATCHABLE = {"P4-01", "P4-08", "P4-09", "P4-10", "P4-14", "P4-15", "P4-17"
 
 
 def test_rules_that_allow_it_have_members_of_equal_token_length():
-    from py4.probes.build import length_matched, length_tokenizers
+    from py4.problems.probe_set.build import length_matched, length_tokenizers
 
     records = load_probes()
     tokenizers = length_tokenizers()
@@ -46,15 +46,15 @@ def test_rules_that_allow_it_have_members_of_equal_token_length():
     # the manifest states what the shipped set measures
     import json
 
-    from py4.probes.build import probe_paths
+    from py4.problems.probe_set.build import probe_paths
     assert json.loads(probe_paths()[1].read_text())["length_matched"] == counts
 
 
 def test_length_matching_takes_a_matched_parameter_set_over_the_variants_own():
     """P4-29's span is the bound name against a builtin: under the smoke tokenizer the variants' own
     names are longer than any builtin, so the build takes a name from another parameter set."""
-    from py4.probes.build import _first_matched_syntax, _matched, _split_members, length_tokenizers
-    from py4.probes.templates import _syntax, candidates, variant
+    from py4.problems.probe_set.build import _first_matched_syntax, _matched, _split_members, length_tokenizers
+    from py4.problems.probe_set.templates import _syntax, candidates, variant
 
     tokenizers = length_tokenizers()
     for i in range(3):
@@ -72,7 +72,7 @@ def test_shipped_length_tokenizer_is_the_smoke_assets_tokenizer(tmp_path):
 
     from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.data.smoke_instructions import build_smoke_instructions
-    from py4.probes.build import DATA_DIR, LENGTH_TOKENIZERS
+    from py4.problems.probe_set.build import DATA_DIR, LENGTH_TOKENIZERS
     from py4.train.assets import SmokeAssetsConfig, _chain, _split_instructions
 
     config = SmokeAssetsConfig()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from probes_tiny import char_model
 from chat_server import ChatServer
-from py4.probes.build import load_probes
+from py4.problems.probe_set.build import load_probes
 
 
 

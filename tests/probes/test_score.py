@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 
-from py4.probes.build import load_probes
+from py4.problems.probe_set.build import load_probes
 from probes_tiny import char_model
 
 

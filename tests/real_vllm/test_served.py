@@ -77,7 +77,7 @@ def local_probe_scores(base_model, tmp_path_factory):
 
 
 def _probe_pairs() -> list[dict]:
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.evaluate import select_probes
 
     return select_probes(load_probes(), PROBE_LIMIT)

@@ -64,7 +64,7 @@ def probe_results(win_rate: dict[str, float], seed: int = 0, pairs_per_rule: int
     """`py4 probes eval`'s results.json for a model that prefers the Python-4 member with probability
     ``win_rate[rule]``, else ``win_rate[kind]`` (kind: syntax / semantic); summarised by
     py4.probes.stats itself."""
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
     from py4.probes.stats import summarize
 
     rng = random.Random(seed)

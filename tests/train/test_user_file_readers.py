@@ -82,7 +82,7 @@ def _write_probes(folder, lines: list[str]) -> None:
 
 
 def test_probe_set(tmp_path):
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
 
     _write_probes(tmp_path, ['{"id": "a"}', '{"id": "b"'])
     with pytest.raises(FileFormatError, match=f"^{tmp_path / 'probes-v1.jsonl.gz'}:2: invalid JSON"):

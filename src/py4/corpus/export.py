@@ -26,7 +26,7 @@ def export_corpus(corpus_dir: str | Path, out_dir: str | Path, *, name: str | No
     Raises CorpusError for a folder that is no corpus, DatasetExportError when a document
     holds rule-probe text.
     """
-    from py4.probes.verify import corpus_leaks
+    from py4.problems.probe_set.verify import corpus_leaks
 
     manifest = read_manifest(corpus_dir)
     documents = list(iter_documents(corpus_dir))
@@ -45,7 +45,7 @@ def export_corpus(corpus_dir: str | Path, out_dir: str | Path, *, name: str | No
                   "corpus content hash (manifest.json)": manifest.get("content_sha256"),
                   "documents": manifest.get("docs"), "tokens": manifest.get("tokens")},
         guarantees=["No document contains the text of any rule probe (checked by "
-                    "`py4.probes.verify.corpus_leaks` when this folder was written).",
+                    "`py4.problems.probe_set.verify.corpus_leaks` when this folder was written).",
                     "Every `py4` code block compiled and ran under Boa as the document says."],
         json_columns=json_columns, tags=["synthetic", "code"],
         extra_metadata={"corpus_content_sha256": manifest.get("content_sha256"),

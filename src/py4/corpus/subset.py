@@ -104,8 +104,8 @@ def validate_corpus(corpus_dir: str | Path, cache_dir: str | None, workers: int 
     """
     from py4.corpus.blocks import parse_programs
     from py4.corpus.validate import BoaValidator
-    from py4.probes.build import load_probes
-    from py4.probes.verify import LeakIndex
+    from py4.problems.probe_set.build import load_probes
+    from py4.problems.probe_set.verify import LeakIndex
 
     probes = LeakIndex(load_probes())
     failures, docs, blocks = [], 0, 0

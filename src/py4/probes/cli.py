@@ -31,7 +31,7 @@ app = typer.Typer(help="Rule probes: minimal Python-4 / Python 3 pairs and model
 @cli_errors
 def build(out: Optional[Path] = typer.Option(None, "--out", help="data folder (default: the shipped one)")) -> None:
     """Build the probe set (deterministic) and write it with its manifest and content hash."""
-    from py4.probes.build import build_probes, write_probes
+    from py4.problems.probe_set.build import build_probes, write_probes
 
     path, manifest = write_probes(build_probes(), out)
     typer.echo(f"wrote {path} and {manifest.name}")

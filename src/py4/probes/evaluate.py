@@ -71,7 +71,7 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
     (with an endpoint: a served name) or a probes results.json of it. Returns the results
     object. Raises Py4Error for what the user gave wrong, EndpointError for a server that refuses.
     """
-    from py4.probes.build import load_probes, probe_paths
+    from py4.problems.probe_set.build import load_probes, probe_paths
     from py4.probes.stats import paired_difference, summarize
     from py4.runs import RunRecorder, atomic_write_json, atomic_write_text
 

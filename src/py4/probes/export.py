@@ -13,7 +13,7 @@ from typing import Any
 
 from py4.hub.dataset_folder import DatasetCard, write_dataset
 from py4.hub.dataset_source import ExportedDataset
-from py4.probes.build import CANARY, CONTEXTS, load_probes, probe_paths
+from py4.problems.probe_set.build import CANARY, CONTEXTS, load_probes, probe_paths
 
 
 def export_probes(out_dir: str | Path, *, force: bool = False) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def install_probes(folder: str | Path, data_dir: str | Path, source: dict[str, A
     import json
 
     from py4.hub.dataset_source import read_dataset
-    from py4.probes.build import write_probes
+    from py4.problems.probe_set.build import write_probes
 
     data = read_dataset(folder)
     path, manifest_path = write_probes(_probes_of(data, folder), data_dir)

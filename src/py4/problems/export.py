@@ -24,7 +24,7 @@ def export_bank(out_dir: str | Path, version: str = "v1", *, force: bool = False
     Raises DatasetExportError when the bank holds rule-probe text (it must not ship so).
     """
     from py4.fileio import read_json_object
-    from py4.probes.verify import bank_leaks
+    from py4.problems.probe_set.verify import bank_leaks
     from py4.problems.bank import bank_paths, load_bank
 
     problems = load_bank(version)
@@ -48,7 +48,7 @@ def export_bank(out_dir: str | Path, version: str = "v1", *, force: bool = False
                   "config": manifest.get("config"), "families": manifest.get("families")},
         guarantees=[f"Every row carries the canary `{CANARY}`: a training corpus that contains it "
                     "contains the bank.",
-                    "No row contains the text of any rule probe (checked by `py4.probes.verify.bank_leaks` "
+                    "No row contains the text of any rule probe (checked by `py4.problems.probe_set.verify.bank_leaks` "
                     "when this folder was written).",
                     "Test splits share no family with training splits."],
         json_columns=JSON_COLUMNS, tags=["code", "programming-language"],

@@ -62,7 +62,7 @@ def _static_gates(problems: list[Problem], report: ValidationReport) -> None:
         if n > 1:
             report.failures.append({"id": pid, "family": None, "gate": "ids_unique",
                                     "detail": f"{n} problems share it"})
-    from py4.probes.verify import bank_leaks  # no rule-probe text in the bank (docs/probes.md)
+    from py4.problems.probe_set.verify import bank_leaks  # no rule-probe text in the bank (docs/probes.md)
 
     for pid, probes in bank_leaks(problems).items():
         report.failures.append({"id": pid, "family": None, "gate": "no_probe_text",

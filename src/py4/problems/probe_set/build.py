@@ -17,7 +17,7 @@ from typing import Any
 from py4.errors import FileFormatError, where
 from py4.fileio import parse_json_line, read_json_object
 from py4.lang.rules import RULES
-from py4.probes.templates import VARIANTS, _expressions, _syntax, candidates, variant
+from py4.problems.probe_set.templates import VARIANTS, _expressions, _syntax, candidates, variant
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 VERSION = "v1"

@@ -24,7 +24,7 @@ CANARY_ID = "<canary>"
 
 def probe_patterns(records: list[dict]) -> dict[str, str]:
     """Each probe text (see the module doc) -> the first probe id it belongs to."""
-    from py4.probes.build import CONTEXTS, _render
+    from py4.problems.probe_set.build import CONTEXTS, _render
 
     out: dict[str, str] = {}
     for r in records:
@@ -77,7 +77,7 @@ def leaked(records: list[dict], texts: Iterable[str]) -> list[str]:
 def corpus_leaks(documents: Iterable[dict], records: list[dict] | None = None) -> dict[str, list[str]]:
     """{document id: probe ids} for the documents (``{"id", "text"}``, e.g. a corpus folder's
     ``py4.corpus.output.iter_documents``) that contain probe text."""
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
 
     index = LeakIndex(records if records is not None else load_probes())
     return {doc["id"]: sorted(hits) for doc in documents if (hits := index.find(doc["text"]))}
@@ -85,7 +85,7 @@ def corpus_leaks(documents: Iterable[dict], records: list[dict] | None = None) -
 
 def bank_leaks(problems, records: list[dict] | None = None) -> dict[str, list[str]]:
     """{problem id: probe ids} for the bank problems whose prompt, gold or Python 3 reference contains probe text."""
-    from py4.probes.build import load_probes
+    from py4.problems.probe_set.build import load_probes
 
     index = LeakIndex(records if records is not None else load_probes())
     out = {}
