@@ -8,9 +8,9 @@ these tests run py4's trainer code under its interpreter.
   ``GRPOConfig`` field py4 passes exists in that release.
 - The smoke GRPO run (configs/train/smoke/grpo.yaml on the smoke assets) trains and saves there.
 
-Rollouts come from transformers generation here (``grpo.use_vllm=false``): the campaign's
-``vllm_mode: server`` syncs weights into the server over NCCL (TRL's ``init_communicator``), which
-needs a CUDA device; that, and nothing before it, is the boundary (docs/rehearsal.md).
+Rollouts come from transformers generation here (``grpo.use_vllm=false``, the rehearsal's
+setting); GRPO with vLLM generating them, colocated and up to server mode's NCCL weight sync, is
+test_grpo_vllm.py.
 """
 
 from __future__ import annotations
@@ -112,5 +112,5 @@ def test_smoke_grpo_trains_and_saves_in_the_trainer_env(tmp_path):
     manifest = json.loads((out / "run_manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["result"]["global_step"] == 2, manifest.get("result")
     assert manifest["libraries"]["transformers"] == "5.17.0" and manifest["libraries"]["vllm"] == "0.31.0+cpu"
-    assert manifest["sampling"]["engine"] == "transformers generate"  # the NCCL boundary: no vLLM rollouts here
+    assert manifest["sampling"]["engine"] == "transformers generate"  # use_vllm is off in the smoke config
     assert (out / "checkpoint-2").is_dir() and (out / "model").is_dir()
