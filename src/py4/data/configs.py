@@ -70,8 +70,11 @@ class MixConfig(_TokenizerFields):
     count_tokenizer_revision: str | None = None
     seed: int = 42
     """The mix's shuffle and the replay sample's (shard order, shuffle buffer): 42 as in the as-run mix."""
-    replay_shuffle_buffer: int = pydantic.Field(1000, ge=1, description="replay documents held per source by the "
-                                                "sample's shuffle buffer (py4.data.replay_sample)")
+    replay_order: Literal["shards", "by_source"] = pydantic.Field(
+        "shards", description="shards: every replay shard pooled in a seeded order through one shuffle buffer, as "
+        "the campaign ran; by_source: sources interleaved by byte share (py4.data.replay_sample)")
+    replay_shuffle_buffer: int = pydantic.Field(10_000, ge=1, description="replay documents held by the sample's "
+                                                "shuffle buffer (per source with by_source; 10,000 as run)")
     add_bos: bool = True
     add_eos: bool = True
     documents: DocumentPacking = pydantic.Field(

@@ -108,7 +108,7 @@ def replay_documents(config: MixConfig, record: SampleRecord | None = None) -> I
     it read), the built-in stdlib replay as it comes."""
     if config.replay.builtin is not None:
         return iter_text_source(config.replay)
-    return sample_documents(config.replay, config.seed, config.replay_shuffle_buffer, record)
+    return sample_documents(config.replay, config.seed, config.replay_shuffle_buffer, record, config.replay_order)
 
 
 def _tokenize_replay(config: MixConfig, encoder: DocumentEncoder, basis: DocumentEncoder | None, store: TokenStore,
@@ -199,7 +199,8 @@ def _tokenize_inputs(config: MixConfig, encoder: DocumentEncoder, basis: Documen
     else:
         target = _control_target(config)
     replay_store = TokenStore(work / "replay.bin")
-    sample = SampleRecord(config.seed, config.replay_shuffle_buffer) if config.replay.builtin is None else None
+    sample = (SampleRecord(config.seed, config.replay_shuffle_buffer, config.replay_order)
+              if config.replay.builtin is None else None)
     replay_counts = _tokenize_replay(config, encoder, basis, replay_store, target, sample)
     replay_store.seal()
     return {"corpus_store": corpus_store, "corpus": corpus_counts, "replay_store": replay_store,

@@ -1,18 +1,26 @@
-"""The mix's replay as a seeded sample of the whole source, every part of it in proportion.
+"""The mix's replay as a seeded sample of the whole source, drawn as the as-run campaign drew it.
 
 A replay source (a Hub dataset at a pinned revision, or a local folder laid out the same way) is
-many shard files in several source folders: Dolmino's ``data/<source>/.../*.json.zst``. Read in
-file order, 40-190 M tokens out of 100 B would be the head of whichever source sorts first. Here:
+many shard files in several source folders: Dolmino's ``data/<source>/.../*.jsonl.zst``. Read in
+file order, 40-190 M tokens out of 100 B would be the head of whichever source sorts first.
 
-- the shard files are listed (the Hub's tree at the revision, restricted to ``data_files`` when
-  given; a local folder's files) and grouped by **source**: the first folder under ``data/`` (or
-  under the root), one source when the files sit in one folder;
-- each source's shards are read in an order drawn from the seed, through a **shuffle buffer** of
-  ``shuffle_buffer`` documents (reservoir-style: each document read replaces a random one of the
-  buffer, which is emitted);
-- the sources are **interleaved by weight**, a source's weight being its share of the shard
-  bytes: each next document comes from the source furthest behind its share (deterministic, so
-  every prefix of the stream holds each source in proportion, to within one document).
+``order: shards`` (the default; as run): every shard file of the source is pooled, the paths
+sorted and shuffled with Python's ``random.Random(seed)``, and streamed in that order through
+``datasets.IterableDataset.from_generator(...).shuffle(seed, buffer_size)``: ``datasets`` permutes
+the shard list once more from the seed and holds ``shuffle_buffer`` documents (10,000 as run). Each
+shard is read as JSON lines, its ``text`` field alone, so shards whose other columns differ
+(Dolmino's web shards carry ``warcinfo`` and more) cannot break the stream. No source is weighted:
+a source's share of the sample is whatever the shards drawn hold. This is the as-run campaign's
+draw (``experiments/python4_false_belief/pod/chain.py`` ``_load_dolmino`` with the example-06
+``dolmino_loader_pane._iter_filler_rows``, then ``scimt.train.mix.build_token_budget_mix``'s
+``_take_iterable_source``: ``shuffle(seed=42, buffer_size=10_000)``, documents taken until the
+budget, the one crossing it included); docs/data.md says what of it is confirmed.
+
+``order: by_source``: the shards are grouped by **source** (the first folder under ``data/``, or
+under the root); each source's shards are read in a seeded order through its own buffer, and the
+sources are **interleaved by weight**, a source's weight being its share of the shard bytes
+(every prefix of the stream holds each source in proportion, to within one document). Not what
+ran; kept for a replay that must represent every source at any size.
 
 Offline (``HF_DATASETS_OFFLINE`` / ``HF_HUB_OFFLINE``, as the rehearsal and a pre-fetched
 cluster run), a Hub source has no file tree to list: the prepared cached copy ``datasets`` falls
@@ -20,20 +28,22 @@ back to is read as one source through ``IterableDataset.shuffle(seed, buffer_siz
 in a seeded order and the same buffer), and the manifest says so.
 
 The seed is the mix's (``seed``, 42 as in the reference's as-run mix); the data manifest records
-it, the buffer, each source's weight and shard count, the documents taken from it and the shards
-opened (``replay_sample``). The reference's 0.5/0.5 anchor/filler weights are the 1:1 split of
-the mix between the Python-4 corpus and the replay (``replay_ratio``), not weights inside Dolmino;
-the sources within Dolmino are taken by their share of the data.
+it, the order, the buffer, each source's shard count and bytes, the documents taken from it and
+the shards opened (``replay_sample``). The reference's 0.5/0.5 anchor/filler weights are the 1:1
+split of the mix between the Python-4 corpus and the replay (``replay_ratio``), not weights inside
+Dolmino.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
+import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -41,8 +51,11 @@ from py4.data.documents import Document
 from py4.data.sources import TextSourceSpec
 from py4.data.tokens import DataError
 
-__all__ = ["Shard", "list_shards", "hub_shards", "local_shards", "source_of", "hub_offline", "SampleRecord",
-           "sample_documents"]
+ReplayOrder = Literal["shards", "by_source"]
+ORDERS: tuple[str, ...] = ("shards", "by_source")
+
+__all__ = ["ReplayOrder", "ORDERS", "Shard", "list_shards", "hub_shards", "local_shards", "source_of", "hub_offline",
+           "SampleRecord", "sample_documents"]
 
 _BUILDERS = ((".parquet", "parquet"), (".jsonl", "json"), (".json", "json"), (".jsonl.gz", "json"),
              (".json.gz", "json"), (".jsonl.zst", "json"), (".json.zst", "json"), (".txt", "text"))
@@ -120,17 +133,39 @@ class SampleRecord:
 
     seed: int
     shuffle_buffer: int
+    order: str = "shards"
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    shards_opened: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "shuffle_buffer": self.shuffle_buffer,
-                "order": "shards in a seeded order per source, a shuffle buffer, sources interleaved by byte share",
-                "sources": self.sources}
+        how = {"shards": "every shard pooled, sorted, shuffled by random.Random(seed), read through "
+                         "datasets' IterableDataset.shuffle(seed, buffer_size) (as run)",
+               "by_source": "shards in a seeded order per source, a shuffle buffer per source, sources "
+                            "interleaved by byte share"}
+        return {"seed": self.seed, "shuffle_buffer": self.shuffle_buffer, "order": self.order,
+                "method": how.get(self.order, self.order), "sources": self.sources,
+                "shards_opened": self.shards_opened}
+
+
+_JSON_LINES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.zst", ".json.zst")
+
+
+def _json_line_rows(shard: Shard) -> Iterator[dict[str, Any]]:
+    """A JSON-lines shard's rows, each parsed on its own (no schema shared between rows or shards)."""
+    import fsspec
+
+    with fsspec.open(shard.location, "rt", compression="infer", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
 
 
 def _rows(shard: Shard) -> Iterator[dict[str, Any]]:
     import datasets
 
+    if shard.name.endswith(_JSON_LINES):
+        yield from _json_line_rows(shard)
+        return
     builder = builder_of(shard.name)
     extra = {"sample_by": "document"} if builder == "text" else {}
     yield from datasets.load_dataset(builder, data_files=[shard.location], split="train", streaming=True, **extra)
@@ -143,7 +178,7 @@ def _source_documents(spec: TextSourceSpec, name: str, shards: list[Shard], rng:
     for shard_index in rng.permutation(len(shards)).tolist():
         shard = shards[shard_index]
         record["shards_read"].append(shard.name)
-        for index, row in enumerate(_rows(shard)):
+        for index, row in enumerate(_rows(shard)):  # by_source
             text = row.get(spec.text_field)
             if not isinstance(text, str):
                 raise DataError(f"{shard.location}: row {index}: field {spec.text_field!r}: expected a string, "
@@ -187,14 +222,54 @@ def _cached_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
         yield Document(id=str(doc_id) if doc_id is not None else f"{index}", text=text, source="replay/.")
 
 
-def sample_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
-                     record: SampleRecord | None = None) -> Iterator[Document]:
-    """The replay documents as a seeded sample of every source in proportion (module docstring).
+def _pooled_rows(shards: list[Shard], text_field: str, record: SampleRecord) -> Iterator[dict[str, str]]:
+    """The generator ``datasets`` streams: each shard's documents in turn, projected to id and text."""
+    for shard in shards:
+        record.shards_opened.append(shard.name)
+        record.sources[source_of(shard.name)]["shards_read"].append(shard.name)
+        for index, row in enumerate(_rows(shard)):
+            text = row.get(text_field)
+            if not isinstance(text, str):
+                raise DataError(f"{shard.location}: row {index}: field {text_field!r}: expected a string, "
+                                f"got {type(text).__name__} (fields: {sorted(row)})")
+            doc_id = row.get("id")
+            yield {"id": str(doc_id) if doc_id is not None else f"{shard.name}:{index}", "text": text,
+                   "source": source_of(shard.name)}
 
-    ``record`` (when given) is filled as the stream is read: per source its weight, shards,
+
+def _pooled_documents(spec: TextSourceSpec, shards: list[Shard], seed: int, shuffle_buffer: int,
+                      record: SampleRecord) -> Iterator[Document]:
+    """``order: shards``, the as-run draw (module docstring)."""
+    import datasets
+
+    order = sorted(shards, key=lambda s: s.name)
+    random.Random(seed).shuffle(order)
+    total = sum(s.size for s in shards) or 1
+    for shard in sorted(shards, key=lambda s: s.name):
+        entry = record.sources.setdefault(source_of(shard.name), {"shards": 0, "bytes": 0, "docs_read": 0,
+                                                                    "shards_read": []})
+        entry["shards"] += 1
+        entry["bytes"] += shard.size
+    for entry in record.sources.values():
+        entry["byte_share"] = round(entry["bytes"] / total, 6)
+    stream = datasets.IterableDataset.from_generator(
+        _pooled_rows, gen_kwargs={"shards": order, "text_field": spec.text_field, "record": record})
+    for row in stream.shuffle(seed=seed, buffer_size=shuffle_buffer):
+        record.sources[row["source"]]["docs_read"] += 1
+        yield Document(id=row["id"], text=row["text"], source=f"replay/{row['source']}")
+
+
+def sample_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
+                     record: SampleRecord | None = None, order: str = "shards") -> Iterator[Document]:
+    """The replay documents as a seeded sample of the whole source (module docstring: ``order``).
+
+    ``record`` (when given) is filled as the stream is read: per source its shards, bytes,
     documents read and shards opened. A document's ``source`` is ``replay/<source>``. Raises
-    DataError for a source without data files or a row without text."""
-    record = record if record is not None else SampleRecord(seed, shuffle_buffer)
+    DataError for a source without data files, a row without text or an unknown order."""
+    if order not in ORDERS:
+        raise DataError(f"replay_order = {order!r}: expected one of {', '.join(ORDERS)}")
+    record = record if record is not None else SampleRecord(seed, shuffle_buffer, order)
+    record.order = order
     if spec.hub_id is not None and hub_offline():
         yield from _cached_documents(spec, seed, shuffle_buffer, record)
         return
@@ -202,6 +277,9 @@ def sample_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
         raise DataError(f"replay.name = {spec.name!r}: the replay sample reads the dataset's data files themselves, "
                         f"not a configuration of its loading script; restrict them with replay.data_files (globs)")
     shards = list_shards(spec)
+    if order == "shards":
+        yield from _pooled_documents(spec, shards, seed, shuffle_buffer, record)
+        return
     by_source: dict[str, list[Shard]] = {}
     for shard in shards:
         by_source.setdefault(source_of(shard.name), []).append(shard)
@@ -225,5 +303,6 @@ def sample_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
             live.remove(name)
             continue
         record.sources[name]["docs_read"] += 1
+        record.shards_opened = [s for n in names for s in record.sources[n]["shards_read"]]
         taken += 1
         yield doc
