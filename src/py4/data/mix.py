@@ -5,9 +5,10 @@ Steps, each streamed in bounded memory:
 
 1. **Corpus** (corpus arm): every document encoded once with the run's tokenizer
    (``[BOS] text [EOS]``) and appended to a flat on-disk token store; ``C`` = its tokens.
-2. **Replay**: documents drawn as a seeded sample of the whole source (every source folder in
-   proportion, shards in a seeded order, a shuffle buffer: :mod:`py4.data.replay_sample`; the
-   built-in stdlib replay in its own order) and encoded until they hold exactly
+2. **Replay**: documents drawn as a seeded sample of the whole source (as the campaign drew
+   Dolmino: every shard pooled in a seeded order through a shuffle buffer, or the sources in
+   proportion: :mod:`py4.data.replay_sample`; the built-in stdlib replay in its own order) and
+   encoded until they hold exactly
    ``round(C x copies x replay_ratio)`` tokens (the control arm: a given target, or the
    ``total_mix_tokens`` of a corpus arm's manifest); the last document is cut to hit the
    target exactly and the cut is recorded. ``total_mix_tokens = C x copies + replay``.
