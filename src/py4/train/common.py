@@ -186,7 +186,7 @@ TRAINER_FIELDS: tuple[str, ...] = (
     "output_dir", "learning_rate", "lr_scheduler_type", "lr_scheduler_kwargs", "warmup_steps", "weight_decay",
     "max_grad_norm", "optim", "seed", "data_seed", "per_device_train_batch_size", "gradient_accumulation_steps",
     "max_steps", "num_train_epochs", "use_cpu", "bf16", "logging_steps", "save_strategy", "save_steps",
-    "save_total_limit", "report_to", "disable_tqdm", "dataloader_num_workers", "remove_unused_columns",
+    "save_total_limit", "report_to", "disable_tqdm", "dataloader_num_workers", "remove_unused_columns", "run_name",
 )
 
 # The fields that turn activation checkpointing on, newest name first. transformers 5.24 calls them
@@ -237,6 +237,13 @@ def check_fields(args_class, names: Collection[str], what: str) -> None:
             "for transformers 5.24 and 5.17 (the trainer environment's); install one of those")
 
 
+def tracker_run_name(output_dir: str) -> str:
+    """The trackers' name of a training run (`py4.train.tracking` logs its evaluations under it)."""
+    from py4.train.tracking import run_name
+
+    return run_name(output_dir)
+
+
 def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int,
                    available: Collection[str] | None = None) -> dict[str, Any]:
     """TrainingArguments keywords shared by every stage (TRL configs accept them too).
@@ -266,6 +273,7 @@ def trainer_kwargs(opt: Optimisation, run: RunSettings, device, max_steps: int,
         save_steps=run.save_steps,
         save_total_limit=run.save_total_limit,
         report_to=list(run.report_to) or "none",
+        run_name=tracker_run_name(run.output_dir),  # the name an evaluation finds the run's tracker by
         disable_tqdm=not run.progress_bar,
         dataloader_num_workers=0,
         remove_unused_columns=False,

@@ -5,9 +5,14 @@ The accepted names are the installed transformers' own (`INTEGRATION_TO_CALLBACK
 wandb, trackio, mlflow, …), each checked for its package when the config loads, so a
 tracker that cannot start is refused before any weights load, naming the extra to install.
 
-Results go to the training run's TensorBoard logs (`OUTPUT_DIR/runs/py4-evaluation`, at the
-run's last step, beside the Trainer's own logs). Other trackers keep their runs in services
-py4 cannot reach offline; for them the evaluation says in its log that it did not log there.
+Results go, at the run's last step, to the training run's
+- TensorBoard logs (`OUTPUT_DIR/runs/py4-evaluation`, beside the Trainer's own logs);
+- Trackio run: the Trainer names every run `run_name` of its output folder (its
+  ``TrainingArguments.run_name``) in the project transformers gives Trackio (``project``, default
+  ``huggingface``), and the evaluation resumes that run by name (``resume="must"``) wherever
+  Trackio keeps it (``TRACKIO_DIR`` locally, or the Space / server the environment names, as for
+  the training). Other trackers (wandb, mlflow, …) are not logged to; the evaluation says so in its
+  record.
 """
 
 from __future__ import annotations
@@ -39,6 +44,34 @@ def check_trackers(names: list[str]) -> list[str]:
             raise ValueError(f"{name!r}: its package is not installed here "
                              f"({_EXTRAS.get(name, f'pip install {name}')})")
     return names
+
+
+def run_name(output_dir: str) -> str:
+    """A training run's name in its trackers: its output folder as the config gives it."""
+    return str(output_dir)
+
+
+def trackio_project() -> str:
+    """The Trackio project transformers logs a Trainer's runs to (``TrainingArguments.project``'s default)."""
+    from transformers import TrainingArguments
+
+    field = TrainingArguments.__dataclass_fields__.get("project")
+    return str(field.default) if field is not None else "huggingface"
+
+
+def _log_trackio(run: dict[str, Any], metrics: dict[str, float], step: int) -> str:
+    import trackio
+
+    project, name = trackio_project(), run_name(run.get("output_dir") or "")
+    try:
+        trackio.init(project=project, name=name, resume="must", auto_log_cpu=False, auto_log_gpu=False)
+    except ValueError as exc:  # no such run where Trackio looks now (another TRACKIO_DIR, a deleted project)
+        return f"not trackio ({exc})"
+    try:
+        trackio.log(dict(metrics), step=step)
+    finally:
+        trackio.finish()
+    return f"trackio {project}/{name} (step {step})"
 
 
 def training_run_of(model: str | Path) -> tuple[Path, dict[str, Any]] | None:
@@ -73,7 +106,9 @@ def log_to_training_run(model: str | Path, metrics: dict[str, float], source: st
             for name, value in metrics.items():
                 writer.add_scalar(f"{source}/{name}", value, global_step=step)
         said.append(f"tensorboard {log_dir} (step {step})")
-    others = [t for t in trackers if t != "tensorboard"]
+    if "trackio" in trackers:
+        said.append(_log_trackio(manifest["config"]["run"], {f"{source}/{k}": v for k, v in metrics.items()}, step))
+    others = [t for t in trackers if t not in ("tensorboard", "trackio")]
     if others:
-        said.append(f"not {', '.join(others)} (py4 logs results to TensorBoard only)")
+        said.append(f"not {', '.join(others)} (py4 logs results to TensorBoard and Trackio only)")
     return f"{source}: " + ("; ".join(said) if said else f"{run_dir} reports to no tracker")
