@@ -61,7 +61,7 @@ def test_python4_dependencies_and_commands(python4):
     assert ids["gemma4_12b/iso/eft_1024"].command.startswith("py4 train eft --config configs/train/gemma4_12b/eft.yaml")
     assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
     grpo = ids["gemma4_31b/prop/grpo"]  # one training process; the node's 8 GPUs also hold vLLM
-    assert grpo.gpus == 1 and grpo.meta["reserve_gpus"] == 8 and grpo.command.startswith("py4 train grpo ")
+    assert grpo.gpus == 1 and grpo.meta.reserve_gpus == 8 and grpo.command.startswith("py4 train grpo ")
     assert ids["gemma4_31b/prop/grpo"].inputs == ["gemma4_31b/prop/grpo_to32"]
     assert ids["gemma4_31b/prop/warmstart"].inputs == ["gemma4_31b/prop/graft", "gemma4_31b/prop/eft_dose_512"]
     assert ids["eval:gemma4_12b/iso/eft_256"].command.startswith("py4 eval --out runs/campaign/eval/")
@@ -80,7 +80,7 @@ def test_smoke_counts_and_sanity(smoke):
             assert n.argv[n.argv.index("--split") + 1] == "train_sanity" and "sanity_bank" in n.inputs
             assert n.argv[-3:] == ["sampling.temperature=0", "sampling.samples=1",
                                    f"bank_dir={n.run_dir.split('/eval/')[0]}/sanity_bank"]
-            assert evals[node_id.removesuffix(":train_sanity")].meta["model_node"] == n.meta["model_node"]
+            assert evals[node_id.removesuffix(":train_sanity")].meta.model_node == n.meta.model_node
         else:
             assert n.argv[n.argv.index("--split") + 1] == "test_heldin,test_heldout" and "sanity_bank" not in n.inputs
             assert "sampling.samples=2" in n.argv and f"{node_id}:train_sanity" in evals
@@ -136,28 +136,28 @@ def test_python4_evaluations_go_through_a_server_per_model(python4):
         assert "--endpoint" in argv and argv[argv.index("--endpoint") + 1] == server.base_url
         sent = argv[argv.index("--model") + 1]
         assert sent == server.request_model and "/" not in sent  # the served name, never a weights path
-        assert server.argv[:3] == ["vllm-env/bin/vllm", "serve", n.meta.get("base") or n.meta["weights"]]
-        family = {"gemma4_12b": "gemma4", "gemma4_31b": "gemma4", "glm45_air": "glm45"}[n.meta["model"]]
+        assert server.argv[:3] == ["vllm-env/bin/vllm", "serve", n.meta.base or n.meta.weights]
+        family = {"gemma4_12b": "gemma4", "gemma4_31b": "gemma4", "glm45_air": "glm45"}[n.meta.model]
         flags = " ".join(server.argv)
         assert f"--enable-auto-tool-choice --tool-call-parser {family} --reasoning-parser {family}" in flags
         assert f"policy.family={family}" in argv and n.gpus == (4 if family == "glm45" else 1)
-        if n.meta.get("base"):  # an adapter: a LoRA module on its base, served under the name the client sends
-            assert f"--enable-lora --max-lora-rank 64 --lora-modules {sent}={n.meta['weights']}" in flags
+        if n.meta.base:  # an adapter: a LoRA module on its base, served under the name the client sends
+            assert f"--enable-lora --max-lora-rank 64 --lora-modules {sent}={n.meta.weights}" in flags
         else:
             assert "--enable-lora" not in flags and f"--served-model-name {sent} " in flags
     ids = {n.id: n for n in evals}
-    assert ids["eval:gemma4_12b/iso/eft_256"].meta["base"] == "runs/campaign/gemma4_12b/iso/sft/model"
-    assert ids["eval:gemma4_31b/prop/grpo@8"].meta == {**ids["eval:gemma4_31b/prop/grpo@8"].meta,
-                                                       "base": "runs/campaign/gemma4_31b/prop/graft",
-                                                       "weights": "runs/campaign/gemma4_31b/prop/grpo/checkpoint-8"}
-    assert "base" not in ids["eval:glm45_air/prop/graft"].meta and "base" not in ids["eval:glm45_air/prop/sft"].meta
+    assert ids["eval:gemma4_12b/iso/eft_256"].meta.base == "runs/campaign/gemma4_12b/iso/sft/model"
+    grpo8 = ids["eval:gemma4_31b/prop/grpo@8"].meta
+    assert (grpo8.base, grpo8.weights) == ("runs/campaign/gemma4_31b/prop/graft",
+                                           "runs/campaign/gemma4_31b/prop/grpo/checkpoint-8")
+    assert ids["eval:glm45_air/prop/graft"].meta.base is None and ids["eval:glm45_air/prop/sft"].meta.base is None
 
 
 def test_gemma4_evaluations_are_served_as_their_language_model_alone(python4):
     """vLLM's --language-model-only, chosen per model in the campaign config, and recorded in the plan."""
     evals = [n for n in python4 if n.stage == "eval"]
     for n in evals:
-        gemma = n.meta["model"].startswith("gemma4")
+        gemma = n.meta.model.startswith("gemma4")
         assert ("--language-model-only" in n.server.argv) is gemma
         assert n.server.language_model_only is gemma and n.to_json()["server"]["language_model_only"] is gemma
     text = build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml",
@@ -264,7 +264,7 @@ def test_without_check_a_run_keeps_its_gpus_when_only_its_packs_config_does_not_
     nodes = build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml", ["stage_overrides.pack=[no_such_key=1]"]),
                       check=False)
     sft = [n for n in nodes if n.stage == "sft"]
-    assert {n.id: n.gpus for n in sft if n.meta.get("model") == "gemma4_31b"} == {
+    assert {n.id: n.gpus for n in sft if n.meta.model == "gemma4_31b"} == {
         f"gemma4_31b/{arm}/sft": 8 for arm in ("control", "iso", "prop")}
     assert unresolved_training_runs(nodes) == []  # the training runs' configs all load
     with pytest.raises(DagError, match="no_such_key"):

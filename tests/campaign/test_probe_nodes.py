@@ -20,28 +20,28 @@ def _models_made(spec, nodes) -> set[str]:
     """Every model the DAG makes or starts from: each base, each trained run, each evaluated GRPO step."""
     made = {f"{key}/base" for key in spec.models}
     made |= {n.id for n in nodes.values() if n.stage in MADE and n.id.rsplit("/", 1)[-1] != "warmstart"}
-    made |= {n.meta["model_node"] for n in nodes.values() if n.stage == "eval"}  # warm start, GRPO steps
+    made |= {n.meta.model_node for n in nodes.values() if n.stage == "eval"}  # warm start, GRPO steps
     return made
 
 
 @pytest.mark.parametrize("campaign", ["smoke", "python4"])
 def test_every_model_made_has_one_probe_run(campaign):
     spec, nodes = _nodes(campaign)
-    probes = {n.meta["model_node"]: n for n in nodes.values() if n.stage == "probes"}
+    probes = {n.meta.model_node: n for n in nodes.values() if n.stage == "probes"}
     assert set(probes) == _models_made(spec, nodes)
     for model_node, n in probes.items():
         assert n.id == f"probes:{model_node}" and n.argv[:2] == ["eval", "probes"]
         assert n.run_dir == probe_dir(spec.out_dir, model_node) and n.run_dir.startswith(f"{spec.out_dir}/probes/")
         assert n.argv[n.argv.index("--out") + 1] == n.run_dir
         if model_node.endswith("/base"):
-            assert n.meta["kind"] == "base" and n.meta["arm"] is None and "--base" not in n.argv
+            assert n.meta.kind == "base" and n.meta.arm is None and "--base" not in n.argv
         else:  # the base's scores are the floor of every other model, read from its results
             base = model_node.split("/")[0] + "/base"
             assert n.argv[n.argv.index("--base") + 1] == f"{probe_dir(spec.out_dir, base)}/results.json"
             assert f"probes:{base}" in n.inputs
             assert model_node in nodes or n.inputs[0] in nodes  # runs after the model exists
-            assert n.meta["arm"] == model_node.split("/")[1]
-        assert n.meta["kind"] in ("base", "midtrain", "sft", "graft", "eft", "grpo")
+            assert n.meta.arm == model_node.split("/")[1]
+        assert n.meta.kind in ("base", "midtrain", "sft", "graft", "eft", "grpo")
     assert len({n.run_dir for n in probes.values()}) == len(probes)
 
 
@@ -50,10 +50,10 @@ def test_probe_runs_score_adapters_on_their_base_and_pair_arms_with_control():
     eft = nodes["probes:tiny/iso/eft_8"]
     assert eft.argv[eft.argv.index("--model") + 1] == f"{spec.out_dir}/tiny/iso/sft/model"
     assert eft.argv[eft.argv.index("--adapter") + 1] == f"{spec.out_dir}/tiny/iso/eft_8/model"
-    assert eft.meta["dose"] == 8 and eft.meta["kind"] == "eft"
+    assert eft.meta.dose == 8 and eft.meta.kind == "eft"
     grpo = nodes["probes:tiny/prop/grpo@2"]
     assert grpo.argv[grpo.argv.index("--adapter") + 1] == f"{spec.out_dir}/tiny/prop/grpo/checkpoint-2"
-    assert grpo.inputs == ["tiny/prop/grpo", "probes:tiny/base"] and grpo.meta["step"] == 2
+    assert grpo.inputs == ["tiny/prop/grpo", "probes:tiny/base"] and grpo.meta.step == 2
     mid = nodes["probes:tiny/iso/midtrain"]
     control = probe_dir(spec.out_dir, "tiny/control/midtrain")
     assert mid.argv[mid.argv.index("--compare") + 1] == f"{control}/results.json"
@@ -72,7 +72,7 @@ def test_probes_can_be_switched_off():
 
 def test_smoke_heldout_loss_per_arm_excludes_the_training_corpus():
     spec, nodes = _nodes("smoke")
-    losses = {n.meta["arm"]: n for n in nodes.values() if n.stage == "heldout_loss"}
+    losses = {n.meta.arm: n for n in nodes.values() if n.stage == "heldout_loss"}
     assert set(losses) == {None, "control", "iso", "prop"}
     corpus = nodes["heldout_corpus"]
     assert corpus.argv[-2:] == ["seed=1", "max_docs=60"]  # another seed than the training corpus

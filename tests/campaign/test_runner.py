@@ -46,11 +46,11 @@ class FakeStages:
                 self.interrupt = None
                 raise KeyboardInterrupt
             if node.stage == "eval":
-                dose = node.meta.get("dose") or 0
+                dose = node.meta.dose or 0
                 splits = {s: {"certified_rate": (min(dose, 32) / 32 if s == "train_sanity" else 0.0),
                               "pass_at_k": {"1": 0.1, "2": 0.2}, "outcomes": {"certified": 1}, "problems": 4,
                               "episodes": 8, "mean_reward": 0.0, "per_rule": {"P4-02": {"certified_rate": 0.5}}}
-                          for s in node.meta["splits"]}
+                          for s in node.meta.splits}
                 Path(node.run_dir, "results.json").write_text(json.dumps({"splits": splits}))
             if node.stage == "grpo":
                 rec.set(reward_log=[{"step": 1, "reward": -0.2}, {"step": 2, "reward": 0.1}])

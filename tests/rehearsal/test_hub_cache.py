@@ -149,8 +149,8 @@ def test_rehearsal_dag_is_the_campaigns_with_appended_size_overrides(tmp_path):
     assert shape(nodes) == shape(campaign)
     assert sum("grpo@" in n.id for n in nodes if n.stage == "eval") == 1
     assert {n.stage for n in nodes if "grpo@" in n.id} == {n.stage for n in campaign if "grpo@" in n.id}
-    campaign_configs = {(n.stage, n.meta.get("model"), n.config) for n in campaign}
-    assert {(n.stage, n.meta.get("model"), n.config) for n in nodes} == campaign_configs
+    campaign_configs = {(n.stage, n.meta.model, n.config) for n in campaign}
+    assert {(n.stage, n.meta.model, n.config) for n in nodes} == campaign_configs
     for node in nodes:
         if "--config" in node.argv:
             assert not node.argv[node.argv.index("--config") + 1].startswith(str(tmp_path)), node.id

@@ -45,8 +45,8 @@ def write_evaluations(spec, certified: dict[str, int] | None = None) -> None:
     for node in build_dag(spec):
         if node.stage != "eval":
             continue
-        k = certified.get(node.meta["model_node"], 0)
-        splits = {s: split_metrics(k) for s in node.meta["splits"]}
+        k = certified.get(node.meta.model_node, 0)
+        splits = {s: split_metrics(k) for s in node.meta.splits}
         Path(node.run_dir).mkdir(parents=True, exist_ok=True)
         Path(node.run_dir, "results.json").write_text(json.dumps({"splits": splits}))
 
@@ -86,6 +86,7 @@ def campaign_nodes(spec) -> list:
     """The DAG's nodes, plus probe and held-out-loss nodes in the DAG's layout where the DAG has
     none (a campaign spec without them), so the report's reader is always exercised."""
     from py4.campaign.dag import Node
+    from py4.campaign.node_meta import HeldoutLossMeta, ProbeMeta
     from py4.report import layout
 
     nodes = build_dag(spec)
@@ -99,15 +100,16 @@ def campaign_nodes(spec) -> list:
                         **({} if arm == "control" else {"compare": f"tiny/control/{kind}"})}
                 models.append((f"tiny/{arm}/{kind}", meta))
         for model_node, meta in models:
-            extra.append(Node(id=f"probes:{model_node}", stage=layout.PROBE_STAGE,
-                              run_dir=f"{out}/probes/{model_node.replace('/', '__')}",
-                              meta={**meta, "model_node": model_node}))
+            run_dir = f"{out}/probes/{model_node.replace('/', '__')}"
+            extra.append(Node(id=f"probes:{model_node}", stage=layout.PROBE_STAGE, run_dir=run_dir,
+                              meta=ProbeMeta(**meta, model_node=model_node, weights=f"{out}/{model_node}")))
     if not any(n.stage == layout.LOSS_STAGE for n in nodes):
         for name in ("base", *spec.arms):
             extra.append(Node(id=f"heldout_loss:tiny/{name}", stage=layout.LOSS_STAGE,
                               run_dir=f"{out}/heldout_loss/tiny__{name}",
-                              meta={"model": "tiny", "arm": None if name == "base" else name,
-                                    "kind": "base" if name == "base" else "midtrain"}))
+                              meta=HeldoutLossMeta(model="tiny", arm=None if name == "base" else name,
+                                                   kind="base" if name == "base" else "midtrain",
+                                                   weights=f"{out}/tiny/{name}")))
     return nodes + extra
 
 
@@ -119,13 +121,13 @@ def write_probes(nodes: list, win_rates: dict[str, dict[str, float]], only: set[
 
     scores: dict[str, list] = {}
     for i, node in enumerate(n for n in nodes if n.stage == layout.PROBE_STAGE):
-        model_node = node.meta["model_node"]
+        model_node = node.meta.model_node
         if only is not None and model_node not in only:
             continue
         res = probe_results(win_rates.get(model_node, {"syntax": 0.2, "semantic": 0.5}), seed=i)
         probes = res.pop("_probes")
-        if node.meta.get("compare") in scores:  # `py4 probes eval --compare` the control arm's model
-            res["minus_compare"] = paired_difference(res["scores"], scores[node.meta["compare"]], probes, b=BOOTSTRAP)
+        if node.meta.compare in scores:  # `py4 probes eval --compare` the control arm's model
+            res["minus_compare"] = paired_difference(res["scores"], scores[node.meta.compare], probes, b=BOOTSTRAP)
         scores[model_node] = res["scores"]
         Path(node.run_dir).mkdir(parents=True, exist_ok=True)
         Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(res))
@@ -139,7 +141,7 @@ def write_losses(nodes: list, loss: dict[str, float]) -> None:
 
     for node in nodes:
         if node.stage == layout.LOSS_STAGE:
-            value = loss[node.meta["arm"] or "base"]
+            value = loss[node.meta.arm or "base"]
             Path(node.run_dir).mkdir(parents=True, exist_ok=True)
             Path(node.run_dir, layout.RESULTS_FILE).write_text(json.dumps(
                 {"documents": 12, "tokens": 4096,

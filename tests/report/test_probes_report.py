@@ -56,7 +56,7 @@ def test_probes_json_has_one_entry_per_evaluated_model(rendered):
     from py4.report.layout import PROBE_STAGE
 
     probes = rendered["probes"]
-    expected = [n.meta["model_node"] for n in rendered["nodes"] if n.stage == PROBE_STAGE]
+    expected = [n.meta.model_node for n in rendered["nodes"] if n.stage == PROBE_STAGE]
     assert [e["model"] for e in probes] == expected
     group = {"accuracy", "ci_low", "ci_high", "pairs"}
     for e in probes:
@@ -197,7 +197,7 @@ def test_identical_arms_are_called_out(tmp_path):
     spec, nodes = _campaign(tmp_path, {}, {"base": 9.0, "control": 8.0, "iso": 8.0, "prop": 8.0}, MIDTRAINED)
     # Same seed for every arm: the arms are one model (a midtraining that learned nothing).
     for node in nodes:
-        if node.stage == "probes" and node.meta["model_node"] in MIDTRAINED:
+        if node.stage == "probes" and node.meta.model_node in MIDTRAINED:
             res = rf.probe_results(same, seed=7)
             res.pop("_probes")
             Path(node.run_dir, "results.json").write_text(json.dumps(res))
@@ -343,7 +343,7 @@ def test_held_out_loss_without_an_interval_gets_no_verdict():
 
 def _with_base_scores(nodes) -> None:
     """Every probe run's results.json gets the base's scores beside it, as `py4 eval probes --base` writes."""
-    runs = {n.meta["model_node"]: Path(n.run_dir, "results.json") for n in nodes
+    runs = {n.meta.model_node: Path(n.run_dir, "results.json") for n in nodes
             if n.stage == "probes" and Path(n.run_dir, "results.json").is_file()}
     base = json.loads(runs["tiny/base"].read_text())
     for model, path in runs.items():

@@ -18,11 +18,11 @@ def _write_midtraining(spec, losses: dict[str, list[float]], vocab: int = 3076) 
         (run / "model").mkdir(parents=True)
         (run / "model/config.json").write_text(json.dumps({"vocab_size": vocab}))
         (run / "checkpoint-20").mkdir()
-        log = [{"step": 5 * (i + 1), "loss": x} for i, x in enumerate(losses[node.meta["arm"]])]
+        log = [{"step": 5 * (i + 1), "loss": x} for i, x in enumerate(losses[node.meta.arm])]
         (run / "checkpoint-20/trainer_state.json").write_text(json.dumps({"log_history": log}))
         (run / "run_manifest.json").write_text(json.dumps({
             "status": "done", "max_steps": 20, "schedule": {"total_tokens": 81920},
-            "result": {"global_step": 20, "train_loss": sum(losses[node.meta["arm"]]) / 4,
+            "result": {"global_step": 20, "train_loss": sum(losses[node.meta.arm]) / 4,
                        "model_dir": str(run / "model")}}))
 
 

@@ -111,6 +111,7 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
     from the Hugging Face cache: exit 2)."""
     from collections import Counter
 
+    from py4.campaign.node_meta import GRPOSegmentMeta
     from py4.campaign.records import node_status
 
     spec, nodes = _load(file, out, overrides, check=True)
@@ -124,7 +125,7 @@ def plan(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[
         _refuse_unfit(plans)
         return
     for i, n in enumerate(chosen, 1):
-        reserve = n.meta.get("reserve_gpus")
+        reserve = n.meta.reserve_gpus if isinstance(n.meta, GRPOSegmentMeta) else 0
         gpus = f"{n.gpus} GPU" + (f" + vLLM server, {reserve} GPUs reserved" if reserve else "")
         typer.echo(f"{i:3d}. {n.id}  [{n.stage}, {gpus}, {node_status(spec.out_dir, n)}]")
         if n.inputs:

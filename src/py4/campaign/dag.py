@@ -14,9 +14,11 @@ from __future__ import annotations
 import fnmatch
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from py4.campaign.node_meta import (DoseMeta, EFTMeta, EvalMeta, GRPOSegmentMeta, HeldoutLossMeta, NodeMeta,
+                                    ProbeMeta, SanityBankMeta, SubsetMeta)
 from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError
 from py4.errors import Py4Error
@@ -66,7 +68,8 @@ class Node:
     gpus: int = 0
     """GPUs the run asks for. A training run's: its stage config's ``optimisation.gpus`` as its call
     resolves it (`set_training_gpus`), which is also its process count (``launch_argv``)."""
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: NodeMeta = field(default_factory=NodeMeta)
+    """What the run is about beyond its command (`py4.campaign.node_meta`: one type per kind of run)."""
     server: ServerPlan | None = None
     """An evaluation through a served endpoint: the server the runner starts around this run."""
 
@@ -96,7 +99,7 @@ class Node:
     def to_json(self) -> dict[str, Any]:
         out = {"id": self.id, "stage": self.stage, "command": self.command, "argv": self.argv,
                "run_dir": self.run_dir, "inputs": self.inputs, "gpus": self.gpus, "config": self.config,
-               "meta": self.meta}
+               "meta": self.meta.to_json()}
         if self.server:
             out["server"] = self.server.to_json()
         return out
@@ -276,10 +279,10 @@ def _global_nodes(b: _Builder) -> None:
     b.add(Node(id="corpus", stage="corpus", config=c.config, options={"out": f"{out}/corpus", "progress": False},
                overrides=[*b.tokenizer_overrides("tokenizer.name_or_path"), *overrides(c.overrides)],
                run_dir=f"{out}/corpus", inputs=deps))
-    _subset(b, "corpus_iso", c.iso.value, {"arm": "iso"})
+    _subset(b, "corpus_iso", c.iso.value, NodeMeta(arm="iso"))
 
 
-def _subset(b: _Builder, name: str, tokens: int, meta: dict) -> str:
+def _subset(b: _Builder, name: str, tokens: int, meta: NodeMeta) -> str:
     if name in b.nodes:
         return name
     full = b.spec.corpus.full.value if b.spec.corpus.full else None
@@ -287,7 +290,7 @@ def _subset(b: _Builder, name: str, tokens: int, meta: dict) -> str:
         return "corpus"  # the whole corpus is the arm's corpus (GLM prop-token)
     b.add(Node(id=name, stage="subset", run_dir=f"{b.out}/{name}", inputs=["corpus"],
                options={"corpus": f"{b.out}/corpus", "target_tokens": tokens, "seed": 42, "out": f"{b.out}/{name}"},
-               meta={**meta, "target_tokens": tokens}))
+               meta=SubsetMeta(model=meta.model, arm=meta.arm, target_tokens=tokens)))
     return name
 
 
@@ -299,10 +302,10 @@ def _model_nodes(b: _Builder, key: str, m: ModelSpec) -> None:
     b.add(Node(id=f"{key}/sft_data", stage="pack", config=m.files.get("sft_data"), run_dir=sft_data, inputs=smoke_dep,
                overrides=[*overrides({"out_dir": sft_data}), *b.tokenizer_overrides("tokenizer"),
                           *overrides({"instructions.path": f"{out}/assets/instructions"} if b.smoke() else {})],
-               meta={"model": key}))
+               meta=NodeMeta(model=key)))
     corpus_of = {"iso": "corpus_iso"}
     if "prop" in spec.arms:
-        corpus_of["prop"] = _subset(b, f"corpus_prop_{key}", m.prop_corpus.value, {"arm": "prop", "model": key})
+        corpus_of["prop"] = _subset(b, f"corpus_prop_{key}", m.prop_corpus.value, NodeMeta(model=key, arm="prop"))
     _probe(b, f"{key}/base", b.p(m.base.hub_id), None, smoke_dep, {"model": key, "arm": None, "kind": "base"})
     for arm in spec.arms:
         _arm_nodes(b, key, m, arm, corpus_of, sft_data)
@@ -325,23 +328,23 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
         source = {"corpus": f"{out}/{corpus_of[arm]}"}
         mix_inputs.append(corpus_of[arm])
     b.add(Node(id=f"{key}/{arm}/mix", stage="mix", config=m.files.of("mix", arm), run_dir=mix, inputs=mix_inputs,
-               meta=meta,
+               meta=NodeMeta(**meta),
                overrides=[*overrides({"out_dir": mix}), *b.tokenizer_overrides("tokenizer"), *overrides(source)]))
     mid_cfg = m.files.of("midtrain", arm)
     mid = overrides({"data.path": mix, "data.schedule": f"{mix}/step_schedule.json", "run.output_dir": f"{d}/midtrain",
                      **({"model.path": b.p(m.base.hub_id)} if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/midtrain", stage="midtrain", config=mid_cfg, overrides=mid, run_dir=f"{d}/midtrain",
-               inputs=[f"{key}/{arm}/mix"], meta=meta))
+               inputs=[f"{key}/{arm}/mix"], meta=NodeMeta(**meta)))
     sft = overrides({"model.path": f"{d}/midtrain/model", "data.path": sft_data,
                      "data.schedule": f"{sft_data}/step_schedule.json", "run.output_dir": f"{d}/sft",
                      **({"model.tokenizer_path": b.p(m.it.hub_id)} if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.get("sft"), overrides=sft, run_dir=f"{d}/sft",
-               inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], meta=meta))
+               inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], meta=NodeMeta(**meta)))
     b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.get("graft"), run_dir=f"{d}/graft",
                options={"mid": f"{d}/{GRAFT_ONTO}/model", "it": b.p(m.it.hub_id), "base": b.p(m.it_base.hub_id),
                         "out": f"{d}/graft", "progress": False, "it_revision": m.it.revision,
                         "base_revision": m.it_base.revision},
-               inputs=[f"{key}/{arm}/{GRAFT_ONTO}"], meta=meta))
+               inputs=[f"{key}/{arm}/{GRAFT_ONTO}"], meta=NodeMeta(**meta)))
     _eval(b, f"{key}/{arm}/graft", f"{d}/graft", {**meta, "model_kind": "graft"})
     _eval(b, f"{key}/{arm}/sft", f"{d}/sft/model", {**meta, "model_kind": "eft", "dose": 0})
     _probe(b, f"{key}/{arm}/midtrain", f"{d}/midtrain/model", None, [f"{key}/{arm}/midtrain"],
@@ -389,7 +392,7 @@ def _dose_node(b: _Builder, key: str, m: ModelSpec, d: str, dose: Dose, meta: di
     serve = b.spec.evaluation.serve
     generate = b.gpus(serve.tensor_parallel.get(key, 1) if serve else m.gpus)
     b.add(Node(id=node_id, stage="eft_dose", config=cfg, overrides=given, run_dir=f"{d}/{dose.name}", inputs=inputs,
-               meta={**meta, "rows": dose.rows, **({"generate_gpus": generate} if generate else {})}))
+               meta=DoseMeta(**meta, rows=dose.rows, generate_gpus=generate)))
     return node_id
 
 
@@ -416,7 +419,7 @@ def _eft_doses(b: _Builder, key: str, m: ModelSpec, arm: str, d: str, meta: dict
         given = [*overrides({"model.path": parent, "data.path": f"{d}/{dose.name}", "run.output_dir": run, **extra}),
                  *overrides(e.overrides)]
         b.add(Node(id=f"{key}/{arm}/eft_{rows}", stage="eft", config=m.files.get("eft"), overrides=given, run_dir=run,
-                   inputs=[parent_node, dose_id], meta={**meta, "dose": rows, "matrix": rows == e.matrix_dose}))
+                   inputs=[parent_node, dose_id], meta=EFTMeta(**meta, dose=rows, matrix=rows == e.matrix_dose)))
         _eval(b, f"{key}/{arm}/eft_{rows}", f"{run}/model", {**meta, "model_kind": "eft", "dose": rows,
                                                               "matrix": rows == e.matrix_dose}, base=parent)
         _probe(b, f"{key}/{arm}/eft_{rows}", parent, f"{run}/model", [f"{key}/{arm}/eft_{rows}"],
@@ -440,7 +443,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
     given = [*overrides({"model.path": graft, "data.path": f"{d}/{warm_dose.name}", "run.output_dir": warm}),
              *overrides(_warmstart_overrides(b.spec))]
     b.add(Node(id=f"{key}/{g.arm}/warmstart", stage="eft", config=cfg, overrides=given, run_dir=warm,
-               inputs=[graft_node, dose_id], meta={**meta, "dose": g.warmstart_dose}))
+               inputs=[graft_node, dose_id], meta=EFTMeta(**meta, dose=g.warmstart_dose)))
     _eval(b, f"{key}/{g.arm}/warmstart", f"{warm}/model", {**meta, "model_kind": "grpo", "step": 0}, base=graft)
     _probe(b, f"{key}/{g.arm}/warmstart", graft, f"{warm}/model", [f"{key}/{g.arm}/warmstart"],
            {**meta, "kind": "grpo", "step": 0, "dose": g.warmstart_dose})
@@ -455,7 +458,7 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
         # rollout server, so it reserves the model's whole node (models.*.gpus).
         b.add(Node(id=node_id, stage="grpo", config=m.files.get("grpo"), overrides=given, run_dir=run,
                    inputs=[previous],
-                   meta={**meta, "segment_end": stop, "shared_run_dir": True, "reserve_gpus": b.gpus(m.gpus)}))
+                   meta=GRPOSegmentMeta(**meta, segment_end=stop, reserve_gpus=b.gpus(m.gpus))))
         previous = node_id
     for step in b.spec.evaluation.grpo_steps:
         _eval(b, f"{key}/{g.arm}/grpo@{step}", f"{run}/checkpoint-{step}", {**meta, "model_kind": "grpo", "step": step},
@@ -511,7 +514,7 @@ def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | No
     b.add(Node(id=node_id, stage="eval", config=ev.config, run_dir=run, inputs=inputs, gpus=gpus, server=server,
                options={"out": run, **model, "split": splits, "progress": False},
                overrides=[*overrides(served), *given],
-               meta={**meta, "splits": splits, "weights": model_path, **({"base": base} if base else {})}))
+               meta=EvalMeta(**meta, splits=tuple(splits), weights=model_path, base=base)))
 
 
 def _sanity_bank(b: _Builder) -> None:
@@ -522,7 +525,8 @@ def _sanity_bank(b: _Builder) -> None:
     rows = min(x for x in b.spec.eft.doses if x > 0)
     dose_dir = f"{b.out}/{first_model}/iso/eft_dose_{rows}"
     b.add(Node(id="sanity_bank", stage="sanity_bank", options={"dose": dose_dir, "out": f"{b.out}/sanity_bank"},
-               run_dir=f"{b.out}/sanity_bank", inputs=[f"{first_model}/iso/eft_dose_{rows}"], meta={"dose": rows}))
+               run_dir=f"{b.out}/sanity_bank", inputs=[f"{first_model}/iso/eft_dose_{rows}"],
+               meta=SanityBankMeta(dose=rows)))
 
 
 def probe_dir(out: str, model_node: str) -> str:
@@ -551,8 +555,7 @@ def _probe(b: _Builder, model_node: str, model_path: str, adapter: str | None, i
     serve = b.spec.evaluation.serve
     gpus = b.gpus(serve.tensor_parallel.get(meta["model"], 1) if serve else 1)
     b.add(Node(id=f"probes:{model_node}", stage="probes", options=options, run_dir=run, inputs=list(inputs),
-               gpus=gpus, meta={**meta, "model_node": model_node, "weights": model_path,
-                                **({"adapter": adapter} if adapter else {})}))
+               gpus=gpus, meta=ProbeMeta(**meta, model_node=model_node, weights=model_path, adapter=adapter)))
 
 
 def _compare_probes_with_control(b: _Builder) -> None:
@@ -561,15 +564,15 @@ def _compare_probes_with_control(b: _Builder) -> None:
     Models only one arm has (the GRPO chain) have no counterpart and are left alone."""
     if b.spec.probes is None or not b.spec.probes.compare_control:
         return
-    for node in [n for n in b.nodes.values() if n.stage == "probes"]:
-        arm = node.meta.get("arm")
+    for node in [n for n in b.nodes.values() if isinstance(n.meta, ProbeMeta)]:
+        arm = node.meta.arm
         if arm in (None, "control"):
             continue
-        control = node.meta["model_node"].replace(f"/{arm}/", "/control/", 1)
+        control = node.meta.model_node.replace(f"/{arm}/", "/control/", 1)
         if f"probes:{control}" in b.nodes:
             node.options["compare"] = f"{probe_dir(b.out, control)}/results.json"
             node.inputs.append(f"probes:{control}")
-            node.meta["compare"] = control
+            node.meta = replace(node.meta, compare=control)
 
 
 def _heldout_loss(b: _Builder, key: str, m: ModelSpec) -> None:
@@ -594,8 +597,8 @@ def _heldout_loss(b: _Builder, key: str, m: ModelSpec) -> None:
                    options={"model": path, "docs": f"{out}/heldout_corpus", "exclude": [f"{out}/corpus"],
                             "max_tokens": h.max_tokens, "out": run},
                    inputs=["heldout_corpus", "corpus", *inputs], gpus=b.gpus(m.gpus),
-                   meta={"model": key, "arm": None if name == "base" else name,
-                         "kind": "base" if name == "base" else "midtrain", "weights": path}))
+                   meta=HeldoutLossMeta(model=key, arm=None if name == "base" else name,
+                                        kind="base" if name == "base" else "midtrain", weights=path)))
 
 
 def topological(nodes: list[Node]) -> list[Node]:

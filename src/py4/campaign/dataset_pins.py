@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from py4.campaign.node_meta import DatasetMeta
 from py4.campaign.spec import CampaignSpec, HubPin
 from py4.errors import Py4Error
 
@@ -81,7 +82,7 @@ def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str,
         where = dataset_dir(out, kind)
         return Node(id=node_id, stage="dataset", run_dir=where,
                     options={"kind": kind, "hub_id": pin.hub_id, "revision": pin.revision, "out": where},
-                    meta={"dataset": kind, "hub_id": pin.hub_id, "revision": pin.revision})
+                    meta=DatasetMeta(dataset=kind, hub_id=pin.hub_id, revision=pin.revision))
 
     first = {f"dataset:{k}": dataset_node(f"dataset:{k}", k) for k in ("bank", "probes") if k in pinned}
     result = {**first, **nodes}

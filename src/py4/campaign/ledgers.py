@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.campaign.dag import Node
+from py4.campaign.node_meta import GRPOSegmentMeta
 from py4.campaign.records import NodeStatus, node_status, read_record
 from py4.errors import FileFormatError, Py4Error
 from py4.runs import atomic_write_text, read_manifest
@@ -49,7 +50,8 @@ def weights_index(nodes: list[Node], out_dir: str | Path, name: str) -> str:
     by_id = {n.id: n for n in nodes}
     lines = []
     for n in nodes:
-        if n.stage not in WEIGHT_STAGES or n.meta.get("shared_run_dir") and not n.id.endswith("/grpo"):
+        segment = isinstance(n.meta, GRPOSegmentMeta) and n.meta.shared_run_dir and not n.id.endswith("/grpo")
+        if n.stage not in WEIGHT_STAGES or segment:
             continue
         try:
             m = read_manifest(n.run_dir) or {}

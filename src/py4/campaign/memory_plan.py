@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from py4.campaign.node_meta import DoseMeta, EFTMeta, GRPOSegmentMeta
 from py4.fileio import read_json_object
 from py4.train.fit import FitError, FsdpSettings, RunMemory, check_fit, knob, run_memory
 from py4.train.memory import GIB, GPU_TYPES, optimizer_state_bytes
@@ -128,11 +129,13 @@ class RunPlan:
 def _steps(spec, node, config) -> int:
     opt = config.optimisation
     if getattr(config, "grpo", None) is not None:  # a segment trains from the previous segment's end
-        end = int(node.meta.get("segment_end") or opt.max_steps or 0)
+        segment_end = node.meta.segment_end if isinstance(node.meta, GRPOSegmentMeta) else None
+        end = int(segment_end or opt.max_steps or 0)
         return end - max([s for s in spec.grpo.segments if s < end], default=0)
     if opt.max_steps:
         return int(opt.max_steps)
-    rows = node.meta.get("dose") or node.meta.get("rows") or 0
+    meta = node.meta
+    rows = meta.dose if isinstance(meta, EFTMeta) else meta.rows if isinstance(meta, DoseMeta) else 0
     return math.ceil(int(rows) * opt.epochs / opt.global_batch) if rows else 0
 
 
@@ -174,7 +177,7 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
     for node in nodes:
         if get_stage(node.stage).launch_module is None or node.gpus == 0:
             continue
-        model = node.meta.get("model")
+        model = node.meta.model
         config = load(node.call)
         pin = spec.models[model].base
         per_model = {key: (measured or {}).get(key, {}).get(model)
@@ -185,7 +188,7 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
         tokens = steps * config.optimisation.global_batch * plan.run.seq_len
         rate, source = _throughput(model, plan, measured)
         if getattr(config, "grpo", None) is not None:
-            reserved = int(node.meta.get("reserve_gpus") or node.gpus)
+            reserved = node.meta.held_gpus or node.gpus
             hours = steps * GRPO_MINUTES_PER_STEP / 60 * reserved
             source = f"as-run {GRPO_MINUTES_PER_STEP:.0f} min/step x {reserved} GPUs (trainer + vLLM server)"
         else:

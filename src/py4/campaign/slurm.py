@@ -185,10 +185,10 @@ def gpu_request(node: Node, spec: CampaignSpec) -> tuple[int, str | None]:
     """(GPUs, Slurm GPU type or None) of a node: its own GPUs, or more when it also holds a server
     (GRPO's vLLM rollout server: ``meta.reserve_gpus``) or generates with its model in one process
     (an EFT dose's replay answers: ``meta.generate_gpus``)."""
-    count = max(node.gpus, int(node.meta.get("reserve_gpus") or 0), int(node.meta.get("generate_gpus") or 0))
+    count = max(node.gpus, node.meta.held_gpus)
     if count == 0:
         return 0, None
-    model = spec.models.get(node.meta.get("model", ""))
+    model = spec.models.get(node.meta.model or "")
     if model is None:
         return count, None
     return count, spec.cluster.gpu_types.get(model.gpu_type, model.gpu_type.lower())
@@ -455,7 +455,7 @@ def gpu_layout_markdown(spec: CampaignSpec, nodes: list[Node]) -> str:
     models = list(spec.models)
     cells: dict[str, dict[str, Counter]] = {}
     for node in nodes:
-        model = node.meta.get("model") if node.meta.get("model") in spec.models else ""
+        model = node.meta.model if node.meta.model in spec.models else ""
         cells.setdefault(node.stage, {}).setdefault(model, Counter())[gpu_request(node, spec)] += 1
     header = ["stage", *(f"{spec.models[m].label} ({spec.models[m].gpu_type})" for m in models), "other"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

@@ -192,7 +192,7 @@ def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
 
     nodes = build_dag(spec, check=False)  # checked below, once the per-model overrides are in
     for node in nodes:
-        extra = config.model_stage_overrides.get(node.meta.get("model", ""), {}).get(node.stage, [])
+        extra = config.model_stage_overrides.get(node.meta.model or "", {}).get(node.stage, [])
         node.overrides += overrides(layout.substitute(extra))
     set_training_gpus(nodes, spec)
     return nodes
@@ -202,7 +202,7 @@ def choose(nodes, model: str | None, only: str | None) -> set[str]:
     """Ids to run: those of ``model`` and/or matching ``only``, plus everything they need."""
     from py4.campaign.dag import select
 
-    chosen = [n for n in nodes if model is None or n.meta.get("model") == model]
+    chosen = [n for n in nodes if model is None or n.meta.model == model]
     chosen = select(chosen, only)
     by_id = {n.id: n for n in nodes}
     wanted: set[str] = set()

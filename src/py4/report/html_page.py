@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from py4.campaign.node_meta import EvalMeta
 from py4.evaluate.harness import INSPECT_LOG, RESULTS, TRANSCRIPTS
 from py4.report.layout import EVAL_STAGE
 
@@ -60,7 +61,8 @@ def eval_transcripts(nodes: list, out: Path) -> list[dict[str, Any]]:
         if not logs and (run / TRANSCRIPTS).is_file() and importlib.util.find_spec("inspect_ai") is not None:
             logs = [_write_log(run, out / TRANSCRIPT_DIR / node.id.replace(":", "__").replace("/", "__"))]
         results = json.loads((run / RESULTS).read_text(encoding="utf-8"))
-        rows.append({"id": node.id, "model": node.meta.get("model_node"), "run": str(run),
+        model = node.meta.model_node if isinstance(node.meta, EvalMeta) else None
+        rows.append({"id": node.id, "model": model, "run": str(run),
                      "splits": {s: (v.get("certified_rate"), v.get("episodes"))
                                 for s, v in (results.get("splits") or {}).items()},
                      "inspect_log": str(logs[-1]) if logs else None,

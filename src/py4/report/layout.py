@@ -5,8 +5,9 @@ stage and reads the file their command writes in their run folder.
 
 - evaluations (stage ``eval``): ``py4 eval``'s results.json (docs/evaluation.md);
 - probe evaluations (stage ``PROBE_STAGE``): ``py4 probes eval``'s results.json (docs/probes.md);
-  the node's meta names the evaluated model like an evaluation's (``model_node``, ``model``,
-  ``arm``, ``model_kind``, ``dose``, ``step``);
+  the node's meta (`py4.campaign.node_meta.ProbeMeta`) names the evaluated model like an
+  evaluation's (`EvalMeta`: ``model_node``, ``model``, ``arm``, ``dose``, ``step``), with its
+  ``kind`` where an evaluation has its series (``model_kind``: the chat parent is EFT dose 0);
 - held-out Python-4 loss (stage ``LOSS_STAGE``): ``py4 smoke heldout-loss``'s results.json
   (py4.train.heldout_loss: ``all`` / ``heldin`` / ``heldout`` each with ``loss`` per token), one
   run for the base and one per arm's midtrained model;

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from py4.campaign.node_meta import HeldoutLossMeta, ProbeMeta
 from py4.errors import FileFormatError
 from py4.fileio import read_json_object
 from py4.probes.stats import B_DEFAULT, DIFF_COLUMNS, PRIMARY
@@ -75,18 +76,6 @@ def metric(g: dict | None, name: str = PRIMARY) -> tuple[float, float, float] | 
     return (g[fields[0]], g[fields[1]], g[fields[2]])
 
 
-def _kind(meta: dict) -> str:
-    """The evaluated model's kind (a probe node's ``kind``); the chat parent, which its evaluation
-    calls EFT dose 0, is the SFT model."""
-    if meta.get("kind"):
-        return meta["kind"]
-    node = meta.get("model_node", "")
-    for kind in ("base", "midtrain", "sft"):
-        if node == kind or node.endswith("/" + kind):
-            return kind
-    return meta.get("model_kind") or "unknown"
-
-
 def _diffs(d: Any) -> dict[str, dict] | None:
     """A paired difference per group (``minus_compare`` / ``minus_base``), with the fields it has."""
     if not isinstance(d, dict):
@@ -117,7 +106,7 @@ def _probes_of(scores: list[dict], rules: dict[str, dict], marked: dict) -> list
 def _read_probe_runs(nodes: Iterable) -> list[dict[str, Any]]:
     runs = []
     for node in nodes:
-        if node.stage != PROBE_STAGE:
+        if node.stage != PROBE_STAGE or not isinstance(node.meta, ProbeMeta):
             continue
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
@@ -147,11 +136,11 @@ def _constant_rules(runs: list[dict], rules: dict[str, dict], field: str) -> dic
     has_base: dict[str | None, bool] = {}
     for run in runs:
         meta, results = run["node"].meta, run["results"]
-        key = meta.get("model")
+        key = meta.model
         scores = _scores(results)
         per_rule = (summarize(scores, _probes_of(scores, rules, results.get("rules") or {}), b=1)["per_rule"]
                     if scores else (results["summary"].get("per_rule") or {}))
-        has_base[key] = has_base.get(key, False) or _kind(meta) == "base"
+        has_base[key] = has_base.get(key, False) or meta.kind == "base"
         for rule, g in per_rule.items():
             value = g.get(field) if isinstance(g, dict) else None
             if value is not None:
@@ -199,13 +188,13 @@ def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str,
     runs = _read_probe_runs(nodes)
     flagged = non_discriminating_rules(runs, rules)
     by_length = length_decided_rules(runs, rules)
-    scores_of = {r["node"].meta.get("model_node", r["node"].id): _scores(r["results"]) for r in runs}
+    scores_of = {r["node"].meta.model_node: _scores(r["results"]) for r in runs}
     entries = []
     for run in runs:
         node, path, results = run["node"], run["path"], run["results"]
         meta = node.meta
         marked = results.get("rules") if isinstance(results.get("rules"), dict) else {}  # the probe set's own marks
-        excluded = flagged.get(meta.get("model"), {})
+        excluded = flagged.get(meta.model, {})
         scores = _scores(results)
         summary, minus_base = results["summary"], _diffs(results.get("minus_base"))
         minus_control = _diffs(results.get("minus_compare"))
@@ -215,7 +204,7 @@ def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str,
             base_scores = _scores(results.get("base") or {})
             if base_scores:
                 minus_base = paired_difference(scores, base_scores, probes, b=bootstrap, exclude_rules=excluded)
-            control_scores = scores_of.get(meta.get("compare")) if meta.get("compare") else None
+            control_scores = scores_of.get(meta.compare) if meta.compare else None
             if control_scores:
                 minus_control = paired_difference(scores, control_scores, probes, b=bootstrap,
                                                   exclude_rules=excluded)
@@ -224,15 +213,15 @@ def probe_entries(nodes: Iterable, bootstrap: int = B_DEFAULT) -> list[dict[str,
             per_rule[rule] = {**_group(summary["per_rule"], rule, path), **rules.get(rule, {}),
                               **marked.get(rule, {}), "discriminates": rule not in excluded,
                               "flag": excluded.get(rule), "vs_base": (minus_base or {}).get(rule),
-                              "summed_flag": by_length.get(meta.get("model"), {}).get(rule)}
+                              "summed_flag": by_length.get(meta.model, {}).get(rule)}
         entries.append({
-            "model": meta.get("model_node", node.id), "model_key": meta.get("model"), "arm": meta.get("arm"),
-            "kind": _kind(meta), "dose": meta.get("dose"), "step": meta.get("step"), "run": node.run_dir,
+            "model": meta.model_node, "model_key": meta.model, "arm": meta.arm,
+            "kind": meta.kind, "dose": meta.dose, "step": meta.step, "run": node.run_dir,
             "primary": PRIMARY, "excluded_rules": sorted(excluded),
             "all": _group(summary, "all", path), "heldin": _group(summary, "heldin", path),
             "heldout": _group(summary, "heldout", path),
             "by_kind": {k: _group(summary.get("by_kind") or {}, k, path) for k in ("syntax", "semantic")},
-            "per_rule": per_rule, "compare": meta.get("compare"), "minus_control": minus_control,
+            "per_rule": per_rule, "compare": meta.compare, "minus_control": minus_control,
             "minus_base": minus_base,
         })
     return entries
@@ -244,7 +233,7 @@ def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
     documents of held-in / held-out rules (py4.train.heldout_loss)."""
     out = []
     for node in nodes:
-        if node.stage != LOSS_STAGE:
+        if node.stage != LOSS_STAGE or not isinstance(node.meta, HeldoutLossMeta):
             continue
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
@@ -258,8 +247,8 @@ def heldout_losses(nodes: Iterable) -> list[dict[str, Any]]:
                                        f"Python-4 documents), got {g!r}")
             groups[group] = g if isinstance(g, dict) else {}
         meta = node.meta
-        out.append({"model": f"{meta.get('model')}/{meta.get('arm') or meta.get('kind', 'base')}",
-                    "model_key": meta.get("model"), "arm": meta.get("arm"), "kind": meta.get("kind"),
+        out.append({"model": f"{meta.model}/{meta.arm or meta.kind}",
+                    "model_key": meta.model, "arm": meta.arm, "kind": meta.kind,
                     "run": node.run_dir, "loss": groups["all"]["loss"],
                     "heldin_loss": groups["heldin"].get("loss"), "heldout_loss": groups["heldout"].get("loss"),
                     "tokens": groups["all"].get("scored_tokens", res.get("tokens")), "documents": res.get("documents"),

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from py4.campaign.dag import build_dag
+from py4.campaign.node_meta import EvalMeta
 from py4.campaign.spec import CampaignSpec
 from py4.fileio import read_json_object
 from py4.report import figures as figs
@@ -72,22 +73,22 @@ def _grpo_reward_log(nodes: list) -> list[dict[str, Any]]:
 def _eval_entries(spec: CampaignSpec, nodes: list) -> tuple[list[dict], list[str]]:
     entries, missing = [], []
     for node in nodes:
-        if node.stage != EVAL_STAGE:
+        meta = node.meta
+        if node.stage != EVAL_STAGE or not isinstance(meta, EvalMeta):
             continue
         path = Path(node.run_dir) / RESULTS_FILE
         if not path.is_file():
             missing.append(node.id)
             continue
         res = read_json_object(path, error=ReportInputError)
-        meta = node.meta
         for split, s in res.get("splits", {}).items():
             per_rule = {r: _rate(v.get("certified_rate"), v.get("episodes"))
                         for r, v in (s.get("per_rule") or {}).items()}
             entries.append({
-                "model": meta["model"], "model_label": spec.models[meta["model"]].label, "arm": meta["arm"],
-                "arm_label": spec.arms.get(meta["arm"], meta["arm"]), "kind": meta["model_kind"],
-                "dose": meta.get("dose"), "matrix": bool(meta.get("matrix")), "step": meta.get("step"),
-                "run": meta["model_node"], "split": split, **_rate(s.get("certified_rate"), s.get("episodes")),
+                "model": meta.model, "model_label": spec.models[meta.model or ""].label, "arm": meta.arm,
+                "arm_label": spec.arms.get(meta.arm or "", meta.arm), "kind": meta.model_kind,
+                "dose": meta.dose, "matrix": meta.matrix, "step": meta.step,
+                "run": meta.model_node, "split": split, **_rate(s.get("certified_rate"), s.get("episodes")),
                 "pass_at_k": s.get("pass_at_k", {}), "outcomes": s.get("outcomes", {}),
                 "problems": s.get("problems"), "mean_reward": s.get("mean_reward"), "per_rule": per_rule,
             })

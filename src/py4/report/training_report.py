@@ -63,7 +63,7 @@ def midtraining_rows(nodes: Iterable) -> list[dict[str, Any]]:
         logged = _logged_losses(run)
         vocab = _vocab_size(Path(result.get("model_dir") or run / "model"))
         uniform = math.log(vocab) if vocab else None
-        row: dict[str, Any] = {"model": node.meta.get("model"), "arm": node.meta.get("arm"), "run": node.run_dir,
+        row: dict[str, Any] = {"model": node.meta.model, "arm": node.meta.arm, "run": node.run_dir,
                                "steps": result.get("global_step") or manifest.get("max_steps"),
                                "tokens": schedule.get("total_tokens"), "train_loss": result.get("train_loss"),
                                "vocab_size": vocab, "uniform_loss": uniform,
