@@ -171,6 +171,8 @@ def test_hub_replay_is_recorded_with_its_revision(tmp_path, corpus_dir, replay_d
     import datasets
     from huggingface_hub import HfApi
 
+    from py4.data import replay_sample
+
     rows = [json.loads(line) for line in (replay_dir / "part-0.jsonl").read_text().splitlines()]
     listed, opened = [], []
 
@@ -179,20 +181,23 @@ def test_hub_replay_is_recorded_with_its_revision(tmp_path, corpus_dir, replay_d
         return [SimpleNamespace(path="data"), SimpleNamespace(path="README.md", size=10),
                 SimpleNamespace(path="data/web/part-0.jsonl", size=1000)]
 
-    def fake_load_dataset(builder, **kwargs):
-        opened.append((builder, kwargs))
+    def fake_json_lines(shard):  # a JSON-lines shard is read line by line, never through load_dataset
+        opened.append(shard.location)
         return iter(rows)
 
+    def no_load_dataset(builder, **kwargs):
+        raise AssertionError(f"load_dataset({builder!r}) for a JSON-lines shard")
+
     monkeypatch.setattr(HfApi, "list_repo_tree", fake_tree)
-    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    monkeypatch.setattr(replay_sample, "_json_line_rows", fake_json_lines)
+    monkeypatch.setattr(datasets, "load_dataset", no_load_dataset)
     config = mix_config(tmp_path / "hub", corpus_dir, replay_dir, tokenizer=str(tokenizer_dir))
     config = config.model_copy(update={"replay": TextSourceSpec(hub_id="allenai/dolma3_dolmino_mix-100B-1125",
                                                                 revision="f23aa129")})
     manifest = run_mix(config)
     assert listed == [("allenai/dolma3_dolmino_mix-100B-1125",
                        {"repo_type": "dataset", "revision": "f23aa129", "recursive": True})]
-    assert opened[0] == ("json", {"data_files": ["hf://datasets/allenai/dolma3_dolmino_mix-100B-1125@f23aa129/"
-                                                 "data/web/part-0.jsonl"], "split": "train", "streaming": True})
+    assert opened == ["hf://datasets/allenai/dolma3_dolmino_mix-100B-1125@f23aa129/data/web/part-0.jsonl"]
     assert manifest["replay_sample"]["sources"]["web"]["shards_read"] == ["data/web/part-0.jsonl"]
     assert manifest["inputs"]["replay"]["hub_id"] == "allenai/dolma3_dolmino_mix-100B-1125"
     assert manifest["inputs"]["replay"]["revision"] == "f23aa129"
