@@ -34,9 +34,7 @@ takes effect, or the call's arguments no longer fit) rather than running a diffe
 from __future__ import annotations
 
 import functools
-import os
 import random
-import sys
 import time
 from typing import Any, Literal
 
