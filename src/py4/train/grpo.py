@@ -51,6 +51,9 @@ from py4.train.weight_sync import use_exact_sync
 class ProblemSet(StrictModel):
     split: common.TrainingSplit = "grpo"
     bank_version: str = "v1"
+    bank_dir: str | None = None
+    """The bank's folder (shipped layout; a campaign's pinned bank); None: the shipped bank. The
+    environment looks a row's problem up in this bank."""
     limit: int | None = None
     """Use only the first N problems of the split (smoke runs)."""
     epochs: int = 2
@@ -164,7 +167,12 @@ def make_environment_factory(config: "GRPOStageConfig", tokenizer):
     """TRL's zero-argument environment factory; raises ReferenceNotFound (a ConfigError and an
     ImportError) naming a missing module/function."""
     build = resolve_reference(config.environment_factory, "environment_factory", kind="function")
-    return build(config.episode, tokenizer=tokenizer)
+    if config.problems.bank_dir is None:  # the environment's own default: the shipped bank
+        return build(config.episode, tokenizer=tokenizer)
+    from py4.problems.bank import load_bank
+
+    bank = {p.id: p for p in load_bank(config.problems.bank_version, config.problems.bank_dir)}
+    return build(config.episode, tokenizer=tokenizer, problems=bank)
 
 
 def reward_functions(config: "GRPOStageConfig") -> tuple[list, list[float]]:
@@ -196,12 +204,12 @@ def problem_rows(problems: ProblemSet, episode: EpisodeConfig, seed: int) -> lis
     from py4.episodes.environment import initial_messages
     from py4.problems.bank import load_bank
 
-    chosen = [p for p in load_bank(problems.bank_version) if p.split == problems.split]
+    chosen = [p for p in load_bank(problems.bank_version, problems.bank_dir) if p.split == problems.split]
     if problems.limit is not None:
         chosen = chosen[:problems.limit]
     if not chosen:
         raise common.TrainingError(f"problems.split: no problems in split {problems.split!r} "
-                                   f"of bank {problems.bank_version}")
+                                   f"of bank {problems.bank_dir or problems.bank_version}")
     rows = []
     for epoch in range(problems.epochs):
         order = list(chosen)
@@ -397,6 +405,10 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         recorder.add_input("model", hash_content=False, **loading.model_provenance(config.model))
         if config.adapter:
             recorder.add_input("adapter", path=config.adapter)
+        from py4.problems.bank import bank_provenance
+
+        recorder.add_input("bank", hash_content=False,
+                           **bank_provenance(config.problems.bank_version, config.problems.bank_dir))
         tokenizer = loading.load_tokenizer(config.model)
         factory = make_environment_factory(config, tokenizer)
         rewards, weights = reward_functions(config)
