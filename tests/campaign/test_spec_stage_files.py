@@ -39,7 +39,8 @@ def test_any_stage_of_the_registry_takes_a_file_without_a_spec_field(tmp_path):
 
 
 def test_one_file_serves_every_arm_and_a_mapping_must_name_them_all(tmp_path):
-    files = load_campaign(_smoke_with_files(tmp_path, midtrain="configs/train/smoke/midtrain.yaml")).models["tiny"].files
+    spec_file = _smoke_with_files(tmp_path, midtrain="configs/train/smoke/midtrain.yaml")
+    files = load_campaign(spec_file).models["tiny"].files
     assert {files.of("midtrain", arm) for arm in ("control", "iso", "prop")} == {"configs/train/smoke/midtrain.yaml"}
     with pytest.raises(ConfigError, match=r"models\.tiny\.files\.mix: no config for arm\(s\) prop"):
         load_campaign(_smoke_with_files(tmp_path, mix={"control": "a.yaml", "iso": "b.yaml"}))
