@@ -49,7 +49,13 @@ class ConfigError(Py4Error, ValueError):
 
 class ReferenceNotFound(ConfigError, ImportError):
     """A ``module:name`` a config names that cannot be imported (an ImportError too, for the
-    callers that import it)."""
+    callers that import it). Its message is one line: the field, the reference and the file."""
+
+    def __init__(self, source: str, problems: list[str]):
+        super().__init__(source, problems)
+        where = "" if source == "<config>" else f" (in {source})"
+        self.args = ("; ".join(problems) + where,)
+        self.msg = self.args[0]
 
 
 def reference_parts(reference: str, kind: str = "name") -> tuple[str, str]:
