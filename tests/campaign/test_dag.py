@@ -13,6 +13,17 @@ from py4.config import ConfigError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def makefile_vllm_program() -> str:
+    """The ``vllm`` program of the environment ``make vllm-env`` builds, from the Makefile's variables."""
+    import re
+
+    variables = dict(re.findall(r"^([A-Z_]+) :?= *(\S+)", (ROOT / "Makefile").read_text(), re.MULTILINE))
+    program = "$(VLLM_BIN)/vllm"
+    while "$(" in program:
+        program = re.sub(r"\$\(([A-Z_]+)\)", lambda m: variables[m.group(1)], program)
+    return program
+
+
 @pytest.fixture(scope="module")
 def python4():
     return build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml"))
@@ -127,6 +138,15 @@ def test_bad_spec_is_a_clear_error(tmp_path):
         load_campaign(bad)
 
 
+def test_python4_serves_with_the_vllm_that_make_vllm_env_builds():
+    """The campaign's evaluation servers start the ``vllm`` of the environment the repository builds
+    (``make vllm-env``; docs/training.md installs the same folder on a GPU node), not a folder no
+    command creates."""
+    program = makefile_vllm_program()
+    assert program == ".venv-vllm/bin/vllm"
+    assert load_campaign(ROOT / "configs/campaign/python4.yaml").evaluation.serve.executable == program
+
+
 def test_python4_evaluations_go_through_a_server_per_model(python4):
     """Defect 9: no campaign evaluation runs the local policy (fp32 on CPU); each has its server."""
     evals = [n for n in python4 if n.stage == "eval"]
@@ -136,7 +156,7 @@ def test_python4_evaluations_go_through_a_server_per_model(python4):
         assert "--endpoint" in argv and argv[argv.index("--endpoint") + 1] == server.base_url
         sent = argv[argv.index("--model") + 1]
         assert sent == server.request_model and "/" not in sent  # the served name, never a weights path
-        assert server.argv[:3] == ["vllm-env/bin/vllm", "serve", n.meta.base or n.meta.weights]
+        assert server.argv[:3] == [makefile_vllm_program(), "serve", n.meta.base or n.meta.weights]
         family = {"gemma4_12b": "gemma4", "gemma4_31b": "gemma4", "glm45_air": "glm45"}[n.meta.model]
         flags = " ".join(server.argv)
         assert f"--enable-auto-tool-choice --tool-call-parser {family} --reasoning-parser {family}" in flags

@@ -78,8 +78,9 @@ class ServeConfig(StrictModel):
 
     engine: Literal["vllm", "transformers"] = "vllm"
     executable: str | None = None
-    """vllm: the ``vllm`` program of vLLM's own environment (e.g. ``vllm-env/bin/vllm``); never
-    looked up on PATH. transformers: unused (this interpreter's ``transformers serve``)."""
+    """vllm: the ``vllm`` program of vLLM's own environment (``.venv-vllm/bin/vllm``, which ``make
+    vllm-env`` builds); never looked up on PATH. transformers: unused (this interpreter's
+    ``transformers serve``)."""
     host: str = "127.0.0.1"
     port: int = pydantic.Field(8000, ge=1, le=65535)
     ready_timeout_s: float = pydantic.Field(1800.0, gt=0)
@@ -115,7 +116,7 @@ class ServeConfig(StrictModel):
                      if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
         if "vllm" in (self.engine, *self.adapter_engine.values()) and not self.executable:
             problems.append("executable: engine vllm needs the vllm program of vLLM's own environment "
-                            "(e.g. vllm-env/bin/vllm); it is not looked up on PATH")
+                            "(e.g. .venv-vllm/bin/vllm); it is not looked up on PATH")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -292,7 +293,7 @@ def _check_inputs(plan: ServerPlan) -> None:
     program = plan.argv[0]
     if not (Path(program).is_file() and os.access(program, os.X_OK)):
         raise ServeError(f"evaluation.serve.executable: {program} is not an executable file (vLLM's own "
-                         "environment, e.g. python3 -m venv vllm-env && vllm-env/bin/pip install vllm)")
+                         "environment, e.g. .venv-vllm/bin/vllm: make vllm-env builds it)")
 
 
 def _check_port_free(plan: ServerPlan) -> None:
