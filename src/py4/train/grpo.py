@@ -97,8 +97,10 @@ class GRPOSettings(StrictModel):
     """Server mode: the node's GPU indices the server runs on (its CUDA_VISIBLE_DEVICES); one
     per tensor-parallel rank. The trainer refuses to start unless its own CUDA_VISIBLE_DEVICES
     is set and shares none of them."""
-    vllm_server_check_timeout_s: float = pydantic.Field(10.0, gt=0)
-    """How long the pre-flight check waits for the server's answers (before any weights load)."""
+    vllm_server_check_timeout_s: float = pydantic.Field(60.0, gt=0)
+    """How long the pre-flight check waits for each of the server's answers, and for a server
+    that is not listening yet to answer ``/health`` (before any weights load). 60 s: on a machine
+    at load ~9 a CPU ``trl vllm-serve`` took more than 10 s to answer."""
     batch_tool_calls: bool = True
     """Run each round's Boa calls at once (``batched_tools_trainer``); false: TRL's plain loop,
     one call after another (same rewards and transcripts, slower)."""

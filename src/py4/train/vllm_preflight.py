@@ -101,7 +101,7 @@ def check_vllm_launch(config: GRPOStageConfig, environ: dict | None = None) -> d
     that a server started by ``trl vllm-serve`` answers at ``vllm_server_base_url`` (health,
     model, development endpoints with the weight-transfer engine, processed logprobs, context
     length, world size = tensor parallel size). Returns what the server reported; raises
-    VllmLaunchError listing every problem.
+    VllmLaunchError listing every problem (one problem: one line, as the command line shows it).
     """
     g = config.grpo
     if not g.use_vllm:
@@ -125,6 +125,8 @@ def check_vllm_launch(config: GRPOStageConfig, environ: dict | None = None) -> d
         server, server_problems = probe_vllm_server(config)
         info.update(server)
         problems += server_problems
+    if len(problems) == 1:
+        raise VllmLaunchError(f"vLLM GRPO launch check failed: {problems[0]}")
     if problems:
         raise VllmLaunchError("vLLM GRPO launch check failed:\n" + "\n".join(f"  - {p}" for p in problems))
     return info
@@ -152,27 +154,38 @@ def _gpu_overlap_problems(g: GRPOSettings, environ) -> list[str]:
 
 
 def probe_vllm_server(config: GRPOStageConfig) -> tuple[dict, list[str]]:
-    """Ask the server what TRL's client will rely on (all GETs, no weights, no NCCL)."""
+    """Ask the server what TRL's client will rely on (all GETs, no weights, no NCCL).
+
+    Each GET may take ``grpo.vllm_server_check_timeout_s`` (a loaded machine slows every answer of
+    a CPU server; one deadline for all of them would leave the last GETs little), and ``/health``
+    is asked again until then while nothing answers (a server about to start).
+    """
     g = config.grpo
     url = g.vllm_server_base_url.rstrip("/")
-    deadline = time.monotonic() + g.vllm_server_check_timeout_s
-    status, _ = _get_json(f"{url}/health", deadline, retry=True)
+    wait = g.vllm_server_check_timeout_s
+    waited = f"waited {wait:g} s (grpo.vllm_server_check_timeout_s)"
+    status, _ = _get_json(f"{url}/health", wait, retry=True)
+    if status is None:
+        return {}, [f"no vLLM server answers at {url}/health (grpo.vllm_server_base_url); {waited}: start "
+                    f"`trl vllm-serve` first and wait until it is ready ({RECIPE})"]
     if status != 200:
-        return {}, [f"no vLLM server answers at {url}/health (grpo.vllm_server_base_url; {status or 'no answer'} "
-                    f"within {g.vllm_server_check_timeout_s:g} s): start `trl vllm-serve` first and wait until it "
-                    f"is ready ({RECIPE})"]
+        return {}, [f"{url}/health answered HTTP {status}, not a ready vLLM server's 200 (grpo.vllm_server_base_url): "
+                    f"start `trl vllm-serve` there and wait until it is ready ({RECIPE})"]
     info, problems = {}, []
-    status, models = _get_json(f"{url}/v1/models", deadline)
+    status, models = _get_json(f"{url}/v1/models", wait)
     if status == 200 and isinstance(models, dict) and models.get("data"):
         info["served_model"] = models["data"][0].get("id")
-    status, server_info = _get_json(f"{url}/server_info?config_format=json", deadline)
+    status, server_info = _get_json(f"{url}/server_info?config_format=json", wait)
     start = "start the server with `trl vllm-serve` (not plain `vllm serve`)"
     if status == 404:
         problems.append(f"{url} has no development endpoints (/server_info), which TRL's weight sync uses: {start}, "
                         "which sets VLLM_SERVER_DEV_MODE=1")
+    elif status is None:
+        problems.append(f"{url}/server_info gave no answer; {waited}: cannot tell whether it can take weight "
+                        f"updates (on a loaded machine, wait longer)")
     elif status != 200 or not isinstance(server_info, dict) or not isinstance(server_info.get("vllm_config"), dict):
-        problems.append(f"{url}/server_info answered {status or 'nothing'}: cannot tell whether it can take weight "
-                        f"updates; {start}")
+        problems.append(f"{url}/server_info answered HTTP {status} without a vLLM config: cannot tell whether it can "
+                        f"take weight updates; {start}")
     else:
         vllm_config = server_info["vllm_config"]
         if vllm_config.get("weight_transfer_config") is None:
@@ -188,7 +201,7 @@ def probe_vllm_server(config: GRPOStageConfig) -> tuple[dict, list[str]]:
             problems.append(f"{url} serves a context of {context} tokens, but grpo.max_prompt_length + "
                             f"episode.token_budget = {needed}: start it with --max-model-len >= {needed}")
         info["max_model_len"] = context
-    status, world = _get_json(f"{url}/get_world_size", deadline)
+    status, world = _get_json(f"{url}/get_world_size", wait)
     if status == 200 and isinstance(world, dict) and isinstance(world.get("world_size"), int):
         info["world_size"] = world["world_size"]
         if world["world_size"] != g.vllm_tensor_parallel_size:
@@ -196,16 +209,19 @@ def probe_vllm_server(config: GRPOStageConfig) -> tuple[dict, list[str]]:
                             f"{g.vllm_tensor_parallel_size}: start it with --tensor-parallel-size "
                             f"{g.vllm_tensor_parallel_size} (the config records the server's layout)")
     elif not problems:  # (a server without development endpoints was reported above)
-        problems.append(f"{url}/get_world_size answered {status or 'nothing'}: TRL's weight sync needs it; {start}")
+        answer = f"gave no answer; {waited}" if status is None else f"answered HTTP {status}"
+        problems.append(f"{url}/get_world_size {answer}: TRL's weight sync needs it; {start}")
     return info, problems
 
 
-def _get_json(url: str, deadline: float, retry: bool = False) -> tuple[int | None, Any]:
-    """GET ``url`` → (HTTP status or None when unreachable, decoded JSON or None)."""
+def _get_json(url: str, timeout_s: float, retry: bool = False) -> tuple[int | None, Any]:
+    """GET ``url`` within ``timeout_s`` → (HTTP status or None when there was no answer, decoded
+    JSON or None); ``retry``: ask again while nothing answers, until ``timeout_s`` has passed."""
     import json
     import urllib.error
     import urllib.request
 
+    deadline = time.monotonic() + timeout_s
     while True:
         left = max(0.1, deadline - time.monotonic())
         try:
