@@ -1,4 +1,5 @@
-"""The Trainer callbacks every training stage uses: the loss guard, the LR trace, a stop.
+"""The Trainer callbacks every training stage uses: the loss guard, the LR trace, a stop, the
+record of the tracker runs.
 
 Apart from :mod:`py4.train.common` because subclassing ``transformers.TrainerCallback``
 imports transformers (~14 s cold); the stage modules that build trainers import this.
@@ -66,3 +67,17 @@ class StopAtStep(TrainerCallback):
         if state.global_step >= self.step:
             control.should_save = True
             control.should_training_stop = True
+
+
+class TrackerRuns(TrainerCallback):
+    """Writes which W&B and MLflow runs the training logs to (`py4.train.tracking.TRACKER_RUNS` in
+    the output folder), so that the checkpoint's evaluation and probes can log to the same runs.
+
+    Those trackers give a run a random id; transformers' callbacks start the runs in their own
+    ``on_train_begin``, which the Trainer calls before this one's (integrations come first)."""
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            from py4.train.tracking import record_tracker_runs
+
+            record_tracker_runs(args.output_dir, list(args.report_to or []))

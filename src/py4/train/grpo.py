@@ -424,7 +424,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         resumed_from = common.resume_checkpoint(settings)
         args = grpo_args(config, device, weights)  # a field this transformers lacks stops here, not after loading
         model, frozen_vision = load_policy(config, device)
-        from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep
+        from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep, TrackerRuns
 
         lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
@@ -432,7 +432,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
                                 train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                 environment_factory=factory,
-                                callbacks=[GuardCallback(), lr_trace, *extra, *callbacks])
+                                callbacks=[GuardCallback(), lr_trace, TrackerRuns(), *extra, *callbacks])
         exact_sync = use_exact_sync(trainer)
         if exact_sync:  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
