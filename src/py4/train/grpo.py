@@ -44,6 +44,7 @@ from py4.config import StrictModel, reference_parts, resolve_reference
 from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading, vllm_preflight
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
+from py4.train.vllm_engine import colocate_engine_arguments, colocate_engine_kwargs, own_rendezvous_port
 from py4.train.weight_sync import use_exact_sync
 
 
@@ -93,6 +94,13 @@ class GRPOSettings(StrictModel):
     vllm_tensor_parallel_size: int = pydantic.Field(1, ge=1)
     """Colocate: TRL's tensor parallelism over the trainer's processes. Server: the server's
     ``--tensor-parallel-size`` (checked against the running server's world size)."""
+    vllm_architecture: str | None = None
+    """Colocate: the vLLM architecture the engine builds the policy's folder as (vLLM's
+    ``hf_overrides={"architectures": [...]}``), as ``evaluation.serve.architecture`` serves a model;
+    None: the folder's own. TRL's engine call has no such argument: ``py4.train.vllm_engine`` adds it."""
+    vllm_kv_cache_memory_bytes: int | None = pydantic.Field(None, gt=0)
+    """Colocate: the engine's KV cache in bytes (vLLM's ``kv_cache_memory_bytes``); None: vLLM's
+    default (on its CPU build a share of the machine's memory). Added like ``vllm_architecture``."""
     vllm_server_gpus: list[int] | None = None
     """Server mode: the node's GPU indices the server runs on (its CUDA_VISIBLE_DEVICES); one
     per tensor-parallel rank. The trainer refuses to start unless its own CUDA_VISIBLE_DEVICES
@@ -429,10 +437,13 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
         trainer_class = batched_tools_trainer() if g.batch_tool_calls else GRPOTrainer
-        trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
-                                train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
-                                environment_factory=factory,
-                                callbacks=[GuardCallback(), lr_trace, TrackerRuns(), *extra, *callbacks])
+        if g.use_vllm and g.vllm_mode == "colocate":
+            own_rendezvous_port()
+        with colocate_engine_arguments(colocate_engine_kwargs(g)) as engines:  # TRL builds vLLM's engine here
+            trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
+                                    train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
+                                    environment_factory=factory,
+                                    callbacks=[GuardCallback(), lr_trace, TrackerRuns(), *extra, *callbacks])
         exact_sync = use_exact_sync(trainer)
         if exact_sync:  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
@@ -449,7 +460,8 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         logged = ("reward", "frac_reward", "tools", "step")
         recorder.set(reward_log=[{k: v for k, v in h.items() if k.startswith(logged)} for h in history])
         if exact_sync:  # what vLLM did: the rollouts' engine, its weight syncs, the prompts it generated for
-            recorder.set(vllm_generation=vllm_generation_record(trainer.vllm_generation))
+            recorder.set(vllm_generation={**vllm_generation_record(trainer.vllm_generation),
+                                          **({"engine_arguments": engines[0]} if engines else {})})
         if g.batch_tool_calls:  # tool rounds whose Boa work ran at once, and the Boa calls in them
             recorder.set(tool_batching=dict(trainer.tool_batching))
         return finish(recorder, trainer, lr_trace, settings.output_dir, resumed_from, tokenizer, t0, config.model)
