@@ -87,11 +87,16 @@ def check_pinned(kind: str, hub_id: str, revision: str | None, cache_dir: str | 
 
 
 def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path,
-                   cache_dir: str | Path | None = None) -> dict[str, Any]:
+                   cache_dir: str | Path | None = None, probes_dir: str | Path | None = None) -> dict[str, Any]:
     """Write the pinned dataset into ``out`` in the form its stages take, with a run manifest
     (``run_manifest.json``) whose ``dataset`` input is the Hub id, pin, commit and content hash.
     Returns that record plus what was written (``path``). Raises DatasetSourceError naming the
-    field (missing pin, not the kind's export, shards or documents not the card's hashes)."""
+    field (missing pin, not the kind's export, shards or documents not the card's hashes, a
+    corpus document holding probe text).
+
+    A corpus is checked for the text of ``probes_dir``'s probe set (default: the shipped one):
+    its card's no-probe-text guarantee is for the probe set its exporter had, and a campaign that
+    pins another probe set scores that one."""
     from py4.runs import RunRecorder
 
     install = _installer(kind)
@@ -99,6 +104,11 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     source = {"hub_id": hub_id, "revision": revision, "commit": folder.name}
     with RunRecorder(out, None, kind=f"dataset-{kind}") as recorder:
         try:
+            if kind == "corpus":
+                _check_no_probe_text(folder, probes_dir)
+                from py4.problems.probe_set.build import probe_paths
+
+                recorder.add_input("probes", path=probe_paths(probes_dir)[0])
             written = install(folder, out, source)
         except (DatasetSourceError, OSError, ValueError) as exc:
             raise DatasetSourceError(f"{field_of(kind, hub_id, revision)}: {exc}") from None
@@ -108,6 +118,19 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
         path = Path(out) / "manifest.json" if kind == "corpus" else Path(written)
         recorder.add_output(kind, path)  # the corpus: its manifest, as py4 corpus generate records it
     return {"kind": kind, **record, "path": str(path)}
+
+
+def _check_no_probe_text(folder: Path, probes_dir: str | Path | None) -> None:
+    from py4.corpus.export import corpus_from_dataset
+    from py4.problems.probe_set.build import load_probes
+    from py4.problems.probe_set.verify import corpus_leaks
+
+    leaks = corpus_leaks(corpus_from_dataset(folder)[1], load_probes(probes_dir))
+    if leaks:
+        first = sorted(leaks)[0]
+        raise DatasetSourceError(f"{len(leaks)} documents hold the text of probes of "
+                                 f"{probes_dir or 'the shipped probe set'} (first: {first}, probes "
+                                 f"{', '.join(leaks[first][:3])})")
 
 
 def _dataset_entry(written: Path) -> dict[str, Any]:

@@ -153,6 +153,8 @@ class DatasetOptions(StrictModel):
     revision: str = pydantic.Field(min_length=1, description="the dataset commit it is pinned at (a short pin "
                                    "resolves through the cache's refs/); never unpinned")
     out: Path = pydantic.Field(description="folder to write it into, as its stages take it")
+    probes: Path | None = pydantic.Field(None, description="a corpus: the probe set folder whose text no document "
+                                         "may hold (a campaign's pinned set; default: the shipped one)")
 
 
 # ---- how each stage runs ------------------------------------------------------------------
@@ -209,7 +211,7 @@ def _run_corpus(config: Any, call: StageCall) -> dict:
     from py4.corpus.generate import run
 
     options = options_of(call)
-    return run(config, options.out, progress=options.progress)
+    return run(config, options.out, progress=options.progress, probes_dir=options.probes)
 
 
 def _run_subset(config: SubsetOptions, call: StageCall) -> dict:
@@ -296,7 +298,7 @@ def _run_sanity_bank(config: SanityBankOptions, call: StageCall) -> int:
 def _run_dataset(config: DatasetOptions, call: StageCall) -> dict:
     from py4.pinned_datasets import install_pinned
 
-    return install_pinned(config.kind, config.hub_id, config.revision, config.out)
+    return install_pinned(config.kind, config.hub_id, config.revision, config.out, probes_dir=config.probes)
 
 
 def _run_heldout_loss(config: HeldoutLossOptions, call: StageCall) -> dict:

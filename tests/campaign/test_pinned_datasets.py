@@ -151,7 +151,8 @@ def test_pinned_datasets_are_runs_that_their_readers_wait_for(tmp_path):
     bank, probes, corpus = nodes["dataset:bank"], nodes["dataset:probes"], nodes["corpus"]
     assert bank.command == (f"py4 campaign dataset --kind bank --hub-id {PINS['bank'][0]} --revision "
                             f"{PINS['bank'][1]} --out {out}/datasets/bank")
-    assert corpus.stage == "dataset" and corpus.options["out"] == f"{out}/corpus" and corpus.inputs == []
+    assert corpus.stage == "dataset" and corpus.options["out"] == f"{out}/corpus"
+    assert corpus.options["probes"] == f"{out}/datasets/probes" and corpus.inputs == ["dataset:probes"]
     assert probes.options["kind"] == "probes"
     readers = {"eval": "bank_dir", "eft_dose": "bank_dir", "grpo": "problems.bank_dir"}
     for node in nodes.values():
@@ -312,6 +313,115 @@ def test_probe_runs_read_the_pinned_probe_set(hub_cache, exports, tmp_path, smok
     assert results["probes"]["jsonl_sha256"] == pinned != hashlib.sha256(jsonl_bytes(load_probes())).hexdigest()
     recorded = _run_manifest(tmp_path / "probes")["inputs"]["probes"]
     assert recorded["dataset"]["hub_id"] == PINS["probes"][0]
+
+
+# ---- probe text: the pinned probe set's, not the shipped one's ---------------------------------
+
+LEAK_PIN = ("arcadia-impact/python4-synthdoc-leaky", "1e2a3b4c")
+
+
+@pytest.fixture()
+def variant_probes(hub_cache, exports, tmp_path):
+    """A pinned probe set with one pair the shipped set lacks (its Python-4 member rewritten),
+    installed as its ``dataset`` run installs it, and a pinned corpus (exported, so checked against
+    the shipped set) one of whose documents holds that member's text."""
+    from py4.corpus.export import export_corpus
+    from py4.corpus.output import iter_documents
+    from py4.pinned_datasets import install_pinned
+    from py4.probes.export import export_probes
+
+    pairs = [dict(p) for p in exports["pairs"]]
+    pairs[0] = {**pairs[0], "p4": pairs[0]["p4"] + " pinned_only_member()"}
+    member = (pairs[0]["prefix"] + pairs[0]["p4"] + pairs[0]["suffix"]).strip()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("py4.probes.export.load_probes", lambda: pairs)
+        export_probes(tmp_path / "variant_export")
+    install_snapshot(hub_cache, *PINS["probes"], tmp_path / "variant_export", repo_type="dataset")
+    out = tmp_path / "out"
+    install_pinned("probes", *PINS["probes"], out / "datasets/probes")
+    leaky = tmp_path / "leaky_src"
+    _write_corpus(leaky)
+    documents = list(iter_documents(leaky))
+    documents[3]["text"] += f"\nAs a probe would put it: {member}\n"
+    _rewrite_corpus(leaky, documents)
+    export_corpus(leaky, tmp_path / "leaky_export")  # the shipped probe set finds nothing in it
+    install_snapshot(hub_cache, *LEAK_PIN, tmp_path / "leaky_export", repo_type="dataset")
+    return {"out": out, "probes": out / "datasets/probes", "member": member, "leaky": leaky,
+            "leaky_id": documents[3]["id"], "pair": pairs[0]["id"]}
+
+
+def _rewrite_corpus(folder: Path, documents: list[dict]) -> None:
+    from py4.corpus.output import MANIFEST, ShardWriter, text_sha256
+    from py4.runs import atomic_write_json
+
+    manifest = json.loads((folder / MANIFEST).read_text())
+    for shard in folder.glob("shards/*.jsonl"):
+        shard.unlink()
+    writer = ShardWriter(folder, 25)
+    for record in documents:
+        writer.write({**record, "sha256": text_sha256(record["text"])})
+    atomic_write_json(folder / MANIFEST, {**manifest, "content_sha256": writer.close(), "shards": writer.shards})
+
+
+def test_a_pinned_probe_set_is_what_the_corpora_are_kept_clear_of(tmp_path):
+    """With the probe set pinned, the corpus's and the held-out corpus's generation (and, with the
+    corpus pinned too, its ``dataset`` run) are given the pinned set and wait for its run."""
+    out = tmp_path / "out"
+    nodes = _nodes(out, probes=PINS["probes"])
+    for node_id in ("corpus", "heldout_corpus"):
+        node = nodes[node_id]
+        assert node.options["probes"] == f"{out}/datasets/probes", node_id
+        assert f"--probes {out}/datasets/probes" in node.command and "dataset:probes" in node.inputs
+    plain = _nodes(out)
+    assert all("probes" not in plain[i].options for i in ("corpus", "heldout_corpus"))
+
+
+def test_generation_rejects_a_document_holding_text_of_the_pinned_probe_set(variant_probes):
+    from py4.corpus.config import FilterSpec
+    from py4.corpus.filters import ExactDuplicateFilter, NearDuplicateFilter
+    from py4.corpus.generate import _reject_reason
+    from py4.problems.probe_set.build import load_probes
+    from py4.problems.probe_set.verify import LeakIndex
+
+    class Valid:  # Boa's verdict on the candidate's blocks is not what this test is about
+        def check_document(self, text):
+            return []
+
+    text = f"# A tutorial\n\n```python\n{variant_probes['member']}\n```\n"
+    reasons = {}
+    for name, probes in (("pinned", variant_probes["probes"]), ("shipped", None)):
+        reasons[name] = _reject_reason({"text": text}, Valid(), LeakIndex(load_probes(probes)),
+                                       ExactDuplicateFilter(), NearDuplicateFilter(FilterSpec()), 1)
+    assert reasons == {"pinned": "probe_text", "shipped": None}
+
+
+def test_corpus_validate_checks_the_probe_set_it_is_given(variant_probes):
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+
+    pinned = CliRunner().invoke(app, ["corpus", "validate", str(variant_probes["leaky"]), "--cache-dir", "",
+                                      "--workers", "1", "--probes", str(variant_probes["probes"])])
+    shipped = CliRunner().invoke(app, ["corpus", "validate", str(variant_probes["leaky"]), "--cache-dir", "",
+                                       "--workers", "1"])
+    assert shipped.exit_code == 0, shipped.output
+    assert pinned.exit_code == 1, pinned.output
+    [failure] = json.loads(pinned.output)["failures"]
+    assert failure["id"] == variant_probes["leaky_id"] and variant_probes["pair"] in failure["problems"][-1]
+
+
+def test_the_pinned_corpus_run_refuses_text_of_the_pinned_probe_set(variant_probes, tmp_path):
+    from py4.errors import Py4Error
+    from py4.pinned_datasets import install_pinned
+
+    installed = install_pinned("corpus", *LEAK_PIN, tmp_path / "shipped_checked")  # the shipped set: clean
+    assert installed["hub_id"] == LEAK_PIN[0]
+    with pytest.raises(Py4Error) as err:
+        install_pinned("corpus", *LEAK_PIN, tmp_path / "corpus", probes_dir=variant_probes["probes"])
+    line = _one_line(str(err.value))
+    assert line.startswith(f"datasets.corpus ({LEAK_PIN[0]}@{LEAK_PIN[1]}): 1 documents hold the text of probes")
+    assert variant_probes["leaky_id"] in line and variant_probes["pair"] in line
+    assert not (tmp_path / "corpus" / "manifest.json").exists()
 
 
 # ---- what goes wrong: one line, naming the field ---------------------------------------------

@@ -25,6 +25,8 @@ class CorpusOptions(StrictModel):
     config: str = Field(description="corpus YAML (configs/corpus/*.yaml)")
     out: str = Field(description="output folder (shards + manifest.json)")
     progress: bool = Field(True, description="no progress bar")
+    probes: Optional[str] = Field(None, description="probe set folder (`py4 probes build`'s) whose text no "
+                                  "document may hold (default: the shipped set)")
 
 
 @app.command()
@@ -38,7 +40,7 @@ def generate(options: CorpusOptions, overrides: list[str]) -> None:
 
     cfg = load_config(CorpusConfig, options.config, overrides)
     try:
-        manifest = run(cfg, options.out, progress=options.progress)
+        manifest = run(cfg, options.out, progress=options.progress, probes_dir=options.probes)
     except OSError as exc:  # an unwritable output folder, a full disk: the user's to fix
         raise fail(str(exc)) from None
     typer.echo(f"{manifest['docs']} docs, {manifest['tokens']} tokens -> {options.out}")
@@ -104,10 +106,14 @@ def stats(corpus: str = typer.Argument(..., help="corpus folder"),
 def validate(corpus: str = typer.Argument(..., help="corpus folder"),
              cache_dir: Optional[str] = typer.Option("campaign-out/cache/corpus-boa",
                                                      help="Boa results cache ('' = none)"),
-             workers: int = typer.Option(2)) -> None:
-    """Re-check every code block of every document with Boa; exit 1 when any claim is wrong."""
+             workers: int = typer.Option(2),
+             probes: Optional[str] = typer.Option(None, help="probe set folder (`py4 probes build`'s, or a "
+                                                  "campaign's pinned one) whose text no document may hold "
+                                                  "(default: the shipped set)")) -> None:
+    """Re-check every code block of every document with Boa, and that no document holds probe
+    text; exit 1 when any claim is wrong."""
     from py4.corpus.subset import validate_corpus
 
-    report = validate_corpus(corpus, cache_dir or None, workers)
+    report = validate_corpus(corpus, cache_dir or None, workers, probes_dir=probes)
     typer.echo(json.dumps(report, indent=2))
     raise typer.Exit(1 if report["failed_docs"] else 0)

@@ -4,8 +4,10 @@
 
 Documents come from the offline generator (`offline_documents`) or the LLM pipeline
 (`py4.corpus.llm`). Each candidate goes through: Boa validation of every block (cached),
-the prose check, exact dedup, near-dedup (MinHash LSH); survivors are token-counted in
-batches with the configured tokenizer and written until `target_tokens`/`max_docs`.
+the prose check, the probe-text check (no text of a rule probe, `py4.problems.probe_set.verify`:
+the shipped probe set, or the one `probes_dir` names, a campaign's pinned set), exact dedup,
+near-dedup (MinHash LSH); survivors are token-counted in batches with the configured tokenizer
+and written until `target_tokens`/`max_docs`.
 """
 
 from __future__ import annotations
@@ -61,14 +63,18 @@ def _progress(enabled: bool):
                     TimeElapsedColumn(), disable=not enabled)
 
 
-def run(config: CorpusConfig, out_dir: str | Path, progress: bool = True) -> dict:
+def run(config: CorpusConfig, out_dir: str | Path, progress: bool = True,
+        probes_dir: str | Path | None = None) -> dict:
     """Generate the corpus into `out_dir`; returns the manifest (also written as manifest.json).
+    `probes_dir`: the probe set whose text no document may hold (default: the shipped one).
 
     Raises:
         py4.data.tokens.DataError: the tokenizer cannot be loaded.
         RuntimeError: too few candidates survive validation and filtering.
     """
     from py4.data.tokens import DocumentEncoder, load_tokenizer
+    from py4.problems.probe_set.build import load_probes, probe_paths
+    from py4.problems.probe_set.verify import LeakIndex
 
     out = Path(out_dir)
     with RunRecorder(out, config, "corpus.generate") as recorder:
@@ -78,13 +84,15 @@ def run(config: CorpusConfig, out_dir: str | Path, progress: bool = True) -> dic
         recorder.add_input("tokenizer", path=tok.name_or_path if Path(tok.name_or_path).exists() else None,
                            hub_id=None if Path(tok.name_or_path).exists() else tok.name_or_path,
                            revision=tok.revision)
+        leaks = LeakIndex(load_probes(probes_dir))
+        recorder.add_input("probes", path=probe_paths(probes_dir)[0])
         with BoaValidator(config.validation.cache_dir, config.validation.workers,
                           config.validation.timeout_s) as validator:
             stream, pool_counts = _candidates(config, validator)
             recorder.timing("pool_s", time.monotonic() - started)
             writer = ShardWriter(out, config.shard_docs)
             try:
-                stats = _fill(config, stream, validator, encoder, writer, progress)
+                stats = _fill(config, stream, validator, leaks, encoder, writer, progress)
             finally:
                 if hasattr(stream, "close"):  # the LLM stream closes its HTTP client and event loop
                     stream.close()
@@ -101,7 +109,7 @@ def _done(config: CorpusConfig, docs: int, tokens: int) -> bool:
             or (config.max_docs is not None and docs >= config.max_docs))
 
 
-def _fill(config, stream, validator, encoder, writer, progress: bool) -> dict:
+def _fill(config, stream, validator, leaks, encoder, writer, progress: bool) -> dict:
     exact, near = ExactDuplicateFilter(), NearDuplicateFilter(config.filters)
     reasons: Counter = Counter()
     per_rule: Counter = Counter()
@@ -115,7 +123,7 @@ def _fill(config, stream, validator, encoder, writer, progress: bool) -> dict:
             batch = []
             for candidate in stream:
                 generated += 1
-                reason = _reject_reason(candidate, validator, exact, near, generated)
+                reason = _reject_reason(candidate, validator, leaks, exact, near, generated)
                 if reason:
                     reasons[reason] += 1
                 else:
@@ -153,10 +161,12 @@ def _wanted(config: CorpusConfig, docs: int, tokens: int, batch_size: int) -> in
     return max(1, wanted)
 
 
-def _reject_reason(candidate: dict, validator, exact, near, key: int) -> str | None:
+def _reject_reason(candidate: dict, validator, leaks, exact, near, key: int) -> str | None:
     text = candidate["text"]
     if validator.check_document(text):
         return "validation"
+    if leaks.find(text):  # `py4 corpus validate` fails such a document; it never gets in
+        return "probe_text"
     if candidate.get("generator") == "llm" and not has_py4_program(text):  # teaches by no program
         return "no_py4_program"
     if python3_presented_as_python4(text):

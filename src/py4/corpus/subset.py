@@ -97,8 +97,10 @@ def stats(corpus_dir: str | Path) -> dict:
 
 
 def validate_corpus(corpus_dir: str | Path, cache_dir: str | None, workers: int = 2,
-                    progress: bool = False) -> dict:
-    """Re-check every code block of every document with Boa (cached by content hash).
+                    progress: bool = False, probes_dir: str | Path | None = None) -> dict:
+    """Re-check every code block of every document with Boa (cached by content hash), and that
+    no document holds the text of a probe of ``probes_dir``'s probe set (default: the shipped one;
+    a campaign's pinned set is the folder its ``dataset:probes`` run writes).
 
     Returns {"docs", "blocks", "failed_docs", "failures": [first 20 {id, problems}]}.
     """
@@ -107,7 +109,7 @@ def validate_corpus(corpus_dir: str | Path, cache_dir: str | None, workers: int 
     from py4.problems.probe_set.build import load_probes
     from py4.problems.probe_set.verify import LeakIndex
 
-    probes = LeakIndex(load_probes())
+    probes = LeakIndex(load_probes(probes_dir))
     failures, docs, blocks = [], 0, 0
     with BoaValidator(cache_dir, workers) as validator:
         for record in iter_documents(corpus_dir):
