@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from py4.rehearsal.standins import (FAMILIES, FAMILY_CLASSES, FAMILY_CONFIGS, SIZE_CHANGES, build_standin,
-                                    build_tokenizer, chat_template_text, real_text_config)
+from py4.rehearsal.standins import (FAMILIES, FAMILY_CLASSES, FAMILY_CONFIGS, GEMMA4_MEDIA_TOKENS, GEMMA4_PROCESSORS,
+                                    SIZE_CHANGES, build_standin, build_tokenizer, chat_template_text,
+                                    real_text_config)
 
 pytestmark = pytest.mark.smoke
 
@@ -158,6 +159,34 @@ def test_gemma4_standin_has_its_vision_tower(standins):
     assert any(name.startswith("model.vision_tower.encoder.layers.") for name in names)
     assert any(type(m).__name__ == "Gemma4ClippableLinear" for m in model.modules())
     assert any(name.startswith("model.language_model.layers.") for name in names)
+
+
+@pytest.mark.parametrize("family", ["gemma4", "gemma4_12b"])
+@pytest.mark.parametrize("kind", ["base", "it"])
+def test_gemma4_standin_has_the_processor_files_and_media_tokens_its_processor_reads(standins, family, kind):
+    """vLLM's multimodal Gemma-4 classes build the processor when they start: its settings come from
+    processor_config.json, its media tokens from the tokenizer (tests/real_vllm builds it in .venv-vllm)."""
+    from transformers import AutoTokenizer
+
+    folder = standins[(family, kind)]
+    processor = json.loads((folder / "processor_config.json").read_text())
+    assert processor == GEMMA4_PROCESSORS[family]
+    assert processor["processor_class"] == {"gemma4": "Gemma4Processor", "gemma4_12b": "Gemma4UnifiedProcessor"}[family]
+    vision = json.loads((folder / "config.json").read_text())["vision_config"]
+    for key in ("patch_size", "pooling_kernel_size"):  # what the image processor's patching assumes
+        assert vision.get(key, processor["image_processor"][key]) == processor["image_processor"][key]
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    plain = build_tokenizer(family)
+    for role, token in GEMMA4_MEDIA_TOKENS.items():
+        assert getattr(tokenizer, role) == token
+        assert getattr(tokenizer, f"{role}_id") == plain.convert_tokens_to_ids(token)
+    assert len(tokenizer) == len(plain)
+    record = json.loads((folder / "standin.json").read_text())
+    assert record["files"]["processor_config.json"]["pinned"] is False
+
+
+def test_glm45_standin_has_no_processor_files(standins):
+    assert not (standins[("glm45", "it")] / "processor_config.json").exists()
 
 
 def test_glm45_standin_files_carry_the_mtp_layer_that_transformers_drops(standins):

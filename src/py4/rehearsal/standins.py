@@ -2,7 +2,9 @@
 
 ``build_standin(family, kind, out_dir, seed)`` writes a normal model folder (config.json,
 bf16 safetensors shards + index, tokenizer files, chat_template.jinja,
-generation_config.json) that loads with ``AutoModelForCausalLM`` / ``AutoTokenizer``:
+generation_config.json; for Gemma-4 also processor_config.json) that loads with
+``AutoModelForCausalLM`` / ``AutoTokenizer`` (Gemma-4: and ``AutoProcessor``, as vLLM's multimodal
+Gemma-4 classes build it when they start):
 
 - ``gemma4``: Gemma-4 31B, ``Gemma4ForConditionalGeneration`` (what ``google/gemma-4-31B*``
   resolves to), a small vision tower, no audio tower.
@@ -27,7 +29,12 @@ a real, non-zero difference. Tokenizers are byte-level BPE trained offline on st
 library text (as ``py4.chat.smoke_tokenizer`` does), carrying the family's special tokens
 and a chat template as TRL's package ships it (``trl/chat_templates``): not the pinned -it
 revisions' own files, which are not available offline; :func:`file_provenance` says so per file,
-and ``py4 campaign preflight`` checks the real ones.
+and ``py4 campaign preflight`` checks the real ones. A Gemma-4 tokenizer names its media tokens as the
+real one's ``tokenizer_config.json`` does (``image_token``, ``boi_token``, ``eoi_token`` and the audio
+three: :data:`GEMMA4_MEDIA_TOKENS`, which ``Gemma4Processor`` reads), and its
+``processor_config.json`` is the real processor's (:data:`GEMMA4_PROCESSORS`: image, video and
+audio settings, none of which depends on the model's sizes; the stand-ins' vision configs keep the
+real ``patch_size`` and ``pooling_kernel_size`` these assume).
 
 Everything is deterministic for a given seed: the same seed writes the same tensors.
 """
@@ -92,6 +99,11 @@ GLM45_TOKENS = FamilyTokens(
     pad="<|endoftext|>", eos="<|endoftext|>", bos=None, unk=None,
     it_stop=("<|user|>", "<|observation|>"), add_bos=False,
 )
+GEMMA4_MEDIA_TOKENS = {"image_token": "<|image|>", "boi_token": "<|image>", "eoi_token": "<image|>",
+                       "audio_token": "<|audio|>", "boa_token": "<|audio>", "eoa_token": "<audio|>"}
+"""The media tokens a Gemma-4 tokenizer names by role (the real ``tokenizer_config.json``'s keys), which
+``Gemma4Processor`` and ``Gemma4UnifiedProcessor`` read when they are built. All are special tokens of
+the stand-in vocabulary already: naming them changes no token id and no decoding."""
 FAMILY_TOKENS = {"gemma4": GEMMA4_TOKENS, "gemma4_12b": GEMMA4_TOKENS, "glm45": GLM45_TOKENS}
 FAMILY_TEMPLATES = {"gemma4": GEMMA4_TEMPLATE, "gemma4_12b": GEMMA4_TEMPLATE, "glm45": GLM45_TEMPLATE}
 FAMILY_CLASSES = {"gemma4": "Gemma4ForConditionalGeneration", "gemma4_12b": "Gemma4UnifiedForConditionalGeneration",
@@ -105,7 +117,42 @@ REAL_MODELS = {"gemma4": "google/gemma-4-31B-it", "gemma4_12b": "google/gemma-4-
 # also make FSDP shards of different sizes on 2 ranks, which the real models never have.
 VOCAB_MULTIPLE = 128
 # Bump when what build_standin writes changes: rehearsal folders rebuild their stand-ins.
-STANDIN_VERSION = 3
+STANDIN_VERSION = 4
+
+
+def _gemma4_processor(processor: str, prefix: str, audio: dict) -> dict:
+    """A Gemma-4 ``processor_config.json``: the processor's own settings and its image, video and
+    audio processors', as transformers' classes save them by default (the image block equals the one
+    google publishes for gemma-4-e2b-it)."""
+    frames = {"do_convert_rgb": True, "do_rescale": True, "do_resize": True, "image_mean": [0.0, 0.0, 0.0],
+              "image_std": [1.0, 1.0, 1.0], "patch_size": 16, "pooling_kernel_size": 3, "resample": 3,
+              "rescale_factor": 1 / 255}
+    return {
+        "audio_ms_per_token": 40, "audio_seq_length": 750, "feature_extractor": audio,
+        "image_processor": {**frames, "do_normalize": False, "image_processor_type": f"{prefix}ImageProcessor",
+                            "max_soft_tokens": 280},
+        "image_seq_length": 280, "processor_class": processor,
+        "video_processor": {**frames, "do_normalize": True, "do_sample_frames": True, "max_soft_tokens": 70,
+                            "num_frames": 32, "return_metadata": False,
+                            "video_processor_type": f"{prefix}VideoProcessor"},
+    }
+
+
+GEMMA4_PROCESSORS: dict[str, dict] = {
+    "gemma4": _gemma4_processor("Gemma4Processor", "Gemma4", {
+        "dither": 0.0, "feature_extractor_type": "Gemma4AudioFeatureExtractor", "feature_size": 128,
+        "fft_length": 512, "fft_overdrive": False, "frame_length": 320, "hop_length": 160,
+        "input_scale_factor": 1.0, "max_frequency": 8000.0, "mel_floor": 0.001, "min_frequency": 0.0,
+        "padding_side": "right", "padding_value": 0.0, "per_bin_mean": None, "per_bin_stddev": None,
+        "preemphasis": 0.0, "preemphasis_htk_flavor": True, "return_attention_mask": True, "sampling_rate": 16000}),
+    "gemma4_12b": _gemma4_processor("Gemma4UnifiedProcessor", "Gemma4Unified", {
+        "audio_samples_per_token": 640, "feature_extractor_type": "Gemma4UnifiedAudioFeatureExtractor",
+        "feature_size": 640, "padding_side": "right", "padding_value": 0.0, "return_attention_mask": True,
+        "sampling_rate": 16000}),
+}
+"""Per Gemma-4 family, its ``processor_config.json`` (Gemma4Processor for the 31B,
+Gemma4UnifiedProcessor for the 12B's ``gemma4_unified``): what transformers 5.17 (.venv-vllm's,
+the version vLLM loads it with) saves for a processor built from its classes' defaults."""
 
 # The GLM stand-in's layers: the real first dense layer, then one MoE layer; the MTP layer is layer
 # index GLM45_LAYERS (46 on GLM-4.5-Air).
@@ -200,6 +247,7 @@ def build_tokenizer(family: str):
         unk_token=tokens.unk,
         model_max_length=131072,
         padding_side="left",
+        **({"extra_special_tokens": GEMMA4_MEDIA_TOKENS} if tokens is GEMMA4_TOKENS else {}),
     )
     tokenizer.chat_template = chat_template_text(family)
     return tokenizer
@@ -302,6 +350,9 @@ def file_provenance(family: str) -> dict[str, dict[str, object]]:
                                    f"not {real}'s vocabulary", "pinned": False},
         "generation_config.json": {"from": "the family's stop tokens and sampling defaults, stand-in ids",
                                    "pinned": False},
+        **({"processor_config.json": {"from": f"{GEMMA4_PROCESSORS[family]['processor_class']}'s defaults "
+                                              f"(transformers 5.17), not {real}'s own", "pinned": False}}
+           if family in GEMMA4_PROCESSORS else {}),
     }
 
 
@@ -429,6 +480,9 @@ def build_standin(family: str, kind: str, out_dir: str | Path, seed: int = 0) ->
     model.generation_config.update(**_generation_config(tokenizer, family, kind))
     model.save_pretrained(out, max_shard_size=MAX_SHARD_SIZE)
     tokenizer.save_pretrained(out)
+    if family in GEMMA4_PROCESSORS:
+        processor = json.dumps(GEMMA4_PROCESSORS[family], indent=2, sort_keys=True)
+        (out / "processor_config.json").write_text(processor + "\n")
     if family == "glm45":
         _append_to_last_shard(out, mtp_tensors(config, seed, it_delta=kind == "it"))
     (out / "standin.json").write_text(json.dumps(
