@@ -16,9 +16,10 @@ import py4
 # Bottom to top. Packages on one line share a layer and may import each other.
 LAYERS: list[set[str]] = [
     # the foundation (no py4 imports above it); endpoint_client: the HTTP client of OpenAI-compatible endpoints;
-    # cli_options: a command built from its options model
+    # cli_options: a command built from its options model; overrides: a typed key=value and its command-line text;
+    # hub: dataset folders, cards, the upload call (runs writes model cards)
     {"errors", "fileio", "config", "runs", "threads", "run_progress", "run_owner", "endpoint_client", "binomial",
-     "version", "hub", "cli_options"},  # hub: dataset folders, cards, the upload call (runs writes model cards)
+     "version", "hub", "cli_options", "overrides"},
     {"chat"},  # chat formats and training templates: episodes parse them, data renders them, train sets them
     {"lang"},
     {"boa"},

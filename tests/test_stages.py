@@ -12,6 +12,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from py4 import stages
+from py4.overrides import overrides
 from py4.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,8 +137,8 @@ def test_python_m_py4_train_is_py4_train():
 def test_a_call_is_written_as_its_command_line_and_read_back():
     call = stages.StageCall(stage="eval", config="configs/eval/x.yaml",
                             options={"out": "o", "model": "m", "split": ["a", "b"], "progress": False},
-                            overrides=(*stages.overrides({"limit": 3, "episode.verbatim": True, "name": None}),
-                                       *stages.overrides(["sampling.temperature=0.70"])))
+                            overrides=(*overrides({"limit": 3, "episode.verbatim": True, "name": None}),
+                                       *overrides(["sampling.temperature=0.70"])))
     assert stages.argv(call) == ["eval", "--out", "o", "--model", "m", "--split", "a,b", "--no-progress",
                                  "--config", "configs/eval/x.yaml", "limit=3", "episode.verbatim=true", "name=null",
                                  "sampling.temperature=0.70"]  # a spec's text is kept as written
@@ -154,7 +155,7 @@ def test_check_names_the_option_or_field_and_what_was_expected():
                                     "parse string as an integer (given 'lots')"]
     assert "unknown stage 'sfy'; did you mean 'sft'?" in stages.check(stages.StageCall(stage="sfy"))[0]
     assets = stages.StageCall(stage="assets", config=str(ROOT / "configs/train/smoke/smoke_assets.yaml"),
-                              options={"out": "o"}, overrides=tuple(stages.overrides(["it_training.step=3"])))
+                              options={"out": "o"}, overrides=tuple(overrides(["it_training.step=3"])))
     [problem] = stages.check(assets)
     assert "smoke_assets.yaml: it_training.step: unknown key; did you mean 'steps'?" in problem
 
@@ -273,11 +274,11 @@ def test_a_toy_stage_is_a_module_an_entry_and_a_config(tmp_path, monkeypatch):
 
     out = tmp_path / "out"
     call = stages.StageCall(stage="toy", config=str(config), options={"out": str(out), "times": 3},
-                            overrides=tuple(stages.overrides(["greeting=hi"])))
+                            overrides=tuple(overrides(["greeting=hi"])))
     assert stages.argv(call) == ["toy", "--config", str(config), "--out", str(out), "--times", "3", "greeting=hi"]
     assert stages.check(call) == []
     [problem] = stages.check(stages.StageCall(stage="toy", config=str(config), options={"out": "o"},
-                                              overrides=tuple(stages.overrides(["greting=x"]))))
+                                              overrides=tuple(overrides(["greting=x"]))))
     assert "greting: unknown key; did you mean 'greeting'?" in problem
 
     monkeypatch.setattr(app, "registered_commands", list(app.registered_commands))  # the command goes with the test

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 import pydantic
 import yaml
 
-from py4.errors import Py4Error
+from py4.errors import ConfigError
 from py4.fileio import atomic_write_text
+from py4.overrides import Override, overrides
 
 __all__ = [
     "ConfigError",
@@ -35,16 +36,6 @@ __all__ = [
     "dump_config",
     "write_resolved_config",
 ]
-
-
-class ConfigError(Py4Error, ValueError):
-    """A config could not be loaded; ``problems`` lists every problem found."""
-
-    def __init__(self, source: str, problems: list[str]):
-        self.source = source
-        self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"invalid config {source}: {len(problems)} problem(s)\n{lines}")
 
 
 class ReferenceNotFound(ConfigError, ImportError):
@@ -116,36 +107,19 @@ def require_pinned(value: str | None, revision: str | None, field: str, revision
 T = TypeVar("T", bound=pydantic.BaseModel)
 
 
-def _parse_scalar(text: str) -> Any:
-    # YAML's own scalar rules, so that `lr=1e-5`, `packing=true`, `gpus=[0,1]` and
-    # `name=null` mean what they mean in a config file.
-    try:
-        return yaml.safe_load(text) if text != "" else ""
-    except yaml.YAMLError:
-        return text
+def parse_overrides(items: Iterable[str | Override]) -> list[tuple[list[str], Any]]:
+    """``a.b.c=value`` strings (or typed Overrides) as (dotted path, typed value); raises
+    ConfigError naming each malformed string."""
+    return [(o.path, o.value) for o in overrides(items)]
 
 
-def parse_overrides(overrides: list[str] | tuple[str, ...]) -> list[tuple[list[str], Any]]:
-    """Parse ``a.b.c=value`` strings; raises ConfigError naming each malformed one."""
-    parsed: list[tuple[list[str], Any]] = []
-    problems = []
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
-            problems.append(f"override {item!r}: expected key=value with a dotted key, e.g. train.lr=1e-5")
-            continue
-        parsed.append((key.strip().split("."), _parse_scalar(value)))
-    if problems:
-        raise ConfigError("<overrides>", problems)
-    return parsed
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Return a copy of ``data`` with dotted ``key=value`` overrides applied."""
+def apply_overrides(data: dict[str, Any], items: Iterable[str | Override]) -> dict[str, Any]:
+    """Return a copy of ``data`` with dotted ``key=value`` overrides applied: strings are read with
+    YAML's scalar rules, an `Override` gives its typed value as it is."""
     import copy
 
     out = copy.deepcopy(data)
-    for path, value in parse_overrides(overrides):
+    for path, value in parse_overrides(items):
         node = out
         for part in path[:-1]:
             child = node.get(part)
@@ -154,7 +128,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]
             if not isinstance(child, dict):
                 raise ConfigError("<overrides>", [f"{'.'.join(path)}: {part!r} is not a mapping"])
             node = child
-        node[path[-1]] = value
+        node[path[-1]] = copy.deepcopy(value)  # an Override's value is shared by every load of its call
     return out
 
 
@@ -264,7 +238,7 @@ def read_config_mapping(path: str | Path | None, source: str, what: str = "a map
     return data
 
 
-def load_config(model: type[T], path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> T:
+def load_config(model: type[T], path: str | Path | None = None, overrides: Iterable[str | Override] = ()) -> T:
     """Load ``path`` (or the model's defaults when None), apply overrides, validate strictly.
 
     Raises ConfigError (a ValueError) listing every problem found.

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-__all__ = ["Py4Error", "FileFormatError", "where", "cli_errors", "fail"]
+__all__ = ["Py4Error", "ConfigError", "FileFormatError", "where", "cli_errors", "fail"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -27,6 +27,16 @@ class Py4Error(Exception):
     """An error in what the user gave us; the command line shows it as one line, exit 2."""
 
     exit_code: int = 2
+
+
+class ConfigError(Py4Error, ValueError):
+    """A config could not be loaded; ``problems`` lists every problem found."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"invalid config {source}: {len(problems)} problem(s)\n{lines}")
 
 
 class FileFormatError(Py4Error, ValueError):

@@ -38,7 +38,7 @@ def train(
     from rich.console import Console
 
     from py4.stages import StageCall, result_summary, run_call, unknown_stage
-    from py4.stages import overrides as parse_overrides
+    from py4.overrides import overrides as parse_overrides
 
     if stage not in TRAINING_STAGES:
         raise Py4Error(unknown_stage(stage, TRAINING_STAGES))
@@ -59,7 +59,7 @@ def stage_command(stage: Stage) -> Callable[..., None]:
         from rich.console import Console
 
         from py4.stages import StageCall, result_summary, run_call
-        from py4.stages import overrides as parse_overrides
+        from py4.overrides import overrides as parse_overrides
 
         call = StageCall(stage=stage.name, config=getattr(options, "config", None),
                          options=options.model_dump(exclude={"config"}), overrides=tuple(parse_overrides(overrides)))

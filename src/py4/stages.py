@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -33,49 +33,9 @@ from py4.corpus.cli import CorpusOptions, SubsetOptions
 from py4.data.cli import MixOptions, PackOptions
 from py4.evaluate.cli import EvalOptions
 from py4.graft.cli import GraftOptions
+from py4.overrides import Override
 from py4.probes.cli import ProbesOptions
 from py4.train.smoke_cli import AssetsOptions, HeldoutLossOptions
-
-
-@dataclass(frozen=True, kw_only=True)
-class Override:
-    """A ``key=value`` override of a stage's config: the dotted key, the typed value, and the
-    text the command line carries (YAML's scalar rules read it back as ``value``)."""
-
-    key: str
-    value: Any
-    text: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.text:
-            object.__setattr__(self, "text", _scalar_text(self.value))
-
-    @classmethod
-    def parse(cls, item: str) -> Override:
-        """From ``key=value`` as written in a campaign spec or on a command line (the text is kept
-        as written). Raises ConfigError naming a malformed item."""
-        from py4.config import parse_overrides
-
-        (path, value), = parse_overrides([item])
-        return cls(key=".".join(path), value=value, text=item.partition("=")[2])
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.text}"
-
-
-def _scalar_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return str(value)
-
-
-def overrides(items: Mapping[str, Any] | Iterable[str] = ()) -> list[Override]:
-    """Overrides from a mapping (key -> typed value, in order) or from ``key=value`` strings."""
-    if isinstance(items, Mapping):
-        return [Override(key=k, value=v) for k, v in items.items()]
-    return [Override.parse(item) for item in items]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,8 +81,10 @@ class StageCall:
     config: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
+    """Typed: `load` gives the stage these values as they are; only `argv` writes them as text."""
 
     def override_texts(self) -> list[str]:
+        """``key=value`` as a command line carries them (`py4.overrides.value_text`)."""
         return [str(o) for o in self.overrides]
 
 
@@ -235,7 +197,7 @@ def _run_mix(config: Any, call: StageCall) -> dict:
 def _load_graft(stage: Stage, call: StageCall) -> Any:
     from py4.graft.config import resolve_graft_config
 
-    return resolve_graft_config(call.config, options_of(call).config_fields(), call.override_texts())
+    return resolve_graft_config(call.config, options_of(call).config_fields(), call.overrides)
 
 
 def _run_graft(config: Any, call: StageCall) -> Any:
@@ -244,13 +206,13 @@ def _run_graft(config: Any, call: StageCall) -> Any:
     return run(config, show_progress=options_of(call).progress)
 
 
-def _eval_overrides(call: StageCall) -> list[str]:
+def _eval_overrides(call: StageCall) -> list[Override]:
     """The eval flags as config overrides (flags win over the file, overrides over flags)."""
     from py4.evaluate.config import flag_overrides
 
     o = options_of(call)
     return [*flag_overrides(o.split, o.policy, o.model, o.endpoint, o.samples, o.temperature, o.limit),
-            *call.override_texts()]
+            *call.overrides]
 
 
 def _load_eval(stage: Stage, call: StageCall) -> Any:
@@ -471,7 +433,7 @@ def load(call: StageCall) -> Any:
         return options
     if stage.load is not None:
         return stage.load(stage, call)
-    return load_config(stage.config_class(), call.config, call.override_texts())
+    return load_config(stage.config_class(), call.config, call.overrides)
 
 
 def check(call: StageCall) -> list[str]:

@@ -244,7 +244,8 @@ def test_the_eft_dose_and_the_sanity_bank_read_the_pinned_bank(bank_nodes, expor
     from dataclasses import replace
 
     from py4.problems.bank import load_bank, load_manifest
-    from py4.stages import overrides, run_call
+    from py4.overrides import overrides
+    from py4.stages import run_call
 
     pinned_ids = {p.id for p in exports["bank"]}
     # the dose drawn from the bank (the 8-row dose is drawn from it), gold rows only: its replay
@@ -283,7 +284,8 @@ def test_grpo_takes_its_problems_and_its_environment_from_the_pinned_bank(bank_n
 def test_an_evaluation_reads_the_pinned_bank_and_records_it(bank_nodes, exports, tmp_path):
     from dataclasses import replace
 
-    from py4.stages import overrides, run_call
+    from py4.overrides import overrides
+    from py4.stages import run_call
 
     ev = bank_nodes["eval:tiny/iso/sft"]  # its call, with the gold policy in place of the model
     out = tmp_path / "eval"

@@ -141,7 +141,7 @@ def test_ledgers_and_results(tmp_path):
 
 def _gold_eval(run: Path, **fields) -> Node:
     """An ``eval`` run of the gold policy on one problem (seconds, no model)."""
-    from py4.stages import overrides
+    from py4.overrides import overrides
 
     return Node(id="gold", stage="eval", run_dir=str(run), overrides=overrides({"limit": 1}),
                 options={"out": str(run), "policy": "gold", "split": ["test_heldin"], "progress": False}, **fields)

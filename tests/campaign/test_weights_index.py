@@ -66,7 +66,7 @@ def test_a_midtrain_row_names_the_base_its_last_model_path_override_gives(tmp_pa
     # Overrides resolve in order, the last one winning (py4.config.apply_overrides), in the ledger
     # as in the run: a run with several model.path overrides names the last.
     from py4.campaign.ledgers import external_parents
-    from py4.stages import overrides
+    from py4.overrides import overrides
 
     spec, nodes = _nodes(tmp_path)
     mid = nodes["tiny/iso/midtrain"]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from py4 import stages
+from py4.overrides import overrides
 
 pytest.importorskip("inspect_ai")
 
@@ -20,7 +21,7 @@ def test_eval_stage_writes_an_inspect_log_of_its_episodes(tmp_path):
     out = tmp_path / "eval"
     call = stages.StageCall(stage="eval", options={"out": str(out), "policy": "gold", "split": ["test_heldout"],
                                                    "progress": False},
-                            overrides=tuple(stages.overrides({"limit": 2})))
+                            overrides=tuple(overrides({"limit": 2})))
     results = stages.run_call(call)
     [log_file] = sorted(Path(out, INSPECT_LOG).glob("*.eval"))
     log = read_eval_log(str(log_file))

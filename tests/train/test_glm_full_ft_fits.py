@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from py4.stages import StageCall, load, overrides
+from py4.overrides import overrides
+from py4.stages import StageCall, load
 from py4.train.fit import FitError, check_fit, run_memory
 from py4.train.memory import GPU_TYPES
 

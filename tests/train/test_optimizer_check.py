@@ -17,7 +17,8 @@ import pytest
 from py4.config import ConfigError, load_config
 from py4.train import common, loading
 from py4.train.midtrain import MidtrainConfig
-from py4.stages import StageCall, overrides, run_call
+from py4.overrides import overrides
+from py4.stages import StageCall, run_call
 
 REPO = Path(__file__).resolve().parents[2]
 GLM_CONFIGS = ["configs/train/glm45_air/midtrain_iso.yaml", "configs/train/glm45_air/midtrain_prop.yaml",

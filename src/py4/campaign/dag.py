@@ -23,7 +23,8 @@ from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError
 from py4.errors import Py4Error
 from py4.evaluate.serve import ServerPlan, plan_server
-from py4.stages import Override, StageCall, check, get_stage, overrides
+from py4.overrides import Override, overrides
+from py4.stages import StageCall, check, get_stage
 from py4.stages import load as load_stage_config
 from py4.stages import argv as stage_argv
 

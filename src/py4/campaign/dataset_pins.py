@@ -76,7 +76,7 @@ def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str,
     """The DAG's nodes with the spec's pinned datasets read by its runs (module docstring):
     the bank's and probe set's ``dataset`` runs first, the corpus's in the ``corpus`` run's place."""
     from py4.campaign.dag import Node
-    from py4.stages import overrides
+    from py4.overrides import overrides
 
     pinned = pins(spec)
     if not pinned:

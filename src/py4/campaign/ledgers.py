@@ -130,7 +130,7 @@ def _planned_base(node: Node) -> str | None:
     try:
         model = load(node.call).model
     except Py4Error:  # a config that does not load (plan names it): the last path the command gives
-        given = [o.text for o in node.overrides if o.key == "model.path"]
+        given = [str(o.value) for o in node.overrides if o.key == "model.path"]
         return given[-1] if given else None
     return f"{model.path}@{model.revision}" if model.revision and not is_local(model.path) else model.path
 

@@ -8,43 +8,45 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from py4.config import ConfigError, apply_overrides, read_config_mapping, validate_config
 from py4.evaluate.harness import EvalConfig, check_config
 from py4.evaluate.policies import POLICY_NAMES
+from py4.overrides import Override, overrides
 
 __all__ = ["flag_overrides", "load_eval_config"]
 
 
 def flag_overrides(split: Iterable[str] | None = None, policy: str | None = None, model: str | None = None,
                    endpoint: str | None = None, samples: int | None = None, temperature: float | None = None,
-                   limit: int | None = None) -> list[str]:
-    """``py4 eval``'s flags as config overrides (flags win over the YAML, overrides over flags).
+                   limit: int | None = None) -> list[Override]:
+    """``py4 eval``'s flags as typed config overrides (flags win over the YAML, overrides over flags).
 
     ``split`` items may be comma-separated; without ``policy``, ``endpoint`` means the endpoint
     policy and ``model`` the local one.
     """
-    out = []
+    given: dict[str, Any] = {}
     if split:
-        names = [s.strip() for item in split for s in item.split(",") if s.strip()]
-        out.append(f"splits=[{','.join(names)}]")
+        given["splits"] = [s.strip() for item in split for s in item.split(",") if s.strip()]
     if policy is None and endpoint:
         policy = "endpoint"
     elif policy is None and model:
         policy = "local"
-    given = {"policy.name": policy, "policy.model": model, "policy.endpoint": endpoint, "sampling.samples": samples,
+    flags = {"policy.name": policy, "policy.model": model, "policy.endpoint": endpoint, "sampling.samples": samples,
              "sampling.temperature": temperature, "limit": limit}
-    return out + [f"{key}={value}" for key, value in given.items() if value is not None]
+    given.update({key: value for key, value in flags.items() if value is not None})
+    return overrides(given)
 
 
-def load_eval_config(config: str | Path | None, overrides: list[str]) -> EvalConfig:
+def load_eval_config(config: str | Path | None, items: Iterable[str | Override]) -> EvalConfig:
     """The EvalConfig of the file (or none) and the overrides; ConfigError for what the user must fix.
 
     A policy must be named: without one the config's default (the gold solutions) would give
     a perfect score to a forgotten ``--model``. A local model or tokenizer folder must exist.
     """
     source = str(config) if config is not None else "from the command line"
-    data = apply_overrides(read_config_mapping(config, source), overrides)
+    data = apply_overrides(read_config_mapping(config, source), items)
     if not isinstance(data.get("policy"), dict) or "name" not in data["policy"]:
         raise ConfigError(source, ["no policy: give --model PATH (a local model folder), --endpoint URL --model NAME, "
                                    f"or --policy NAME (one of {', '.join(POLICY_NAMES)})"])

@@ -8,13 +8,14 @@ verify`` and the stage registry all do.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 
 from py4.config import ConfigError, StrictModel, apply_overrides, read_config_mapping, validate_config
+from py4.overrides import Override
 from py4.train.model_files import PROCESSOR_FILES
 
 __all__ = [
@@ -217,7 +218,7 @@ class GraftConfig(StrictModel):
 
 
 def resolve_graft_config(config_file: str | Path | None, flags: Mapping[str, Any],
-                         overrides: list[str] | tuple[str, ...] = ()) -> GraftConfig:
+                         overrides: Iterable[str | Override] = ()) -> GraftConfig:
     """The GraftConfig of ``config_file`` (or none), then ``flags``, then ``key=value`` overrides.
 
     ``flags`` maps dotted fields (``mid.path``, ``it.revision``, ``lambda_``) to typed values, as the

@@ -188,7 +188,7 @@ def rehearsal_nodes(spec, config: RehearsalConfig, layout: Layout):
     """The campaign's own DAG, plus the per-model overrides; the training runs' GPUs (their
     process counts) read again from their stage configs with those overrides in."""
     from py4.campaign.dag import build_dag, set_training_gpus
-    from py4.stages import overrides
+    from py4.overrides import overrides
 
     nodes = build_dag(spec, check=False)  # checked below, once the per-model overrides are in
     for node in nodes:

@@ -31,7 +31,8 @@ def calibration_runs(spec) -> dict[str, str]:
 def calibration_call(spec, policy: str):
     """The ``eval`` stage run of a scripted policy on the campaign's splits, with its evaluation
     overrides (sample count, problem limit, episode limits), so that its n is the models' n."""
-    from py4.stages import StageCall, overrides
+    from py4.overrides import overrides
+    from py4.stages import StageCall
 
     ev = spec.evaluation
     return StageCall(stage="eval", config=ev.config, overrides=tuple(overrides(ev.overrides)),
