@@ -105,13 +105,13 @@ def test_servable_copy_of_a_gemma4_model_is_its_language_model_with_the_gemma4_s
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from py4.evaluate.serve import servable_copy
+    from py4.evaluate.serve import transformers_copy
     from py4.rehearsal.standins import build_standin
 
     folder = build_standin(family, "it", tmp_path / family, seed=0)
     plan = plan_server(ServeConfig(engine="transformers", port=free_port()), str(folder), name=f"{family}/graft",
                        scratch=str(tmp_path / "served_model"))
-    copy = servable_copy(plan)
+    copy = transformers_copy(plan)
     served = AutoModelForCausalLM.from_pretrained(copy, dtype=torch.float32)
     whole = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     assert type(served).__name__ == text_class

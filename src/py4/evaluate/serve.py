@@ -17,15 +17,11 @@ SIGTERM. Engines:
   --lora-modules NAME=PATH``; vLLM's default maximum rank is 16, the campaign's LoRA is 64).
   A multimodal model (Gemma-4) can be served as its language model alone
   (``language_model_only``, per model: vLLM 0.31's ``--language-model-only``, every modality's
-  input limit 0, so the vision and audio encoders never run); the plan records the choice.
-  Per model, ``architecture`` serves the checkpoint as another vLLM architecture
-  (``--hf-overrides '{"architectures": [...]}'``) from a *text-only copy* of its folder (every
-  file, the safetensors without the vision and audio towers' and embedders' tensors): the CPU
-  rehearsal serves Gemma-4 as vLLM's text-only ``Gemma4ForCausalLM``, which is written to load the
-  multimodal checkpoint's language model (``model.language_model.*``) and never imports Gemma-4's
-  processor (torchvision); the 12B's encoder-free ``vision_embedder`` is a tensor set that class has
-  no name for, hence the copy. Per model, ``adapter_engine`` serves that model's adapters with
-  another engine (the CPU rehearsal: GLM-4.5's, whose LoRA on vLLM runs the MoE on Triton).
+  input limit 0, so the vision and audio encoders never run); the plan records the choice. vLLM
+  still builds the model's processor when it starts, so the folder must hold its processor files
+  (every training output does: ``py4.train.model_files``). Per model, ``adapter_engine`` serves
+  that model's adapters with another engine (the CPU rehearsal: GLM-4.5's, whose LoRA on vLLM runs
+  the MoE on Triton).
 - ``transformers`` (CPU, rehearsal scale): ``transformers serve`` of this interpreter, pinned to
   one model folder (``force_model``: requests must name exactly that path). It serves a
   *servable copy* written to a scratch folder before it starts and removed after it stops:
@@ -95,10 +91,6 @@ class ServeConfig(StrictModel):
     language_model_only: dict[str, bool] = {}
     """Model key -> serve a multimodal model's language model alone (vllm --language-model-only;
     default false). The transformers engine serves Gemma-4 so in any case (its servable copy)."""
-    architecture: dict[str, str] = {}
-    """Model key -> the vLLM architecture its checkpoints are served as (``--hf-overrides``), from a
-    text-only copy of the folder (CPU rehearsal: Gemma-4 as ``Gemma4ForCausalLM``). Default: the
-    folder's own ``architectures``."""
     adapter_engine: dict[str, Literal["vllm", "transformers"]] = {}
     """Model key -> the engine that serves this model's adapters (default: ``engine``)."""
     max_lora_rank: int = 64
@@ -112,8 +104,6 @@ class ServeConfig(StrictModel):
     def _check(self) -> "ServeConfig":
         problems = [f"family.{k}: unknown family {v!r}; expected one of {', '.join(FAMILIES)}"
                     for k, v in self.family.items() if v not in FAMILIES]
-        problems += [f"architecture.{k}: {v!r} is not a model class name" for k, v in self.architecture.items()
-                     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)]
         if "vllm" in (self.engine, *self.adapter_engine.values()) and not self.executable:
             problems.append("executable: engine vllm needs the vllm program of vLLM's own environment "
                             "(e.g. .venv-vllm/bin/vllm); it is not looked up on PATH")
@@ -137,15 +127,12 @@ class ServerPlan:
     """For an adapter: the model folder it was trained on (served with it)."""
     servable_copy: str | None = None
     """The scratch folder the served copy is written to before the server starts (and removed from
-    after it stops): transformers engine, or vllm with ``architecture``."""
+    after it stops): transformers engine."""
     family: str | None = None
     gpus: int = 1
     language_model_only: bool = False
     """Served as its language model alone (no image/audio/video inputs)."""
     engine: str = "vllm"
-    architecture: str | None = None
-    """vllm: the architecture the model folder is served as (``--hf-overrides``), from the
-    text-only copy at ``servable_copy``."""
     ready_timeout_s: float = 1800.0
     stop_timeout_s: float = 60.0
 
@@ -191,10 +178,9 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
     if family is None:
         raise ServeError(f"evaluation.serve.family: no family for model {model_key!r}; vLLM needs its tool-call "
                          f"parser (one of {', '.join(FAMILIES)}) or it answers HTTP 400 to requests with tools")
-    architecture = config.architecture.get(model_key) if model_key else None
     model_name = served_name(name)
     assert config.executable  # ServeConfig's check: a vllm engine names its program
-    argv = [config.executable, "serve", served if architecture else (base or weights),
+    argv = [config.executable, "serve", base or weights,
             "--served-model-name", f"{model_name}.base" if base else model_name,
             "--host", config.host, "--port", str(config.port), "--tensor-parallel-size", str(gpus),
             "--enable-auto-tool-choice", "--tool-call-parser", VLLM_TOOL_CALL_PARSERS[family],
@@ -206,13 +192,10 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
         argv += ["--max-model-len", str(config.max_model_len)]
     if text_only:
         argv.append("--language-model-only")
-    if architecture:
-        argv += ["--hf-overrides", json.dumps({"architectures": [architecture]})]
     if base:
         argv += ["--enable-lora", "--max-lora-rank", str(config.max_lora_rank),
                  "--lora-modules", f"{model_name}={weights}"]
-    extra: dict[str, Any] = {"servable_copy": served, "architecture": architecture} if architecture else {}
-    return ServerPlan([*argv, *extra_args], url, model_name, language_model_only=text_only, **extra, **common)
+    return ServerPlan([*argv, *extra_args], url, model_name, language_model_only=text_only, **common)
 
 
 @dataclass
@@ -249,7 +232,7 @@ def serving(plan: ServerPlan, log_path: str | Path) -> Iterator[RunningServer]:
     try:
         if plan.servable_copy:
             try:
-                servable_copy(plan)
+                transformers_copy(plan)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ServeError(f"cannot serve {plan.weights}: its servable copy for the {plan.engine} engine "
                                  f"({plan.servable_copy}) could not be made: {exc}") from exc
@@ -350,57 +333,6 @@ def log_tail(path: str | Path, lines: int = 20) -> str:
 
 GEMMA4_TEXT_CLASSES = {"gemma4": "Gemma4ForCausalLM", "gemma4_unified": "Gemma4UnifiedForCausalLM"}
 """The language-model-only class transformers serve loads for each multimodal Gemma-4 (31B, 12B)."""
-
-
-MULTIMODAL_TENSOR_PARTS = ("vision_tower.", "audio_tower.", "embed_vision.", "embed_audio.", "vision_embedder.")
-"""Name parts of a multimodal Gemma-4 checkpoint's tensors outside its language model: the 31B's
-vision (and audio) towers and their embedders, the 12B's encoder-free vision embedder."""
-
-
-def servable_copy(plan: ServerPlan) -> Path:
-    """What the plan's server loads, written to ``plan.servable_copy``: for vLLM the text-only
-    copy (:func:`text_only_copy`), for transformers serve :func:`transformers_copy`."""
-    return text_only_copy(plan) if plan.engine == "vllm" else transformers_copy(plan)
-
-
-def text_only_copy(plan: ServerPlan) -> Path:
-    """vllm with ``architecture``: the model folder (an adapter's base) with every file as it is,
-    but its safetensors without the tensors outside the language model
-    (:data:`MULTIMODAL_TENSOR_PARTS`), the shard index's weight map to match. Dtypes and names of
-    the kept tensors are unchanged; the adapter folder is served from where it is."""
-    from safetensors import safe_open
-    from safetensors.torch import save_file
-
-    source, out = Path(plan.base or plan.weights), Path(plan.servable_copy or "")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    dropped: list[str] = []
-    kept_bytes = 0
-    for path in sorted(source.iterdir()):
-        if path.is_dir():
-            continue
-        if path.suffix != ".safetensors":
-            if path.name != "model.safetensors.index.json":
-                shutil.copy(path, out / path.name)
-            continue
-        with safe_open(str(path), framework="pt") as shard:
-            names = list(shard.keys())
-            kept = {n: shard.get_tensor(n) for n in names if not any(p in n for p in MULTIMODAL_TENSOR_PARTS)}
-            metadata = shard.metadata() or {"format": "pt"}
-        dropped += [n for n in names if n not in kept]
-        kept_bytes += sum(t.numel() * t.element_size() for t in kept.values())
-        save_file(kept, out / path.name, metadata=metadata)
-    index = source / "model.safetensors.index.json"
-    if index.is_file():
-        data = json.loads(index.read_text())
-        data["weight_map"] = {k: v for k, v in data["weight_map"].items() if k not in set(dropped)}
-        data.setdefault("metadata", {})["total_size"] = kept_bytes
-        (out / index.name).write_text(json.dumps(data, indent=2) + "\n")
-    (out / "py4_served_copy.json").write_text(json.dumps({
-        "weights": plan.weights, "base": plan.base, "architecture": plan.architecture,
-        "dropped_tensors": len(dropped), "dropped_parts": sorted({p for p in MULTIMODAL_TENSOR_PARTS
-                                                                  for n in dropped if p in n})}))
-    return out
 
 
 def transformers_copy(plan: ServerPlan) -> Path:
