@@ -1,6 +1,7 @@
 """The Slurm backend against a real single-node Slurm (munged, slurmctld, slurmd started here).
 
-Fast tier: cancel on a real cluster (no stage runs), when Slurm is installed. Slow tier:
+Fast tier, when Slurm is installed: cancel on a real cluster (no stage runs), and the login node's
+check of the pinned models and datasets, which refuses before any job reaches the cluster. Slow tier:
 scripts/install_slurm.sh, then (1) part of the smoke campaign through Slurm and through the local
 runner, with one run made to fail: the same runs done / failed / blocked, the same outputs; a
 resubmission skips what is done and, once the failure is fixed, finishes the rest; (2) the whole
@@ -363,3 +364,63 @@ def test_a_stopped_or_requeued_job_resumes_its_run_from_the_last_checkpoint(slur
     assert resumed >= second > first
     assert result["steps_this_run"] == result["global_step"] - resumed > 0
     assert read_manifest(record_dir(spec.out_dir, node))["resumed_from"] == "interrupted"
+
+
+def _model_folder(folder: Path, weights: bool) -> Path:
+    """A model folder as the Hub holds one: config.json, and the weights unless ``weights`` is False."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 4}))
+    if weights:
+        save_file({"lm_head.weight": torch.zeros(2, 4)}, str(folder / "model.safetensors"))
+    return folder
+
+
+def test_the_login_node_refuses_missing_pins_before_any_job_is_submitted(slurm_installed, tmp_path, monkeypatch):
+    """`py4 campaign run --backend slurm` with Hub models and a probe set pinned: while the cache lacks
+    the base model's weights and the probe set, one line names both fields and nothing reaches the
+    real Slurm; with them in the cache, the same command submits."""
+    from typer.testing import CliRunner
+
+    from py4.cli import app
+    from py4.campaign.slurm import jobs_path
+    from py4.probes.export import export_probes
+    from py4.rehearsal.hub_cache import install_snapshot
+
+    monkeypatch.chdir(ROOT)
+    cache = tmp_path / "hf" / "hub"
+    for name, value in (("HF_HOME", tmp_path / "hf"), ("HF_HUB_CACHE", cache), ("HF_HUB_OFFLINE", "1")):
+        monkeypatch.setenv(name, str(value))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(cache))
+    base, it, probes = ("py4-test/tiny-base", "1111aaaa"), ("py4-test/tiny-it", "2222bbbb"), \
+        ("arcadia-impact/python4-probes", "582a1a2f")
+    install_snapshot(cache, *base, _model_folder(tmp_path / "base", weights=False))  # `preflight` fetched its config
+    install_snapshot(cache, *it, _model_folder(tmp_path / "it", weights=True))
+    pins = [f"models.tiny.base={{hub_id: {base[0]}, revision: {base[1]}}}",
+            f"models.tiny.it={{hub_id: {it[0]}, revision: {it[1]}}}",
+            f"models.tiny.it_base={{hub_id: {base[0]}, revision: {base[1]}}}",
+            f"datasets.probes={{hub_id: {probes[0]}, revision: {probes[1]}}}"]
+    out = tmp_path / "out"
+
+    def submit():
+        return CliRunner().invoke(app, ["campaign", "run", str(SMOKE), "--out", str(out), "--backend", "slurm",
+                                        "--only", "dataset:probes", *pins])
+
+    refused = submit()
+    assert refused.exit_code == 2, refused.output
+    [line] = [x for x in refused.output.splitlines() if x.strip()]
+    assert f"models.tiny.base ({base[0]}@{base[1]}): its config is in the Hugging Face cache but not its weights" \
+        in line
+    assert f"datasets.probes ({probes[0]}@{probes[1]}): " in line and "not in the Hugging Face cache" in line
+    assert "models.tiny.it " not in line and "it_base" not in line  # present; the base pinned twice is named once
+    assert slurm_installed.queue() == {} and not jobs_path(str(out)).exists()
+
+    install_snapshot(cache, *base, _model_folder(tmp_path / "base", weights=True))
+    export_probes(tmp_path / "probes_export")
+    install_snapshot(cache, *probes, tmp_path / "probes_export", repo_type="dataset")
+    submitted = submit()
+    assert submitted.exit_code == 0, submitted.output
+    [job] = [json.loads(x) for x in jobs_path(str(out)).read_text().splitlines()]
+    assert job["node"] == "dataset:probes" and job["job_id"] in slurm_installed.queue()
