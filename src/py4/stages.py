@@ -390,7 +390,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in [
     Stage(name="heldout_loss", command=("smoke", "heldout-loss"), options=HeldoutLossOptions, config_type=None,
           run=_run_heldout_loss, result_type="builtins:dict", summary=_heldout_loss_summary),
 ]}
-"""name -> stage, in the order a campaign's runs go (`py4.campaign.dag.Node.stage`)."""
+"""name -> stage, in the order a campaign's runs go (`py4.campaign.node.Node.stage`)."""
 
 
 def get_stage(name: str) -> Stage:

@@ -21,14 +21,11 @@ without pins gets no new run and no changed command line.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from py4.campaign.node import Node
 from py4.campaign.node_meta import DatasetMeta
 from py4.campaign.spec import CampaignSpec, HubPin
 from py4.errors import Py4Error
-
-if TYPE_CHECKING:
-    from py4.campaign.dag import Node
 
 KINDS = ("bank", "probes", "corpus")
 
@@ -75,7 +72,6 @@ def dataset_dir(out: str, kind: str) -> str:
 def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str, Node]:
     """The DAG's nodes with the spec's pinned datasets read by its runs (module docstring):
     the bank's and probe set's ``dataset`` runs first, the corpus's in the ``corpus`` run's place."""
-    from py4.campaign.dag import Node
     from py4.overrides import overrides
 
     pinned = pins(spec)

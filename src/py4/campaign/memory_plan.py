@@ -169,7 +169,7 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
     from py4.stages import get_stage, load
     from py4.train.model_shape import safetensors_parameters
 
-    from py4.campaign.dag import ACCELERATE_CONFIG
+    from py4.campaign.node import ACCELERATE_CONFIG
 
     fsdp = FsdpSettings.from_file(ACCELERATE_CONFIG)  # what every multi-GPU run launches with
     plans = []

@@ -286,7 +286,7 @@ def _chunks(items: list, size: int) -> list[list]:
 
 def accelerate_config(work: Work) -> Path:
     """The campaign's FSDP2 config (with ``use_cpu`` without a GPU), nothing else changed."""
-    from py4.campaign.dag import ACCELERATE_CONFIG
+    from py4.campaign.node import ACCELERATE_CONFIG
     from py4.rehearsal.assets import write_accelerate_configs
 
     mapping = write_accelerate_configs(REPO / "configs" / "accelerate", work.root / "accelerate",
@@ -300,7 +300,7 @@ def launch_stage(work: Work, stage: str, config: str, overrides: list[str], log:
     No timeout here: the step's timeout kills its whole process group, the workers included."""
     facts_file = work.facts / f"{stage}-worker.json"
     facts_file.unlink(missing_ok=True)
-    from py4.campaign.dag import accelerate_launch
+    from py4.campaign.node import accelerate_launch
 
     argv = accelerate_launch(str(accelerate_config(work)), PROCESSES, "-m", "py4.rehearsal.gpu_check",
                              "--worker", stage, "--worker-config", str(REPO / config), "--worker-facts",

@@ -51,7 +51,7 @@ class Boundary(StrictModel):
 class AccelerateCopy(StrictModel):
     """What the rehearsal changes in the campaign's accelerate config. Not the process count: a
     run's is its stage config's ``optimisation.gpus`` (``stage_overrides`` set it), given on the
-    launch's command line (`py4.campaign.dag.Node.launch_argv`)."""
+    launch's command line (`py4.campaign.node.Node.launch_argv`)."""
 
     use_cpu: bool = True
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from py4.campaign.dag import ACCELERATE_CONFIG
+from py4.campaign.node import ACCELERATE_CONFIG
 from py4.campaign.spec import CampaignSpec, ModelSpec
 from py4.config import ConfigError, load_config, read_yaml
 from py4.data.schedule import StepSchedule, compute_schedule
@@ -148,7 +148,7 @@ class Sources:
     @staticmethod
     def launch_file(gpus: int) -> str | None:
         """The accelerate config a run on `gpus` GPUs launches with: the campaign DAG's one FSDP2
-        file for every count (`py4.campaign.dag.ACCELERATE_CONFIG`, ``--num_processes`` = gpus);
+        file for every count (`py4.campaign.node.ACCELERATE_CONFIG`, ``--num_processes`` = gpus);
         None on one GPU (no launch)."""
         return ACCELERATE_CONFIG if gpus > 1 else None
 
