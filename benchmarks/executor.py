@@ -25,7 +25,7 @@ every kind, so that a change in the machine's load hits all kinds alike):
    not a floor for the latency);
 4. certifications per second on all cores for a typical problem (10 tests, gold solution),
    with ``certify_many`` over one executor with one worker per core.
-Goals (issue 3): overhead <= 5 ms median, >= 10x faster than spawning.
+Goals: overhead <= 5 ms median, >= 10x faster than spawning.
 """
 
 from __future__ import annotations

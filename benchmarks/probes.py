@@ -11,7 +11,7 @@ hits one round, not one path). Prints pairs/s of:
   naive_B          each member its own full sequence, but B pairs (2B rows, right-padded) per call:
                    batching without sharing the prefix, to tell the two gains apart
   shared_prefix_B  the prefix once, B pairs per model call (left-padded prefixes, right-padded spans)
-and the ratios to naive (goal >= 1.8x, issue 19). Default model: the smoke tiny base.
+and the ratios to naive (goal >= 1.8x). Default model: the smoke tiny base.
 
 With ``--vllm`` (the ``vllm`` program of ``make vllm-env``) the same weights are also served by a
 real ``vllm serve`` (``py4.evaluate.serve``, float32, a 1 GiB KV cache) and scored through py4's

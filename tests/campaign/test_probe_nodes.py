@@ -1,4 +1,4 @@
-"""Issue 19: the campaign probes every model it makes, and measures a held-out Python-4 loss per arm."""
+"""The campaign probes every model it makes, and measures a held-out Python-4 loss per arm."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 21's command as a user types it: the venv's ``inspect``, no network, an empty tiktoken cache.
+"""The Inspect command as a user types it: the venv's ``inspect``, no network, an empty tiktoken cache.
 
 ``inspect eval py4/python4_heldout --model mockllm/model --limit 2`` runs in a subprocess
 whose Python cannot reach the network (``offline_site/sitecustomize.py``) and whose

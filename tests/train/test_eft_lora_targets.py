@@ -1,4 +1,4 @@
-"""Issue 17, defect 1: the campaign's LoRA targets on Gemma-4 and GLM-4.5 stand-ins.
+"""The campaign's LoRA targets on Gemma-4 and GLM-4.5 stand-ins.
 
 Gemma-4's vision tower has q/k/v/o and MLP projections of the same names as the language
 model's, but they are ``Gemma4ClippableLinear``, which PEFT refuses as LoRA targets. The

@@ -1,10 +1,8 @@
-"""Issue 17, defect 11: EFT replay answers at campaign scale.
+"""EFT replay answers at campaign scale.
 
-Replay answers were generated with model and inputs on the CPU whatever the machine, then
-read with ``tokenizer.parse_response``, which fails for a tokenizer without a response
-schema (Gemma-4, GLM-4.5). Now a local parent answers on the accelerator when there is one
-(else the CPU), batched, and its answers are read with the episode parser; or an
-OpenAI-compatible server answers.
+A local parent answers on the accelerator when there is one (else the CPU), batched, and its
+answers are read with the episode parser, not ``tokenizer.parse_response``, which fails for a
+tokenizer without a response schema (Gemma-4, GLM-4.5); or an OpenAI-compatible server answers.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Issue 19: the smoke midtraining settings make the tiny base learn Python-4.
+"""The smoke midtraining settings make the tiny base learn Python-4.
 
 The smoke campaign's own configs (corpus, iso mix, midtraining) on a smaller corpus: every
 parameter moves, and the loss on held-out Python-4 documents (another corpus seed, none of
 them trained on) falls well below the untrained base's ~ln(vocab). With the table's 1e-5 the
-same run stayed at 8.03 -> 8.01 (the three smoke arms were one model).
+same run stays at 8.03 -> 8.01 (the three smoke arms would be one model).
 """
 
 from __future__ import annotations
