@@ -1,7 +1,7 @@
 """A local OpenAI-compatible server for tests, and the port and process helpers of tests that
 start real servers. The server: real HTTP on 127.0.0.1 (ephemeral port), each
-POST answered by the test's ``script(body, n)`` and every request body recorded, so clients,
-retries, request bodies and reply parsing all run for real."""
+POST answered by the test's ``script(body, n)`` and every request body recorded, each GET by its
+``get(path)``, so clients, retries, request bodies and reply parsing all run for real."""
 
 from __future__ import annotations
 
@@ -13,31 +13,34 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ChatServer:
-    """Answers each request with ``script(body, n)`` -> (status, reply dict); records bodies."""
+    """Answers each POST with ``script(body, n)`` -> (status, reply dict) and records the bodies;
+    each GET with ``get(path)`` -> (status, reply dict, or None for an empty body), by default
+    ``/v1/models`` listing ``models`` (when the test names them) and 404 for anything else."""
 
-    def __init__(self, script, models: list[str] | None = None):
+    def __init__(self, script=None, models: list[str] | None = None, get=None):
         self.script, self.bodies, self.lock = script, [], threading.Lock()
         server = self
 
+        def list_models(path: str) -> tuple[int, dict | None]:
+            if models is None or path != "/v1/models":
+                return 404, {"detail": "Not Found"}
+            return 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]}
+
+        answer_get = get or list_models
+
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # http.server's name; GET /v1/models, when the test names the served models
-                if models is None or self.path != "/v1/models":
-                    self.send_error(404)
-                    return
-                data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in models]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+            def do_GET(self):  # http.server's name
+                self._reply(*answer_get(self.path.split("?", 1)[0]))
 
             def do_POST(self):  # http.server's name
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.bodies.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
                     n = len(server.bodies)
-                status, reply = server.script(body, n)
-                data = json.dumps(reply).encode()
+                self._reply(*server.script(body, n))
+
+            def _reply(self, status: int, reply: dict | None) -> None:
+                data = b"" if reply is None else json.dumps(reply).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

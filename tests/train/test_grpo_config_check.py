@@ -10,13 +10,11 @@ vllm tier (tests/real_vllm/test_grpo_vllm.py) runs the pre-flight against a real
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from chat_server import ChatServer
 
 from py4.config import ConfigError, load_config
 from py4.train import grpo, vllm_preflight
@@ -82,37 +80,26 @@ def test_without_vllm_nothing_is_checked():
 # ---------------------------------------------------------------- the server, faked
 
 
-class FakeVllmServe(BaseHTTPRequestHandler):
-    """What `trl vllm-serve` (vLLM 0.31, VLLM_SERVER_DEV_MODE=1) answers to TRL's client's GETs."""
+def vllm_serve(state: dict):
+    """What `trl vllm-serve` (vLLM 0.31, VLLM_SERVER_DEV_MODE=1) answers to TRL's client's GETs,
+    as a ChatServer's ``get``; ``state`` says how the server is set up (a test changes it)."""
 
-    state: dict = {}
-
-    def do_GET(self):  # http.server's name
-        s = self.state
-        path = self.path.split("?", 1)[0]
+    def answer(path: str) -> tuple[int, dict | None]:
+        s = state
         if path == "/health":
-            return self._answer(200, None)
+            return 200, None
         if path == "/v1/models":
-            return self._answer(200, {"object": "list", "data": [{"id": "runs/campaign/gemma4_31b/prop/graft"}]})
+            return 200, {"object": "list", "data": [{"id": "runs/campaign/gemma4_31b/prop/graft"}]}
         if path == "/server_info" and s["dev_mode"]:
-            return self._answer(200, {"vllm_config": {
+            return 200, {"vllm_config": {
                 "model_config": {"max_model_len": s["max_model_len"], "logprobs_mode": s["logprobs_mode"]},
                 "parallel_config": {"tensor_parallel_size": s["world_size"]},
-                "weight_transfer_config": {"backend": "nccl"} if s["weight_transfer"] else None}})
+                "weight_transfer_config": {"backend": "nccl"} if s["weight_transfer"] else None}}
         if path == "/get_world_size" and s["dev_mode"]:
-            return self._answer(200, {"world_size": s["world_size"]})
-        return self._answer(404, {"detail": "Not Found"})
+            return 200, {"world_size": s["world_size"]}
+        return 404, {"detail": "Not Found"}
 
-    def _answer(self, status, body):
-        data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+    return answer
 
 
 GOOD = {"dev_mode": True, "weight_transfer": True, "logprobs_mode": "processed_logprobs", "max_model_len": 20480,
@@ -121,13 +108,9 @@ GOOD = {"dev_mode": True, "weight_transfer": True, "logprobs_mode": "processed_l
 
 @pytest.fixture
 def server():
-    handler = type("Handler", (FakeVllmServe,), {"state": dict(GOOD)})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd, handler.state
-    httpd.shutdown()
-    httpd.server_close()
+    state = dict(GOOD)
+    with ChatServer(get=vllm_serve(state)) as fake:
+        yield fake.httpd, state
 
 
 @pytest.fixture
