@@ -30,24 +30,6 @@ ENGINES = {"vllm_colocate": ["grpo.use_vllm=true", "grpo.vllm_mode=colocate"],
            "transformers": ["grpo.use_vllm=false"]}
 
 
-def warm_start(model: Path, out: Path) -> Path:
-    import torch
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from py4.train.eft import LoraSpec
-
-    torch.manual_seed(0)
-    peft = get_peft_model(AutoModelForCausalLM.from_pretrained(model, dtype=torch.float32),
-                          LoraSpec(r=8, alpha=16).peft_config())
-    with torch.no_grad():
-        for name, param in peft.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    peft.save_pretrained(out)
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
@@ -58,10 +40,11 @@ def main() -> None:
                         help="smoke assets folder (built there when missing; an existing one is reused)")
     args = parser.parse_args()
     from py4.train.assets import build_smoke_assets
+    from py4.train.eft import LoraSpec, stand_in_warm_start
 
     work = Path(tempfile.mkdtemp(prefix="grpo-rollouts-"))
     assets = build_smoke_assets(args.assets)
-    adapter = warm_start(assets / "it", work / "warm_start")
+    adapter = stand_in_warm_start(assets / "it", work / "warm_start", LoraSpec(r=8, alpha=16))
     per_step = args.problems * args.samples
     overrides = [f"optimisation.max_steps={args.steps}", f"run.save_steps={args.steps}",
                  f"problems.limit={args.problems * args.steps}", f"grpo.problems_per_step={args.problems}",

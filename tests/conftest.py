@@ -28,6 +28,15 @@ _SETTLE_S = 2.0  # a process killed just before the end may still be exiting
 _first_seen: dict[int, str] = {}  # pid of a direct child -> the test during which it appeared
 
 
+@pytest.fixture(scope="session")
+def smoke_assets():
+    """The tiny tokenizer, base and -it model (tests/smoke_models.py), built at most once per machine
+    and code version."""
+    import smoke_models
+
+    return smoke_models.smoke_assets()
+
+
 def _children(pid: int) -> list[int]:
     try:
         tasks = os.listdir(f"/proc/{pid}/task")

@@ -115,7 +115,7 @@ FAILS = "tiny/control/mix"
 BLOCKED = {"tiny/control/midtrain", "tiny/control/graft"}
 def _campaign(tmp_path: Path, name: str, smoke_assets: Path, broken_mix: Path | None):
     out = tmp_path / name
-    # The smoke assets built for this code (tests/train/conftest.py); `py4 smoke assets` reuses them.
+    # The smoke assets built for this code (tests/smoke_models.py); `py4 smoke assets` reuses them.
     shutil.copytree(smoke_assets, out / "assets")
     overrides = [f"out_dir={out}"] + ([f"models.tiny.files.mix.control={broken_mix}"] if broken_mix else [])
     spec = load_campaign(SMOKE, overrides)

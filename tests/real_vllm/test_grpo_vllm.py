@@ -20,7 +20,6 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from chat_server import alive, free_port
+from smoke_models import smoke_warm_start
 from vllm_tier import ROOT, VLLM_PYTHON, VLLM_VENV
 
 pytestmark = pytest.mark.vllm
@@ -38,34 +38,11 @@ VLLM_ENV = {"VLLM_CPU_KVCACHE_SPACE": "1"}  # GiB of KV cache; vLLM's CPU defaul
 
 
 @pytest.fixture(scope="module")
-def grpo_inputs(tmp_path_factory) -> tuple[Path, Path]:
-    """(the smoke -it model, a warm-start LoRA on it with small random B) as tests/train/conftest.py makes them."""
-    import importlib.util
-
-    import torch
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from py4.train.assets import build_smoke_assets
-    from py4.train.eft import LoraSpec
-
+def grpo_inputs(smoke_assets, tmp_path_factory) -> tuple[Path, Path]:
+    """(the smoke -it model, a warm-start LoRA on it with small random B: tests/smoke_models.py)."""
     if not VLLM_PYTHON.is_file():
         pytest.fail(f"{VLLM_PYTHON} is missing: build the vLLM environment first (make vllm-env)")
-    spec = importlib.util.spec_from_file_location("train_conftest", ROOT / "tests" / "train" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assets = build_smoke_assets(Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) /
-                                     f"py4-smoke-assets-{module._assets_key()}"))
-    torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(assets / "it", dtype=torch.float32),
-                           LoraSpec(r=8, alpha=16).peft_config())
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    warm = tmp_path_factory.mktemp("grpo") / "warm_start"
-    model.save_pretrained(warm)
-    return assets / "it", warm
+    return smoke_assets / "it", smoke_warm_start(smoke_assets / "it", tmp_path_factory.mktemp("grpo") / "warm_start")
 
 
 @pytest.mark.timeout(3600)  # GRPO steps on a loaded 2-core machine take minutes; the subprocess has its own limit

@@ -15,15 +15,12 @@ test_grpo_vllm.py.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
-
+from smoke_models import smoke_warm_start
 from vllm_tier import ROOT, VLLM_PYTHON, VLLM_VENV
 
 pytestmark = pytest.mark.vllm
@@ -72,34 +69,9 @@ def test_every_shipped_grpo_config_builds_its_grpo_config_under_the_trainer_envs
     assert all(kind == "GRPOConfig" for _, device, kind in result["built"] if device == "cpu"), result["built"]
 
 
-def _smoke_assets() -> Path:
-    """The training tests' smoke assets (tests/train/conftest.py builds and caches them)."""
-    spec = importlib.util.spec_from_file_location("train_conftest", ROOT / "tests" / "train" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    from py4.train.assets import build_smoke_assets
-
-    out = Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) /
-               f"py4-smoke-assets-{module._assets_key()}")
-    return build_smoke_assets(out)
-
-
-def test_smoke_grpo_trains_and_saves_in_the_trainer_env(tmp_path):
-    import torch
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from py4.train.eft import LoraSpec
-
-    assets = _smoke_assets()
-    torch.manual_seed(0)  # a warm start as tests/train/conftest.py makes it: small random B
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(assets / "it", dtype=torch.float32),
-                           LoraSpec(r=8, alpha=16).peft_config())
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    model.save_pretrained(tmp_path / "warm_start")
+def test_smoke_grpo_trains_and_saves_in_the_trainer_env(smoke_assets, tmp_path):
+    assets = smoke_assets
+    smoke_warm_start(assets / "it", tmp_path / "warm_start")
 
     out = tmp_path / "grpo"
     done = subprocess.run(

@@ -1,39 +1,11 @@
-"""Shared fixtures for the training tests.
-
-The smoke assets (tokenizer, tiny base, tiny -it) are built once per machine and code
-version: cached under the temp dir keyed by a hash of the sources that shape them, so
-a second test session reuses them. Set PY4_SMOKE_ASSETS to use another folder.
-"""
+"""Shared fixtures for the training tests (the warm start: tests/smoke_models.py)."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import pytest
-
-_SHAPING_SOURCES = ("chat/smoke_format.py", "chat/smoke_tokenizer.py", "train/tiny_model.py",
-                    "train/assets.py", "data/smoke_instructions.py", "train/sft.py", "train/common.py")
-
-
-def _assets_key() -> str:
-    import py4
-
-    root = Path(py4.__file__).parent
-    h = hashlib.sha256()
-    for rel in _SHAPING_SOURCES:
-        h.update((root / rel).read_bytes())
-    return h.hexdigest()[:12]
-
-
-@pytest.fixture(scope="session")
-def smoke_assets() -> Path:
-    from py4.train.assets import build_smoke_assets
-
-    out = Path(os.environ.get("PY4_SMOKE_ASSETS") or Path(tempfile.gettempdir()) / f"py4-smoke-assets-{_assets_key()}")
-    return build_smoke_assets(out)
+import smoke_models
 
 
 @pytest.fixture(scope="session")
@@ -46,24 +18,8 @@ def small_tokenizer(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def warm_start_adapter(smoke_assets, tmp_path_factory):
-    """A LoRA on the -it model standing in for the EFT-512 warm start: small random B, as after
-    training. (With PEFT's B = 0 init the first step's gradient on A is exactly zero.)"""
-    import torch
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
-    from py4.train.eft import LoraSpec
-
-    torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(smoke_assets / "it", dtype=torch.float32),
-                           LoraSpec(r=8, alpha=16).peft_config())
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    out = tmp_path_factory.mktemp("adapter")
-    model.save_pretrained(out)
-    return out
+    """A LoRA on the -it model standing in for the EFT-512 warm start: small random B, as after training."""
+    return smoke_models.smoke_warm_start(smoke_assets / "it", tmp_path_factory.mktemp("adapter"))
 
 
 @pytest.fixture(scope="session")

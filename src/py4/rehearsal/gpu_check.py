@@ -652,23 +652,11 @@ def step_lora_drift(work: Work, scale: Scale) -> dict[str, Any]:
 
 def warm_start_adapter(model_dir: Path, out: Path) -> Path:
     """The campaign EFT's LoRA (``configs/train/gemma4_31b/eft.yaml``'s ``lora``) on ``model_dir``, with
-    a small random B as after training (PEFT's B = 0 would give the first GRPO step no gradient on A)."""
-    import torch
-    from peft import get_peft_model
-    from transformers import AutoModelForCausalLM
-
+    a small random B as after training (`py4.train.eft.stand_in_warm_start`)."""
     from py4.config import read_yaml
-    from py4.train.eft import LoraSpec
+    from py4.train.eft import LoraSpec, stand_in_warm_start
 
-    spec = LoraSpec(**(read_yaml(str(REPO / EFT_31B_CONFIG)).get("lora") or {}))
-    torch.manual_seed(0)
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32), spec.peft_config())
-    with torch.no_grad():
-        for name, param in model.named_parameters():
-            if "lora_B" in name:
-                param.normal_(std=1e-3)
-    model.save_pretrained(out)
-    return out
+    return stand_in_warm_start(model_dir, out, LoraSpec(**(read_yaml(str(REPO / EFT_31B_CONFIG)).get("lora") or {})))
 
 
 def step_grpo_tools(work: Work, scale: Scale) -> dict[str, Any]:

@@ -89,6 +89,27 @@ class LoraSpec(StrictModel):
                           target_modules=self.target_pattern(), task_type="CAUSAL_LM", **extra)
 
 
+
+def stand_in_warm_start(model_dir: str | Path, out: str | Path, lora: LoraSpec, model_class=None, dtype=None) -> Path:
+    """A LoRA of ``lora``'s settings on ``model_dir``, saved to ``out``, standing in for a trained
+    warm start (the EFT run GRPO starts from): PEFT's initialisation, but B drawn small (normal,
+    std 1e-3, seed 0) as after training, since with PEFT's B = 0 the first GRPO step's gradient on
+    A is exactly zero. ``model_class``: the transformers auto class to load with (default a
+    causal LM); ``dtype``: the torch dtype (default float32)."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    model = (model_class or AutoModelForCausalLM).from_pretrained(model_dir, dtype=dtype or torch.float32)
+    model = get_peft_model(model, lora.peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
+    model.save_pretrained(out)
+    return Path(out)
+
 def is_mixture_of_experts(text_config) -> bool:
     """Whether the language model routes its MLP through experts (GLM-4.5, Gemma-4 MoE variants)."""
     return bool(getattr(text_config, "n_routed_experts", None) or getattr(text_config, "num_experts", None)
