@@ -1,8 +1,8 @@
 """Run py4's GRPO stage in this interpreter (.venv-vllm) and report what a test needs to see.
 
-    .venv-vllm/bin/python tests/real_vllm/grpo_run.py OUT.json MODEL ADAPTER RUN_DIR [key=value ...]
+    .venv-vllm/bin/python tests/real_vllm/grpo_run.py [--config CONFIG] OUT.json MODEL ADAPTER RUN_DIR [key=value ...]
 
-Runs ``py4.train.grpo.run`` on configs/train/smoke/grpo.yaml with the given overrides and
+Runs ``py4.train.grpo.run`` on CONFIG (default configs/train/smoke/grpo.yaml) with the given overrides and
 ``reward_functions`` = :func:`length_reward` (so that a group's rewards differ and the LoRA
 moves), and writes OUT.json: whether every non-LoRA parameter of the policy is bit-identical
 after training to before it (vLLM weight syncs included), whether the LoRA weights changed, the
@@ -33,6 +33,9 @@ def main(argv: list[str]) -> None:
     from py4.config import load_config
     from py4.train import grpo
 
+    config_file = ROOT / "configs/train/smoke/grpo.yaml"
+    if argv[:1] == ["--config"]:
+        config_file, argv = Path(argv[1]), argv[2:]
     out, model, adapter, run_dir, *overrides = argv
     generation_s: list[float] = []
     original = GRPOTrainer._generate_single_turn
@@ -58,8 +61,8 @@ def main(argv: list[str]) -> None:
             self.base_identical = all(torch.equal(now[n].detach(), t) for n, t in self.base.items())
             self.lora_changed = sorted(n for n, t in self.lora.items() if not torch.equal(now[n].detach(), t))
 
-    config = load_config(grpo.GRPOStageConfig, ROOT / "configs/train/smoke/grpo.yaml",
-                         [f"model.path={model}", f"adapter={adapter}", f"run.output_dir={run_dir}", *overrides])
+    config = load_config(grpo.GRPOStageConfig, config_file,
+                         [*overrides, f"model.path={model}", f"adapter={adapter}", f"run.output_dir={run_dir}"])
     config = config.model_copy(update={"reward_functions": [grpo.RewardFunction(function="grpo_run:length_reward")]})
     watch = Watch()
     grpo.run(config, callbacks=[watch])

@@ -6,6 +6,13 @@
   CPU build through its in-place reload). Checked: the LoRA weights changed, every other parameter
   of the policy is bit-identical after the syncs, and the manifest says vLLM colocated on the CPU
   platform generated for every step (its weight syncs and prompts counted by the sync itself).
+- **The rehearsal's Gemma-4 GRPO segment**: the rehearsal's own node (``gemma4_31b/prop/grpo_to2``
+  of configs/rehearsal/python4.yaml: the campaign's 31B GRPO config, its size overrides and the
+  ``grpo_rollouts`` boundary) on the Gemma-4 31B stand-in (``Gemma4ForConditionalGeneration``) with a
+  warm-start LoRA of the 31B EFT's ``lora`` settings: vLLM colocated, built as the checkpoint's own
+  class with its encoders off (``grpo.vllm_language_model_only``, as the evaluation servers run it),
+  generates every rollout of both steps. Checked as above, plus the engine arguments py4 added to
+  TRL's engine.
 - **Server** (the campaign's ``vllm_mode: server``): a ``trl vllm-serve`` of the smoke model, as the
   campaign starts its GRPO server (docs/training.md, "GRPO with vLLM"; tensor parallel 1, a context
   of 4,096 and ``--enforce-eager`` here), and ``py4 train grpo`` against it: the pre-flight reads
@@ -20,6 +27,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -64,6 +72,70 @@ def test_grpo_rollouts_come_from_a_colocated_vllm_on_cpu(grpo_inputs, tmp_path):
     assert (generation["mode"], generation["platform"]) == ("colocate", "cpu")
     assert generation["weight_syncs"] >= 2  # before each step's rollouts
     assert generation["prompts_generated"] >= 2 * 4  # 2 steps x 1 problem x 4 samples, tool-loop turns on top
+    assert result["base_identical"] and result["base_tensors"] > 0
+    assert any("lora_B" in n for n in result["lora_changed"]), result["lora_changed"]
+    assert len(result["generation_s_per_step"]) == 2
+
+
+def rehearsal_grpo_node():
+    """The rehearsal's first GRPO segment: (its stage config, its key=value overrides)."""
+    from py4.rehearsal.rehearse import Layout, load_rehearsal, rehearsal_nodes, rehearsal_spec
+
+    config = load_rehearsal(ROOT / "configs/rehearsal/python4.yaml")
+    layout = Layout(tempfile.gettempdir())  # only for the paths in the node's arguments, replaced below
+    spec = rehearsal_spec(config, ROOT / "configs/campaign/python4.yaml", layout)
+    (node,) = [n for n in rehearsal_nodes(spec, config, layout) if n.id == "gemma4_31b/prop/grpo_to2"]
+    assert node.launch_argv is None  # one training process, as the campaign's (optimisation.gpus: 1)
+    at = node.argv.index("--config")
+    return node.argv[at + 1], node.argv[at + 2:]
+
+
+@pytest.fixture(scope="module")
+def gemma4_31b_inputs(tmp_path_factory) -> tuple[Path, Path]:
+    """(the Gemma-4 31B -it stand-in, a warm-start LoRA on it with the 31B warm start's lora, small random B)."""
+    import torch
+    from peft import get_peft_model
+    from transformers import AutoModelForImageTextToText
+
+    from py4.config import load_config
+    from py4.rehearsal.standins import build_standin
+    from py4.train.eft import EFTConfig
+
+    root = tmp_path_factory.mktemp("gemma4_31b")
+    model_dir = build_standin("gemma4", "it", root / "it")
+    lora = load_config(EFTConfig, ROOT / "configs/train/gemma4_31b/eft512_warmstart.yaml",
+                       [f"model.path={model_dir}"]).lora
+    torch.manual_seed(0)
+    model = get_peft_model(AutoModelForImageTextToText.from_pretrained(model_dir, dtype=torch.bfloat16),
+                           lora.peft_config())
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(std=1e-3)
+    model.save_pretrained(root / "warm_start")
+    return model_dir, root / "warm_start"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)  # a colocated vLLM start and two GRPO steps on a loaded 2-core machine
+def test_the_rehearsals_gemma4_grpo_segment_generates_with_colocated_vllm(gemma4_31b_inputs, tmp_path):
+    model, adapter = gemma4_31b_inputs
+    config_file, overrides = rehearsal_grpo_node()
+    assert "grpo.use_vllm=false" not in overrides and "grpo.vllm_mode=colocate" in overrides
+    out = tmp_path / "result.json"
+    done = subprocess.run(
+        [str(VLLM_PYTHON), str(ROOT / "tests/real_vllm/grpo_run.py"), "--config", config_file, str(out),
+         str(model), str(adapter), str(tmp_path / "run"), *overrides],
+        capture_output=True, text=True, timeout=3600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-4000:]
+    result = json.loads(out.read_text())
+    manifest = result["manifest"]
+    assert manifest["status"] == "done" and manifest["result"]["global_step"] == 2  # the segment's stop_at_step
+    assert manifest["sampling"]["engine"] == "vLLM colocate" and manifest["weight_sync"].startswith("exact")
+    generation = manifest["vllm_generation"]
+    assert (generation["mode"], generation["platform"]) == ("colocate", "cpu")
+    assert generation["engine_arguments"] == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648}
+    assert generation["weight_syncs"] >= 2 and generation["prompts_generated"] >= 2 * 2  # 2 steps x 2 samples
     assert result["base_identical"] and result["base_tensors"] > 0
     assert any("lora_B" in n for n in result["lora_changed"]), result["lora_changed"]
     assert len(result["generation_s_per_step"]) == 2

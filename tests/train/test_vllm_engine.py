@@ -1,4 +1,4 @@
-"""The colocated vLLM engine's arguments beyond TRL's: ``grpo.vllm_architecture`` and
+"""The colocated vLLM engine's arguments beyond TRL's: ``grpo.vllm_language_model_only`` and
 ``grpo.vllm_kv_cache_memory_bytes`` reach TRL's own ``LLM(...)`` call (``py4.train.vllm_engine``).
 
 TRL's real ``VLLMGeneration`` builds the engine here with a recording stand-in for vLLM's ``LLM``
@@ -30,18 +30,15 @@ def config(*overrides: str) -> grpo.GRPOStageConfig:
 
 
 def test_the_settings_become_the_engine_keywords():
-    g = config(*COLOCATE, "grpo.vllm_architecture=Gemma4ForCausalLM",
-               "grpo.vllm_kv_cache_memory_bytes=2147483648").grpo
-    assert colocate_engine_kwargs(g) == {"hf_overrides": {"architectures": ["Gemma4ForCausalLM"]},
-                                         "kv_cache_memory_bytes": 2147483648}
+    g = config(*COLOCATE, "grpo.vllm_language_model_only=true", "grpo.vllm_kv_cache_memory_bytes=2147483648").grpo
+    assert colocate_engine_kwargs(g) == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648}
     assert colocate_engine_kwargs(config(*COLOCATE).grpo) == {}  # the campaign's: TRL's call as it is
     assert colocate_engine_kwargs(config().grpo) == {}  # server mode builds no engine in the trainer
 
 
 @pytest.mark.parametrize("overrides, expected", [
-    (["grpo.vllm_architecture=Gemma4ForCausalLM"], "grpo.vllm_architecture is for vllm_mode: colocate"),
     (["grpo.vllm_kv_cache_memory_bytes=1024"], "grpo.vllm_kv_cache_memory_bytes is for vllm_mode: colocate"),
-    ([*COLOCATE, "grpo.vllm_architecture=Gemma4 CausalLM"], "is not a model class name"),
+    (["grpo.vllm_language_model_only=true"], "grpo.vllm_language_model_only is for vllm_mode: colocate"),
 ])
 def test_impossible_settings_stop_at_config_load(overrides, expected):
     with pytest.raises(ConfigError, match=expected):
@@ -81,23 +78,23 @@ def build_engine(vllm_generation):
 
 
 def test_trl_builds_its_colocated_engine_with_the_added_keywords(trl_without_vllm):
-    g = config(*COLOCATE, "grpo.vllm_architecture=Gemma4ForCausalLM", "grpo.vllm_kv_cache_memory_bytes=1024").grpo
+    g = config(*COLOCATE, "grpo.vllm_language_model_only=true", "grpo.vllm_kv_cache_memory_bytes=1024").grpo
     with colocate_engine_arguments(colocate_engine_kwargs(g)) as engines:
         build_engine(trl_without_vllm)
     (call,) = RecordingLLM.calls
-    assert call["hf_overrides"] == {"architectures": ["Gemma4ForCausalLM"]} and call["kv_cache_memory_bytes"] == 1024
+    assert call["language_model_only"] is True and call["kv_cache_memory_bytes"] == 1024
     assert call["model"] == "/models/policy" and call["distributed_executor_backend"] == "external_launcher"
-    assert engines == [{"hf_overrides": {"architectures": ["Gemma4ForCausalLM"]}, "kv_cache_memory_bytes": 1024}]
+    assert engines == [{"language_model_only": True, "kv_cache_memory_bytes": 1024}]
     assert trl_without_vllm.LLM is RecordingLLM  # put back when the block ends
     build_engine(trl_without_vllm)
-    assert "hf_overrides" not in RecordingLLM.calls[-1]
+    assert "language_model_only" not in RecordingLLM.calls[-1]
 
 
 def test_without_settings_trl_module_is_untouched(trl_without_vllm):
     with colocate_engine_arguments({}) as engines:
         assert trl_without_vllm.LLM is RecordingLLM
         build_engine(trl_without_vllm)
-    assert engines == [] and "hf_overrides" not in RecordingLLM.calls[0]
+    assert engines == [] and "language_model_only" not in RecordingLLM.calls[0]
 
 
 def test_a_keyword_trl_already_passes_is_refused(trl_without_vllm):

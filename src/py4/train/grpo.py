@@ -94,13 +94,13 @@ class GRPOSettings(StrictModel):
     vllm_tensor_parallel_size: int = pydantic.Field(1, ge=1)
     """Colocate: TRL's tensor parallelism over the trainer's processes. Server: the server's
     ``--tensor-parallel-size`` (checked against the running server's world size)."""
-    vllm_architecture: str | None = None
-    """Colocate: the vLLM architecture the engine builds the policy's folder as (vLLM's
-    ``hf_overrides={"architectures": [...]}``), as ``evaluation.serve.architecture`` serves a model;
-    None: the folder's own. TRL's engine call has no such argument: ``py4.train.vllm_engine`` adds it."""
+    vllm_language_model_only: bool = False
+    """Colocate: vLLM's ``language_model_only`` (every modality's encoder off; the episodes are text),
+    as ``evaluation.serve.language_model_only`` serves a model. TRL's engine call has no such
+    argument: ``py4.train.vllm_engine`` adds it."""
     vllm_kv_cache_memory_bytes: int | None = pydantic.Field(None, gt=0)
     """Colocate: the engine's KV cache in bytes (vLLM's ``kv_cache_memory_bytes``); None: vLLM's
-    default (on its CPU build a share of the machine's memory). Added like ``vllm_architecture``."""
+    default (on its CPU build a share of the machine's memory). Added like ``vllm_language_model_only``."""
     vllm_server_gpus: list[int] | None = None
     """Server mode: the node's GPU indices the server runs on (its CUDA_VISIBLE_DEVICES); one
     per tensor-parallel rank. The trainer refuses to start unless its own CUDA_VISIBLE_DEVICES

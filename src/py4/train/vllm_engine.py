@@ -6,9 +6,9 @@ gpu_memory_utilization=…, model_impl=…, …)``) from a fixed list of ``GRPOC
 pass-through for any other engine argument. Two are needed to build an engine the way py4's
 evaluation servers build theirs (``py4.evaluate.serve``):
 
-- ``grpo.vllm_architecture``: the vLLM architecture the policy's folder is built as
-  (``hf_overrides={"architectures": [...]}``, the server's ``--hf-overrides``), as
-  ``evaluation.serve.architecture`` serves a model's checkpoints;
+- ``grpo.vllm_language_model_only``: a multimodal checkpoint (Gemma-4) built with every modality's
+  encoder off (the server's ``--language-model-only``), as ``evaluation.serve.language_model_only``
+  serves it: the episodes are text;
 - ``grpo.vllm_kv_cache_memory_bytes``: the KV cache's size (the server's ``--kv-cache-memory-bytes``;
   vLLM's CPU build otherwise takes a share of the machine's memory).
 
@@ -47,8 +47,8 @@ def colocate_engine_kwargs(g: GRPOSettings) -> dict[str, Any]:
     if not (g.use_vllm and g.vllm_mode == "colocate"):
         return {}
     kwargs: dict[str, Any] = {}
-    if g.vllm_architecture:
-        kwargs["hf_overrides"] = {"architectures": [g.vllm_architecture]}
+    if g.vllm_language_model_only:
+        kwargs["language_model_only"] = True
     if g.vllm_kv_cache_memory_bytes is not None:
         kwargs["kv_cache_memory_bytes"] = g.vllm_kv_cache_memory_bytes
     return kwargs

@@ -20,7 +20,6 @@ loading, with a 4-GPU server up, before the first error.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 import urllib.parse
@@ -38,12 +37,11 @@ def vllm_layout_problems(g: GRPOSettings, gpus: int) -> list[str]:
         return []
     problems = []
     tp = g.vllm_tensor_parallel_size
-    if g.vllm_architecture is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", g.vllm_architecture):
-        problems.append(f"grpo.vllm_architecture = {g.vllm_architecture!r} is not a model class name")
     if g.vllm_mode == "server":
         problems += [f"grpo.{name} is for vllm_mode: colocate (a server takes its engine arguments on its own "
                      f"command line: docs/training.md, GRPO with vLLM)"
-                     for name in ("vllm_architecture", "vllm_kv_cache_memory_bytes") if getattr(g, name) is not None]
+                     for name in ("vllm_language_model_only", "vllm_kv_cache_memory_bytes")
+                     if getattr(g, name) not in (None, False)]
     if g.vllm_mode == "colocate":
         if gpus % tp:
             problems.append(
