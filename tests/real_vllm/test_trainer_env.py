@@ -8,9 +8,9 @@ these tests run py4's trainer code under its interpreter.
   ``GRPOConfig`` field py4 passes exists in that release.
 - The smoke GRPO run (configs/train/smoke/grpo.yaml on the smoke assets) trains and saves there.
 
-Rollouts come from transformers generation here (``grpo.use_vllm=false``, the rehearsal's
-setting); GRPO with vLLM generating them, colocated and up to server mode's NCCL weight sync, is
-test_grpo_vllm.py.
+Rollouts come from transformers generation here (``grpo.use_vllm=false``, the smoke config's
+setting); GRPO with vLLM generating them, colocated (the rehearsal's Gemma-4 segment too) and up
+to server mode's NCCL weight sync, is test_grpo_vllm.py.
 """
 
 from __future__ import annotations

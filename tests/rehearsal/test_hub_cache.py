@@ -155,4 +155,6 @@ def test_rehearsal_dag_is_the_campaigns_with_appended_size_overrides(tmp_path):
         if "--config" in node.argv:
             assert not node.argv[node.argv.index("--config") + 1].startswith(str(tmp_path)), node.id
     grpo = [n for n in nodes if n.stage == "grpo"]
-    assert grpo and all(n.argv[-1] == "grpo.use_vllm=false" for n in grpo)  # the named boundary, last
+    boundary = config.boundaries["grpo_rollouts"].overrides  # the named boundary, last
+    assert grpo and all(n.argv[-len(boundary):] == boundary for n in grpo)
+    assert "grpo.vllm_mode=colocate" in boundary and "grpo.use_vllm=false" not in boundary
