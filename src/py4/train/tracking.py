@@ -176,18 +176,23 @@ def log_to_training_run(model: str | Path, metrics: dict[str, float], source: st
                 writer.add_scalar(f"{source}/{name}", value, global_step=step)
         said.append(f"tensorboard {log_dir} (step {step})")
     prefixed = {f"{source}/{k}": v for k, v in metrics.items()}
-    if "trackio" in trackers:
-        said.append(_log_trackio(manifest["config"]["run"], prefixed, step))
     recorded = _recorded_runs(Path(manifest["config"]["run"].get("output_dir") or run_dir))
-    for tracker, log in (("wandb", _log_wandb), ("mlflow", _log_mlflow)):
-        if tracker in trackers:
-            record = recorded.get(tracker)
-            said.append(log(record, prefixed, step) if record else
+    for tracker in ("trackio", "wandb", "mlflow"):
+        if tracker not in trackers:
+            continue
+        record = manifest["config"]["run"] if tracker == "trackio" else recorded.get(tracker)
+        try:
+            said.append(_LOGGERS[tracker](record, prefixed, step) if record else
                         f"not {tracker} (the training recorded no {tracker} run in {TRACKER_RUNS})")
+        except ImportError:  # the evaluation's environment lacks the tracker the training had
+            said.append(f"not {tracker} (its package is not installed here: {_EXTRAS[tracker]})")
     others = [t for t in trackers if t not in LOGGED]
     if others:
         said.append(f"not {', '.join(others)} (py4 logs results to {', '.join(LOGGED)} only)")
     return f"{source}: " + ("; ".join(said) if said else f"{run_dir} reports to no tracker")
+
+
+_LOGGERS = {"trackio": _log_trackio, "wandb": _log_wandb, "mlflow": _log_mlflow}
 
 
 def _recorded_runs(output_dir: Path) -> dict[str, Any]:
