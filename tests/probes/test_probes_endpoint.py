@@ -32,8 +32,8 @@ def completions_script(model, tok):
         choices = []
         for i, prompt in enumerate(prompts):
             # a text prompt gets the BOS a server adds (add_special_tokens); token ids are taken as sent
-            ids = (prompt if isinstance(prompt, list)
-                   else [tok.bos_token_id] + tok(prompt, add_special_tokens=False)["input_ids"])
+            bos = [] if tok.bos_token_id is None else [tok.bos_token_id]
+            ids = prompt if isinstance(prompt, list) else bos + tok(prompt, add_special_tokens=False)["input_ids"]
             with torch.no_grad():
                 lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
             token_logprobs = [None] + [float(lp[j - 1, ids[j]]) for j in range(1, len(ids))]
@@ -159,6 +159,50 @@ def test_empty_prefixes_in_text_mode_score_as_the_local_scorer():
     _assert_same_scores(got, score_pairs(model, tok, pairs))
     assert all("" not in b["prompt"] for b in server.bodies)
     assert len(server.bodies) == 2  # the pairs, and once what the server puts before a text (BOS)
+
+
+@pytest.mark.smoke
+def test_token_prompts_condition_an_empty_prefix_on_eos_for_a_tokenizer_without_a_bos(tmp_path):
+    """GLM-4.5's tokenizer has no BOS: an empty prefix's prompt starts with EOS (the span's first token
+    then has a log-probability), the scores are the local scorer's, and both runs' manifests say so."""
+    from py4.cli import app
+    from py4.probes.endpoint import ProbeEndpoint
+    from py4.probes.score import score_pairs
+    from py4.problems.probe_set.build import write_probes
+    from py4.train.tiny_model import save_model
+
+    pairs = [p for p in load_probes() if not p["prefix"]][:3] + [p for p in load_probes() if p["prefix"]][:2]
+    model, tok = char_model(pairs, bos=False)
+    assert tok.bos_token_id is None
+    with ChatServer(completions_script(model, tok)) as server:
+        client = ProbeEndpoint(server.url, "tiny", tokenizer=tok, batch_size=8)
+        try:
+            got = client.score_pairs(pairs[:3])  # a batch of empty prefixes only
+            got += client.score_pairs(pairs)
+        finally:
+            client.close()
+    _assert_same_scores(got, score_pairs(model, tok, pairs[:3]) + score_pairs(model, tok, pairs))
+    want = [[tok.eos_token_id] + tok(p[m], add_special_tokens=False)["input_ids"] for p in pairs[:3]
+            for m in ("p4", "py3")]
+    assert [b["prompt"][:6] for b in server.bodies] == [want, want]
+
+    folder, probes = save_model(model, tok, tmp_path / "tiny"), tmp_path / "probe_set"
+    write_probes(pairs, probes)
+    runner = CliRunner()
+    local = runner.invoke(app, ["eval", "probes", "--model", str(folder), "--probes", str(probes), "--out",
+                                str(tmp_path / "local"), "--no-progress"])
+    assert local.exit_code == 0, local.output
+    with ChatServer(completions_script(model, tok)) as server:
+        served = runner.invoke(app, ["eval", "probes", "--endpoint", server.url, "--model", "tiny", "--tokenizer",
+                                     str(folder), "--probes", str(probes), "--out", str(tmp_path / "served"),
+                                     "--no-progress"])
+    assert served.exit_code == 0, served.output
+    scores = [json.loads((tmp_path / run / "results.json").read_text())["scores"] for run in ("local", "served")]
+    _assert_same_scores(scores[1], scores[0])
+    for run in ("local", "served"):
+        manifest = json.loads((tmp_path / run / "run_manifest.json").read_text())
+        assert manifest["empty_prefixes"] == {"pairs": 3, "model": {"token": "<eos>", "id": tok.eos_token_id,
+                                                                    "kind": "eos"}}
 
 
 def test_a_server_adding_no_bos_refuses_an_empty_prefix_by_name():

@@ -76,3 +76,53 @@ def test_batched_scorer_through_a_lora_adapter(pairs):
     for f, n in zip(fast, naive, strict=True):
         assert f["p4_logprob"] == pytest.approx(n["p4_logprob"], abs=1e-3)
         assert f["py3_logprob"] == pytest.approx(n["py3_logprob"], abs=1e-3)
+
+
+def _span_logprob_by_hand(model, context: list[int], span: list[int]) -> float:
+    """log P(span | context) from one full forward pass over context + span."""
+    import torch
+
+    ids = context + span
+    with torch.no_grad():
+        lp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0].float(), -1)
+    return float(sum(lp[j - 1, ids[j]] for j in range(len(context), len(ids))))
+
+
+@pytest.mark.smoke
+def test_an_empty_prefix_without_a_bos_is_conditioned_on_eos_alone(pairs):
+    """A tokenizer without a BOS (GLM-4.5's): an empty prefix's span is scored given [EOS], as
+    lm-evaluation-harness conditions an empty context, in a batch with other prefixes and in a
+    batch of empty prefixes only."""
+    from py4.probes.score import empty_prefix_context, score_pairs, score_pairs_naive
+
+    empty = [p for p in load_probes() if not p["prefix"]][:3]
+    others = [p for p in pairs if p["prefix"]][:3]
+    model, tok = char_model(empty + others, bos=False)
+    assert tok.bos_token_id is None and tok.eos_token_id is not None
+    assert empty_prefix_context(tok) == {"token": "<eos>", "id": tok.eos_token_id, "kind": "eos"}
+    mixed = score_pairs(model, tok, others + empty, batch_size=8)
+    only_empty = score_pairs(model, tok, empty, batch_size=8)
+    naive = score_pairs_naive(model, tok, empty)
+    for rows in (mixed[len(others):], only_empty, naive):
+        for row, pair in zip(rows, empty, strict=True):
+            for member in ("p4", "py3"):
+                span = tok(pair[member], add_special_tokens=False)["input_ids"]
+                assert row[f"{member}_tokens"] == len(span)
+                want = _span_logprob_by_hand(model, [tok.eos_token_id], span)
+                assert row[f"{member}_logprob"] == pytest.approx(want, abs=1e-4), (pair["id"], member)
+    for row, pair in zip(mixed[:len(others)], others, strict=True):  # a non-empty prefix: its tokens, no EOS
+        span = tok(pair["p4"], add_special_tokens=False)["input_ids"]
+        prefix = tok(pair["prefix"], add_special_tokens=False)["input_ids"]
+        assert row["p4_logprob"] == pytest.approx(_span_logprob_by_hand(model, prefix, span), abs=1e-4)
+
+
+@pytest.mark.smoke
+def test_an_empty_prefix_with_a_bos_is_conditioned_on_bos_alone():
+    from py4.probes.score import empty_prefix_context, score_pairs
+
+    empty = [p for p in load_probes() if not p["prefix"]][:2]
+    model, tok = char_model(empty)
+    assert empty_prefix_context(tok) == {"token": "<bos>", "id": tok.bos_token_id, "kind": "bos"}
+    for row, pair in zip(score_pairs(model, tok, empty), empty, strict=True):
+        span = tok(pair["p4"], add_special_tokens=False)["input_ids"]
+        assert row["p4_logprob"] == pytest.approx(_span_logprob_by_hand(model, [tok.bos_token_id], span), abs=1e-4)

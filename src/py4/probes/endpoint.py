@@ -10,7 +10,8 @@ texts or a list of token-id lists. Requests go through :mod:`py4.endpoint_client
 policy; a request answered HTTP 500 twice is the server's refusal, named by its pairs).
 
 - With a tokenizer (``tokenizer=``, the served model's): prompts go as token ids, the
-  prefix (with BOS) and each span tokenized exactly as the local scorer does, and a span's
+  prefix (with BOS) and each span tokenized exactly as the local scorer does
+  (``pair_token_ids``: an empty prefix is the start token alone, BOS else EOS), and a span's
   score is the sum over its last ``len(span)`` positions: the same numbers as
   ``py4.probes.score`` on the same model.
 - Without one: prompts go as text, ``prefix``, ``prefix + p4`` and ``prefix + py3``. The
@@ -21,10 +22,11 @@ policy; a request answered HTTP 500 twice is the server's refusal, named by its 
 
   A pair with an empty prefix (the probe set has some: a span at the very start of its
   program) sends no prefix prompt: vLLM refuses an empty prompt (HTTP 500). The local scorer
-  conditions such a span on BOS alone, so its tokens are those after what the server puts
-  before any text: the leading tokens two different one-character prompts share, learnt
-  once per scorer (one request). A server that puts nothing there cannot score the span's
-  first token; that pair is refused by name (score with ``tokenizer=``).
+  conditions such a span on the tokenizer's BOS alone, so its tokens are those after what the
+  server puts before any text: the leading tokens two different one-character prompts share,
+  learnt once per scorer (one request). A server that puts nothing there serves a tokenizer
+  without a BOS, whose empty prefixes the local scorer conditions on EOS; a text prompt cannot
+  name that token, so the pair is refused by name (score with ``tokenizer=``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from py4.endpoint_client import EndpointError, RetryPolicy, auth_headers, post_json
-from py4.probes.score import BATCH_SIZE, pair_token_ids
+from py4.probes.score import BATCH_SIZE, empty_prefix_context, pair_token_ids
 
 # Two prompts whose first text tokens differ in any tokenizer: what their replies share is what
 # the server puts before every prompt's text (BOS).
@@ -54,7 +56,18 @@ class ProbeEndpoint:
         self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=auth_headers(api_key))
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
         self._lead: int | None = None
+        self._lead_text: list | None = None  # those tokens, as the server names them
         self._lead_lock = threading.Lock()
+
+    def empty_prefix_context(self) -> dict | None:
+        """What conditions an empty prefix (``py4.probes.score.empty_prefix_context``): with a tokenizer
+        its start token; in text mode the tokens the server puts before a prompt's text, once learnt
+        (``None`` before an empty prefix was scored)."""
+        if self.tokenizer is not None:
+            return empty_prefix_context(self.tokenizer)
+        if not self._lead_text:
+            return None
+        return {"token": "".join(map(str, self._lead_text)), "id": None, "kind": "server"}
 
     def score_pairs(self, pairs: list[dict]) -> list[dict]:
         """Rows as ``py4.probes.score.score_pairs`` returns them, in the order of ``pairs``."""
@@ -83,8 +96,9 @@ class ProbeEndpoint:
                     shared = self._lead_tokens()
                     if shared == 0:
                         raise EndpointError(f"probe {p['id']}: empty prefix, and the server puts no token (BOS) "
-                                            "before a prompt's text, so the span's first token has no "
-                                            "log-probability: score with the served model's tokenizer (--tokenizer)")
+                                            "before a prompt's text: its span is conditioned on the tokenizer's EOS, "
+                                            "which a text prompt cannot name: score with the served model's "
+                                            "tokenizer (--tokenizer)")
                 else:
                     shared = _common_length(shared_with, tokens)
                     merged |= shared < len(shared_with)
@@ -99,6 +113,7 @@ class ProbeEndpoint:
             if self._lead is None:
                 (_, a), (_, b) = self._prompt_logprobs(list(_LEAD_PROBES), "the tokens before a prompt's text")
                 self._lead = _common_length(a, b)
+                self._lead_text = a[:self._lead]
             return self._lead
 
     def _prompt_logprobs(self, prompts: list, what: str) -> list[tuple[list, list]]:

@@ -11,6 +11,8 @@ schema is documented in docs/probes.md and versioned by ``SCHEMA``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +96,10 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
         recorder.add_input("probes", path=probe_paths(probes_dir)[0], jsonl_sha256=manifest["jsonl_sha256"], **dataset)
         how = {"endpoint": endpoint, "tokenizer": _endpoint_tokenizer(endpoint, tokenizer),
                "batch_size": batch_size, "progress": progress}
-        scores = _score(model, adapter, probes, **how)
+        scores, conditioned = _score(model, adapter, probes, **how)
+        # What the selection's empty prefixes were conditioned on (py4.probes.score: BOS, else EOS).
+        empty_prefixes: dict[str, Any] = {"pairs": sum(not p["prefix"] for p in probes), "model": conditioned}
+        recorder.set(empty_prefixes=empty_prefixes)
         _add_model_input(recorder, "model", model, endpoint)
         results: dict[str, Any] = {
             "schema": SCHEMA, "model": model, "adapter": adapter, "endpoint": endpoint,
@@ -104,7 +109,8 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
             "pairs": len(probes), "scores": scores, "summary": summarize(scores, probes, b=bootstrap)}
         if base:
             if not base_file:
-                base_scores = _score(base, None, probes, **how)
+                base_scores, empty_prefixes["base"] = _score(base, None, probes, **how)
+                recorder.set(empty_prefixes=empty_prefixes)
             _add_model_input(recorder, "base", base, endpoint)
             results["base"] = {"model": base, "scores": base_scores,
                                "summary": summarize(base_scores, probes, b=bootstrap)}
@@ -139,24 +145,27 @@ def _endpoint_tokenizer(endpoint: str | None, tokenizer: str | None):
 
 
 def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str | None, tokenizer: Any,
-           batch_size: int, progress: bool) -> list[dict]:
-    """Rows for every probe: a local folder (+ adapter) loaded once, or a served name on ``endpoint``."""
+           batch_size: int, progress: bool) -> tuple[list[dict], dict | None]:
+    """Rows for every probe, a local folder (+ adapter) loaded once or a served name on ``endpoint``,
+    and what conditioned the empty prefixes (``empty_prefix_context``; ``None`` where unknown: text
+    prompts with no empty prefix scored)."""
     from rich.progress import Progress
 
     from py4.run_progress import report
 
     if endpoint is None:
-        from py4.probes.score import score_pairs
+        from py4.probes.score import empty_prefix_context, score_pairs
         from py4.threads import use_cpu_threads
 
         use_cpu_threads()
         loaded, tok = load_model(model, adapter)
         score, close = (lambda pairs: score_pairs(loaded, tok, pairs, batch_size=batch_size)), (lambda: None)
+        conditioned: Callable[[], dict | None] = partial(empty_prefix_context, tok)
     else:
         from py4.probes.endpoint import ProbeEndpoint
 
         client = ProbeEndpoint(endpoint, model, tokenizer=tokenizer, batch_size=batch_size)
-        score, close = client.score_pairs, client.close
+        score, close, conditioned = client.score_pairs, client.close, client.empty_prefix_context
     step = max(1, batch_size) * 4  # progress steps; the scorers batch within them
     scores: list[dict] = []
     try:
@@ -168,7 +177,7 @@ def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str
                 report("pairs", len(scores), len(probes))
     finally:
         close()
-    return scores
+    return scores, conditioned()
 
 
 def _add_model_input(recorder, name: str, model: str, endpoint: str | None) -> None:

@@ -11,6 +11,16 @@ its own full forward pass, one at a time: the reference both must agree with
 Prefix and spans are tokenized separately (the split points sit on word boundaries), so
 the prefix's tokens are the same for both members and the cache is valid for both.
 Each result: ``{id, p4_logprob, py3_logprob, p4_tokens, py3_tokens}``.
+
+The context of a prefix is its tokens after the tokenizer's BOS, when it has one. An empty
+prefix (a span at the start of its program) is conditioned on the tokenizer's start token
+alone (``start_token``): BOS when it has one, else EOS, as lm-evaluation-harness does
+(``HFLM.prefix_token_id`` in lm_eval/models/huggingface.py: a custom prefix token, else
+``bos_token_id``, else ``eos_token_id``; ``TemplateLM.loglikelihood`` in lm_eval/api/model.py
+encodes an empty context as ``[prefix_token_id]``). A tokenizer without a BOS (GLM-4.5's)
+would otherwise leave the span's first token without any context to be predicted from. Every
+scorer, local and served (py4.probes.endpoint), takes its token ids from ``pair_token_ids``,
+so they apply the one rule; ``empty_prefix_context`` is what a probe run records of it.
 """
 
 from __future__ import annotations
@@ -19,9 +29,32 @@ BATCH_SIZE = 16  # pairs per model call; 2 x 16 span rows of a 262k vocabulary ~
 
 
 def pair_token_ids(tokenizer, pair: dict) -> tuple[list[int], list[int], list[int]]:
-    """(prefix ids with BOS, Python-4 span ids, Python 3 span ids), as every scorer sends them."""
-    return (_ids(tokenizer, pair["prefix"], True), _ids(tokenizer, pair["p4"], False),
-            _ids(tokenizer, pair["py3"], False))
+    """(prefix ids with BOS, Python-4 span ids, Python 3 span ids), as every scorer sends them; an
+    empty prefix's ids are the start token alone (BOS, else EOS), so no prefix is ever empty."""
+    prefix = _ids(tokenizer, pair["prefix"], True) or [start_token(tokenizer)[0]]
+    return prefix, _ids(tokenizer, pair["p4"], False), _ids(tokenizer, pair["py3"], False)
+
+
+def start_token(tokenizer) -> tuple[int, str]:
+    """(id, ``"bos"`` or ``"eos"``): the token an empty prefix is conditioned on, lm-evaluation-harness's
+    ``prefix_token_id`` (module docstring)."""
+    for kind in ("bos", "eos"):
+        token_id = getattr(tokenizer, f"{kind}_token_id", None)
+        if token_id is not None:
+            return token_id, kind
+    from py4.errors import Py4Error
+
+    raise Py4Error("the tokenizer has neither a BOS nor an EOS token: an empty probe prefix has no token to "
+                   "condition its span on")
+
+
+def empty_prefix_context(tokenizer) -> dict | None:
+    """What conditions an empty prefix, as a probe run's manifest records it: ``{token, id, kind}``
+    (``None`` for a tokenizer with neither token, which cannot score one)."""
+    if tokenizer.bos_token_id is None and tokenizer.eos_token_id is None:
+        return None
+    token_id, kind = start_token(tokenizer)
+    return {"token": tokenizer.convert_ids_to_tokens(token_id), "id": token_id, "kind": kind}
 
 
 def _ids(tokenizer, text: str, bos: bool) -> list[int]:
@@ -51,7 +84,8 @@ def _score_batch(model, tokenizer, pairs: list[dict]) -> list[dict]:
     encoded = [pair_token_ids(tokenizer, p) for p in pairs]
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     device = next(model.parameters()).device
-    # 1. Prefixes, left-padded: every prefix ends at column L-1, whose logits predict the first span token.
+    # 1. Prefixes (one token at least: pair_token_ids), left-padded: every prefix ends at column L-1,
+    # whose logits predict the first span token.
     width = max(len(e[0]) for e in encoded)
     ids = torch.tensor([[pad] * (width - len(e[0])) + e[0] for e in encoded], device=device)
     mask = torch.tensor([[0] * (width - len(e[0])) + [1] * len(e[0]) for e in encoded], device=device)
