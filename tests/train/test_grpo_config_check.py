@@ -74,7 +74,7 @@ def test_server_mode_needs_an_address_and_one_gpu_per_rank(overrides, expected):
 def test_without_vllm_nothing_is_checked():
     config = _load("grpo.use_vllm=false", "grpo.vllm_server_base_url=null", "grpo.vllm_mode=colocate",
                    "grpo.vllm_server_gpus=null")
-    assert vllm_preflight.check_vllm_launch(config, environ={}) is None
+    assert vllm_preflight.check_vllm_launch(config.grpo, config.episode.token_budget, environ={}) is None
 
 
 # ---------------------------------------------------------------- the server, faked
@@ -125,13 +125,15 @@ def _server_config(httpd) -> grpo.GRPOStageConfig:
 
 def _launch_problems(config, environ) -> str:
     with pytest.raises(vllm_preflight.VllmLaunchError) as caught:
-        vllm_preflight.check_vllm_launch(config, environ=environ)
+        vllm_preflight.check_vllm_launch(config.grpo, config.episode.token_budget, environ=environ)
     return str(caught.value)
 
 
 def test_a_trl_vllm_serve_server_on_other_gpus_passes(server, vllm_031):
     httpd, _ = server
-    info = vllm_preflight.check_vllm_launch(_server_config(httpd), environ={"CUDA_VISIBLE_DEVICES": "0"})
+    config = _server_config(httpd)
+    info = vllm_preflight.check_vllm_launch(config.grpo, config.episode.token_budget,
+                                            environ={"CUDA_VISIBLE_DEVICES": "0"})
     assert info == {"vllm_version": "0.31.0", "served_model": "runs/campaign/gemma4_31b/prop/graft",
                     "max_model_len": 20480, "world_size": 4}
 

@@ -93,6 +93,6 @@ def test_each_of_the_servers_answers_gets_the_whole_wait(monkeypatch):
     monkeypatch.setattr(urllib.request, "urlopen", urlopen)
     config = load_config(grpo.GRPOStageConfig, ROOT / CONFIG, ["grpo.vllm_server_base_url=http://127.0.0.1:8000",
                                                                "grpo.vllm_server_check_timeout_s=45"])
-    info, problems = vllm_preflight.probe_vllm_server(config)
+    info, problems = vllm_preflight.probe_vllm_server(config.grpo, config.episode.token_budget)
     assert timeouts == dict.fromkeys(answers, 45)
     assert problems == [] and info == {"served_model": "m", "max_model_len": 20480, "world_size": 4}

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from py4.train.errors import TrainingError
 
 if TYPE_CHECKING:
-    from py4.train.grpo import GRPOSettings
+    from py4.train.grpo_settings import GRPOSettings
 
 __all__ = ["colocate_engine_kwargs", "colocate_engine_arguments", "own_rendezvous_port"]
 

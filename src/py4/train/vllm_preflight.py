@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from py4.train import common
 
 if TYPE_CHECKING:
-    from py4.train.grpo import GRPOSettings, GRPOStageConfig
+    from py4.train.grpo_settings import GRPOSettings
 
 
 def vllm_layout_problems(g: GRPOSettings, gpus: int) -> list[str]:
@@ -97,8 +97,9 @@ def installed_vllm_version() -> str | None:
         return None
 
 
-def check_vllm_launch(config: GRPOStageConfig, environ: dict | None = None) -> dict | None:
-    """The pre-flight of a vLLM run, before any weights load; None when ``use_vllm`` is off.
+def check_vllm_launch(g: GRPOSettings, token_budget: int, environ: dict | None = None) -> dict | None:
+    """The pre-flight of a vLLM run of settings ``g`` whose episodes take up to ``token_budget``
+    tokens (``episode.token_budget``), before any weights load; None when ``use_vllm`` is off.
 
     Checks what the config alone cannot: vLLM importable in the trainer's process (TRL's
     server client imports it too) in the range TRL supports; in server mode, that the
@@ -108,7 +109,6 @@ def check_vllm_launch(config: GRPOStageConfig, environ: dict | None = None) -> d
     length, world size = tensor parallel size). Returns what the server reported; raises
     VllmLaunchError listing every problem (one problem: one line, as the command line shows it).
     """
-    g = config.grpo
     if not g.use_vllm:
         return None
     from packaging.version import Version
@@ -127,7 +127,7 @@ def check_vllm_launch(config: GRPOStageConfig, environ: dict | None = None) -> d
     info["vllm_version"] = version
     if g.vllm_mode == "server":
         problems += _gpu_overlap_problems(g, environ)
-        server, server_problems = probe_vllm_server(config)
+        server, server_problems = probe_vllm_server(g, token_budget)
         info.update(server)
         problems += server_problems
     if len(problems) == 1:
@@ -158,14 +158,14 @@ def _gpu_overlap_problems(g: GRPOSettings, environ) -> list[str]:
     return []
 
 
-def probe_vllm_server(config: GRPOStageConfig) -> tuple[dict, list[str]]:
+def probe_vllm_server(g: GRPOSettings, token_budget: int) -> tuple[dict, list[str]]:
     """Ask the server what TRL's client will rely on (all GETs, no weights, no NCCL).
 
     Each GET may take ``grpo.vllm_server_check_timeout_s`` (a loaded machine slows every answer of
     a CPU server; one deadline for all of them would leave the last GETs little), and ``/health``
-    is asked again until then while nothing answers (a server about to start).
+    is asked again until then while nothing answers (a server about to start). The context it
+    needs: ``max_prompt_length`` + ``token_budget``.
     """
-    g = config.grpo
     url = g.vllm_server_base_url.rstrip("/")
     wait = g.vllm_server_check_timeout_s
     waited = f"waited {wait:g} s (grpo.vllm_server_check_timeout_s)"
@@ -201,7 +201,7 @@ def probe_vllm_server(config: GRPOStageConfig) -> tuple[dict, list[str]]:
             problems.append(f"{url} returns {mode} logprobs; TRL's importance-sampling correction needs "
                             f"--logprobs-mode processed_logprobs (what `trl vllm-serve` sets)")
         context = _find_key(vllm_config, "max_model_len")
-        needed = g.max_prompt_length + config.episode.token_budget
+        needed = g.max_prompt_length + token_budget
         if isinstance(context, int) and context < needed:
             problems.append(f"{url} serves a context of {context} tokens, but grpo.max_prompt_length + "
                             f"episode.token_budget = {needed}: start it with --max-model-len >= {needed}")
