@@ -92,11 +92,11 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     (``run_manifest.json``) whose ``dataset`` input is the Hub id, pin, commit and content hash.
     Returns that record plus what was written (``path``). Raises DatasetSourceError naming the
     field (missing pin, not the kind's export, shards or documents not the card's hashes, a
-    corpus document holding probe text).
+    corpus document or a bank problem holding probe text).
 
-    A corpus is checked for the text of ``probes_dir``'s probe set (default: the shipped one):
-    its card's no-probe-text guarantee is for the probe set its exporter had, and a campaign that
-    pins another probe set scores that one."""
+    A corpus or a bank is checked for the text of ``probes_dir``'s probe set (default: the
+    shipped one): its card's no-probe-text guarantee is for the probe set its exporter had, and a
+    campaign that pins another probe set scores that one."""
     from py4.runs import RunRecorder
 
     install = _installer(kind)
@@ -104,8 +104,8 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     source = {"hub_id": hub_id, "revision": revision, "commit": folder.name}
     with RunRecorder(out, None, kind=f"dataset-{kind}") as recorder:
         try:
-            if kind == "corpus":
-                _check_no_probe_text(folder, probes_dir)
+            if kind in ("corpus", "bank"):
+                _check_no_probe_text(kind, folder, probes_dir)
                 from py4.problems.probe_set.build import probe_paths
 
                 recorder.add_input("probes", path=probe_paths(probes_dir)[0])
@@ -120,15 +120,21 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     return {"kind": kind, **record, "path": str(path)}
 
 
-def _check_no_probe_text(folder: Path, probes_dir: str | Path | None) -> None:
-    from py4.corpus.export import corpus_from_dataset
+def _check_no_probe_text(kind: str, folder: Path, probes_dir: str | Path | None) -> None:
     from py4.problems.probe_set.build import load_probes
-    from py4.problems.probe_set.verify import corpus_leaks
+    from py4.problems.probe_set.verify import bank_leaks, corpus_leaks
 
-    leaks = corpus_leaks(corpus_from_dataset(folder)[1], load_probes(probes_dir))
+    if kind == "corpus":
+        from py4.corpus.export import corpus_from_dataset
+
+        leaks, what = corpus_leaks(corpus_from_dataset(folder)[1], load_probes(probes_dir)), "documents"
+    else:
+        from py4.problems.export import bank_from_dataset
+
+        leaks, what = bank_leaks(bank_from_dataset(folder)[1], load_probes(probes_dir)), "problems"
     if leaks:
         first = sorted(leaks)[0]
-        raise DatasetSourceError(f"{len(leaks)} documents hold the text of probes of "
+        raise DatasetSourceError(f"{len(leaks)} {what} hold the text of probes of "
                                  f"{probes_dir or 'the shipped probe set'} (first: {first}, probes "
                                  f"{', '.join(leaks[first][:3])})")
 

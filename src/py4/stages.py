@@ -115,8 +115,8 @@ class DatasetOptions(StrictModel):
     revision: str = pydantic.Field(min_length=1, description="the dataset commit it is pinned at (a short pin "
                                    "resolves through the cache's refs/); never unpinned")
     out: Path = pydantic.Field(description="folder to write it into, as its stages take it")
-    probes: Path | None = pydantic.Field(None, description="a corpus: the probe set folder whose text no document "
-                                         "may hold (a campaign's pinned set; default: the shipped one)")
+    probes: Path | None = pydantic.Field(None, description="a corpus or bank: the probe set folder whose text it "
+                                         "may not hold (a campaign's pinned set; default: the shipped one)")
 
 
 # ---- how each stage runs ------------------------------------------------------------------

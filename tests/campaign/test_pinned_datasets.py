@@ -147,12 +147,13 @@ def test_pinned_datasets_are_runs_that_their_readers_wait_for(tmp_path):
     out = tmp_path / "out"
     nodes = _nodes(out, **PINS)
     ids = list(nodes)
-    assert ids[:2] == ["dataset:bank", "dataset:probes"]
+    assert ids[:2] == ["dataset:probes", "dataset:bank"]  # the bank's run checks for the pinned probes' text
     bank, probes, corpus = nodes["dataset:bank"], nodes["dataset:probes"], nodes["corpus"]
     assert bank.command == (f"py4 campaign dataset --kind bank --hub-id {PINS['bank'][0]} --revision "
-                            f"{PINS['bank'][1]} --out {out}/datasets/bank")
+                            f"{PINS['bank'][1]} --out {out}/datasets/bank --probes {out}/datasets/probes")
     assert corpus.stage == "dataset" and corpus.options["out"] == f"{out}/corpus"
     assert corpus.options["probes"] == f"{out}/datasets/probes" and corpus.inputs == ["dataset:probes"]
+    assert bank.options["probes"] == f"{out}/datasets/probes" and bank.inputs == ["dataset:probes"]
     assert probes.options["kind"] == "probes"
     readers = {"eval": "bank_dir", "eft_dose": "bank_dir", "grpo": "problems.bank_dir"}
     for node in nodes.values():
@@ -348,7 +349,7 @@ def variant_probes(hub_cache, exports, tmp_path):
     _rewrite_corpus(leaky, documents)
     export_corpus(leaky, tmp_path / "leaky_export")  # the shipped probe set finds nothing in it
     install_snapshot(hub_cache, *LEAK_PIN, tmp_path / "leaky_export", repo_type="dataset")
-    return {"out": out, "probes": out / "datasets/probes", "member": member, "leaky": leaky,
+    return {"out": out, "probes": out / "datasets/probes", "member": member, "leaky": leaky, "cache": hub_cache,
             "leaky_id": documents[3]["id"], "pair": pairs[0]["id"]}
 
 
@@ -424,6 +425,28 @@ def test_the_pinned_corpus_run_refuses_text_of_the_pinned_probe_set(variant_prob
     assert line.startswith(f"datasets.corpus ({LEAK_PIN[0]}@{LEAK_PIN[1]}): 1 documents hold the text of probes")
     assert variant_probes["leaky_id"] in line and variant_probes["pair"] in line
     assert not (tmp_path / "corpus" / "manifest.json").exists()
+
+
+
+def test_the_pinned_bank_run_refuses_text_of_the_pinned_probe_set(variant_probes, exports, tmp_path):
+    from py4.errors import Py4Error
+    from py4.pinned_datasets import install_pinned
+    from py4.problems.export import export_bank
+
+    leaky_pin = ("arcadia-impact/python4-bank-leaky", "5e6f7a8b")
+    bank = list(exports["bank"])
+    bank[0] = bank[0].model_copy(update={"prompt": bank[0].prompt + "\n" + variant_probes["member"]})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("py4.problems.bank.load_bank", lambda version="v1", data_dir=None, verify=True: bank)
+        export_bank(tmp_path / "leaky_bank")  # the shipped probe set finds nothing in it
+    install_snapshot(Path(variant_probes["cache"]), *leaky_pin, tmp_path / "leaky_bank", repo_type="dataset")
+    install_pinned("bank", *leaky_pin, tmp_path / "shipped_checked")
+    with pytest.raises(Py4Error) as err:
+        install_pinned("bank", *leaky_pin, tmp_path / "bank", probes_dir=variant_probes["probes"])
+    line = _one_line(str(err.value))
+    assert line.startswith(f"datasets.bank ({leaky_pin[0]}@{leaky_pin[1]}): 1 problems hold the text of probes")
+    assert bank[0].id in line and variant_probes["pair"] in line
+    assert not list((tmp_path / "bank").glob("bank-*"))
 
 
 # ---- what goes wrong: one line, naming the field ---------------------------------------------

@@ -14,7 +14,7 @@ dataset``, `py4.pinned_datasets`) reads it from the cache and writes it as its s
 to ``<out>/corpus`` in place of generating it — and every run that reads the bank (evaluations,
 EFT doses, the sanity bank, GRPO) or the probe set is given that folder and waits for that run.
 The probe set's readers: the probe runs, and the runs that keep probe text out of a corpus (the
-corpus's and the held-out corpus's generation, or the pinned corpus's ``dataset`` run). A spec
+corpus's and the held-out corpus's generation, the pinned corpus's and bank's ``dataset`` runs). A spec
 without pins gets no new run and no changed command line.
 """
 
@@ -34,7 +34,7 @@ BANK_READERS = {"eval": "bank_dir", "eft_dose": "bank_dir", "grpo": "problems.ba
 
 PROBE_READERS = ("probes", "corpus", "heldout_corpus")
 """Stages given the probe set as their ``probes`` option: the probe runs score it, the corpus
-generations keep its text out (and the pinned corpus's ``dataset`` run checks for it)."""
+generations keep its text out (and the pinned corpus's and bank's ``dataset`` runs check for it)."""
 
 
 def pins(spec: CampaignSpec) -> dict[str, HubPin]:
@@ -99,7 +99,7 @@ def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str,
         elif "bank" in pinned and node.stage == "sanity_bank":
             node.options["bank_dir"] = dataset_dir(out, "bank")
             node.inputs.append("dataset:bank")
-        elif "probes" in pinned and (node.stage in PROBE_READERS or node.options.get("kind") == "corpus"):
+        if "probes" in pinned and (node.stage in PROBE_READERS or node.options.get("kind") in ("corpus", "bank")):
             node.options["probes"] = dataset_dir(out, "probes")
             node.inputs.append("dataset:probes")
     return result
