@@ -17,9 +17,10 @@ SIGTERM. Engines:
   --lora-modules NAME=PATH``; vLLM's default maximum rank is 16, the campaign's LoRA is 64).
   A multimodal model (Gemma-4) can be served as its language model alone
   (``language_model_only``, per model: vLLM 0.31's ``--language-model-only``, every modality's
-  input limit 0, so the vision and audio encoders never run); the plan records the choice. vLLM
-  still builds the model's processor when it starts, so the folder must hold its processor files
-  (every training output does: ``py4.train.model_files``). Per model, ``adapter_engine`` serves
+  input limit 0, so the vision and audio encoders never run, and vLLM builds no processor); the
+  plan records the choice. Without it vLLM builds the model's processor from the folder's
+  processor files when it starts and refuses a folder without them (every training output holds
+  them: ``py4.train.model_files``). Per model, ``adapter_engine`` serves
   that model's adapters with another engine (the CPU rehearsal: GLM-4.5's, whose LoRA on vLLM runs
   the MoE on Triton).
 - ``transformers`` (CPU, rehearsal scale): ``transformers serve`` of this interpreter, pinned to

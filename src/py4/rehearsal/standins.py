@@ -4,7 +4,7 @@
 bf16 safetensors shards + index, tokenizer files, chat_template.jinja,
 generation_config.json; for Gemma-4 also processor_config.json) that loads with
 ``AutoModelForCausalLM`` / ``AutoTokenizer`` (Gemma-4: and ``AutoProcessor``, as vLLM's multimodal
-Gemma-4 classes build it when they start):
+Gemma-4 classes build it when their media inputs are on):
 
 - ``gemma4``: Gemma-4 31B, ``Gemma4ForConditionalGeneration`` (what ``google/gemma-4-31B*``
   resolves to), a small vision tower, no audio tower.
