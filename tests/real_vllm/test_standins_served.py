@@ -3,9 +3,9 @@
 Each stand-in is written by the rehearsal's own builder (``build_standin``, the -it kind: the files
 every evaluated chat model inherits through the graft) and served with the command line the
 rehearsal's evaluation nodes get: ``plan_server`` with the rehearsal's ``evaluation.serve`` (the
-campaign's, with the rehearsal's overrides and boundaries: an ``architecture`` the rehearsal config
-names for a model is served from its text-only copy). GLM-4.5-Air is served as the model itself
-(its adapters stay with the ``glm_moe_lora`` boundary). Three things differ from a rehearsal
+campaign's, with the rehearsal's overrides and boundaries): each Gemma-4 as its own multimodal class
+with ``--language-model-only``, GLM-4.5-Air as the model itself (its adapters stay with the
+``glm_moe_lora`` boundary). Three things differ from a rehearsal
 node's command line: the program's absolute path, a free port, and ``--dtype float32``: the
 stand-ins are bf16 on disk, and the server computes in float32 with their weights upcast exactly,
 as py4's local scoring of a float32 copy of the folder does (``py4 eval probes --model`` on a CPU
@@ -74,12 +74,10 @@ def standin_server(standin, rehearsal_serve, vllm_program, tmp_path_factory):
     assert plan.engine == "vllm" and plan.argv[0] == str(vllm_program)
     assert ("--language-model-only" in plan.argv) == key.startswith("gemma4")
     with serving(plan, work / "server.log") as server:
-        print(f"{key}: vllm serve ready in {server.ready_s:.1f} s, architecture {plan.architecture or 'its own'} "
-              f"({plan.command})")
+        print(f"{key}: vllm serve ready in {server.ready_s:.1f} s ({plan.command})")
         yield server
         pid = server.process.pid
     assert not alive(pid), f"the vLLM server (pid {pid}) outlived its fixture"
-    assert not (work / "served_model").exists()  # the text-only copy goes with the server
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +132,7 @@ def test_standin_probes_through_vllm_equal_local_scoring(standin, standin_server
 
 
 @pytest.mark.timeout(3600)
-@pytest.mark.xfail(strict=True, reason="a tokenizer without a BOS (GLM-4.5's) leaves an empty-prefix pair's first "
-                   "span token without context: the served prompt starts with it, so vLLM gives it no "
-                   "log-probability and py4 stops (exit 2), and py4's local scorer conditions it on a fully "
-                   "masked row of padding")
-def test_empty_prefix_pairs_score_through_vllm_without_a_bos(standin, standin_server, tmp_path):
+def test_empty_prefix_pairs_score_through_vllm_without_a_bos(standin, standin_server, request, tmp_path):
     """The rehearsal's probe selection (``probes.limit=40``, empty-prefix pairs among it) through
     the endpoint with the served model's tokenizer, for the family whose tokenizer has no BOS."""
     from transformers import AutoTokenizer
@@ -146,6 +140,11 @@ def test_empty_prefix_pairs_score_through_vllm_without_a_bos(standin, standin_se
     _, folder = standin
     if AutoTokenizer.from_pretrained(folder).bos_token_id is not None:
         pytest.skip("this tokenizer has a BOS: its empty-prefix pairs are scored above")
+    # marked here, not on the test: a failure to build or serve the stand-in stays an error
+    request.applymarker(pytest.mark.xfail(strict=True, reason=(
+        "a tokenizer without a BOS (GLM-4.5's) leaves an empty-prefix pair's first span token without "
+        "context: the served prompt starts with it, so vLLM gives it no log-probability and py4 stops "
+        "(exit 2), and py4's local scorer conditions it on a fully masked row of padding")))
     done = py4("eval", "probes", "--endpoint", standin_server.base_url, "--model", standin_server.request_model,
                "--tokenizer", str(folder), "--limit", str(PROBE_LIMIT), "--out", str(tmp_path / "served"),
                "--no-progress")
