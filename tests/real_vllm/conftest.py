@@ -8,10 +8,9 @@ and stopped when the session ends. It serves:
 - ``<name>.base``: a tiny Gemma-4 language model (``Gemma4ForCausalLM``, the stand-in's tokenizer
   and chat template), fine-tuned here (``caller.py``) to answer the evaluation's first prompt with
   one ``run_code`` and one ``submit`` call in Gemma-4's own call format, so that greedy decoding
-  through vLLM's parser is certain. A language model, not the stand-in's
-  ``Gemma4ForConditionalGeneration``: vLLM's multimodal Gemma-4 imports Gemma-4's processor, which
-  needs torchvision, and no registry torchvision loads against the CPU torch 2.13.0
-  (docs/rehearsal.md, CPU boundaries), with or without ``--language-model-only``.
+  through vLLM's parser is certain. A small language model (head size 32), not a stand-in's
+  multimodal class, so that the lesson trains in seconds; the stand-ins themselves are served as
+  their own classes by ``test_gemma4_sft_served.py`` and ``test_standins_served.py``.
 - ``<name>``: a LoRA adapter on it, trained a few steps on the same lesson (its replies checked
   to stay greedy), the evaluated weights as an EFT node's are.
 
