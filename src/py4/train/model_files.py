@@ -4,7 +4,7 @@ A model's ``save_pretrained`` writes its config and weights, a tokenizer's write
 files and chat template; a multimodal model's processor files (``processor_config.json``, the
 image ``preprocessor_config.json``, ``video_preprocessor_config.json``, the audio tokenizer's)
 are written by neither. vLLM builds a Gemma-4 model's processor when it starts with the model's
-media inputs on (a server without ``--language-model-only``, TRL's colocated engine), and a folder
+media inputs on (a server or TRL's colocated engine without ``--language-model-only``), and a folder
 without them is refused (``OSError: Can't load feature extractor``). :func:`copy_files` is the
 one copier of such files: the graft takes them with its other files from the -it model
 (``py4.graft.provenance``), and every training stage copies them into its output
