@@ -355,6 +355,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
     common.check_world_size(opt)
     vllm_server = vllm_preflight.check_vllm_launch(config.grpo, config.episode.token_budget)  # before anything loads
     device = loading.device_settings(opt.gradient_checkpointing)
+    common.check_checkpointing(opt, device)  # FSDP's own and the Trainer's both on: refused here, not by transformers
     with common_recorder(settings.output_dir, config, "grpo") as recorder:
         if vllm_server is not None:
             recorder.set(vllm=vllm_server)
