@@ -8,7 +8,8 @@ import importlib.metadata
 from pathlib import Path
 
 # Top-level packages py4 or its environments import that may be absent from this venv.
-OTHER_ENVIRONMENTS = {"vllm", "torchao", "trackio", "wandb", "mlflow", "inspect_ai", "deepspeed", "flash_attn", "liger_kernel"}
+OTHER_ENVIRONMENTS = {"vllm", "torchao", "trackio", "wandb", "mlflow", "inspect_ai", "deepspeed", "flash_attn",
+                      "liger_kernel"}
 
 
 def test_no_test_folder_is_named_like_an_importable_package():

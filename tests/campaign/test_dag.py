@@ -17,7 +17,7 @@ def makefile_vllm_program() -> str:
     """The ``vllm`` program of the environment ``make vllm-env`` builds, from the Makefile's variables."""
     import re
 
-    variables = dict(re.findall(r"^([A-Z_]+) :?= *(\S+)", (ROOT / "Makefile").read_text(), re.MULTILINE))
+    variables = dict(re.findall(r"^([A-Z_]+) [:?]?= *(\S+)", (ROOT / "Makefile").read_text(), re.MULTILINE))
     program = "$(VLLM_BIN)/vllm"
     while "$(" in program:
         program = re.sub(r"\$\(([A-Z_]+)\)", lambda m: variables[m.group(1)], program)
