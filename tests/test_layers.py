@@ -17,9 +17,10 @@ import py4
 LAYERS: list[set[str]] = [
     # the foundation (no py4 imports above it); endpoint_client: the HTTP client of OpenAI-compatible endpoints;
     # cli_options: a command built from its options model; overrides: a typed key=value and its command-line text;
+    # tracking: a training run's trackers, which its evaluations and probe runs log to;
     # hub: dataset folders, cards, the upload call (runs writes model cards)
     {"errors", "fileio", "config", "runs", "threads", "run_progress", "run_owner", "endpoint_client", "binomial",
-     "version", "hub", "cli_options", "overrides"},
+     "version", "hub", "cli_options", "overrides", "tracking"},
     {"chat"},  # chat formats and training templates: episodes parse them, data renders them, train sets them
     {"lang"},
     {"boa"},

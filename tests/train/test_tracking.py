@@ -48,7 +48,7 @@ def test_a_stage_config_names_the_field_of_a_bad_tracker(tmp_path):
 def test_evaluation_results_reach_the_training_runs_tensorboard(tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from py4.train.tracking import EVAL_LOG_DIR, log_to_training_run
+    from py4.tracking import EVAL_LOG_DIR, log_to_training_run
 
     run = tmp_path / "sft"
     (run / "model").mkdir(parents=True)
@@ -66,7 +66,7 @@ def test_evaluation_results_reach_the_training_runs_tensorboard(tmp_path):
 def test_a_tracker_the_evaluations_environment_lacks_is_said_so(tmp_path, monkeypatch):
     """The training ran where wandb, mlflow and trackio were installed, the evaluation runs where
     they are not: its record says so, and the evaluation goes on."""
-    from py4.train.tracking import TRACKER_RUNS, log_to_training_run
+    from py4.tracking import TRACKER_RUNS, log_to_training_run
 
     for name in ("wandb", "mlflow", "trackio"):
         monkeypatch.setitem(__import__("sys").modules, name, None)  # `import name` raises ImportError
@@ -83,7 +83,7 @@ def test_a_tracker_the_evaluations_environment_lacks_is_said_so(tmp_path, monkey
 
 
 def test_a_model_no_training_run_wrote_is_said_so(tmp_path):
-    from py4.train.tracking import log_to_training_run
+    from py4.tracking import log_to_training_run
 
     assert "not written by a py4 training run" in log_to_training_run(tmp_path, {"x": 1.0}, "probes")
     assert "not written by a py4 training run" in log_to_training_run("served-name", {"x": 1.0}, "eval")
@@ -99,7 +99,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArgumen
 from py4.train.common import RunSettings, trainer_kwargs
 from py4.train.loading import device_settings
 from py4.train.common import Optimisation
-from py4.train.tracking import log_to_training_run, run_name, trackio_project
+from py4.tracking import log_to_training_run, run_name, trackio_project
 
 root = Path(sys.argv[1])
 run = root / "sft"
@@ -165,7 +165,7 @@ from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArgumen
 from py4.train.callbacks import TrackerRuns
 from py4.train.common import Optimisation, RunSettings, trainer_kwargs
 from py4.train.loading import device_settings
-from py4.train.tracking import log_to_training_run
+from py4.tracking import log_to_training_run
 
 run = Path(sys.argv[1]) / "sft"
 settings = RunSettings(output_dir=str(run), report_to=["wandb", "mlflow"], save_steps=10**6, progress_bar=False)
@@ -189,7 +189,7 @@ _EVALUATE = r'''
 import json, sys
 from pathlib import Path
 
-from py4.train.tracking import log_to_training_run
+from py4.tracking import log_to_training_run
 
 model = Path(sys.argv[1]) / "sft" / "model"
 print(json.dumps([log_to_training_run(model, {"test_heldin/certified_rate": 0.25}, "eval"),

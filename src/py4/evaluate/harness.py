@@ -137,7 +137,7 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
                      certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
         if getattr(config.policy, "model", None):  # a model policy's run is logged to its training run
-            from py4.train.tracking import log_to_training_run
+            from py4.tracking import log_to_training_run
 
             recorder.set(tracking=log_to_training_run(config.policy.model, {
                 f"{s}/certified_rate": v["certified_rate"] for s, v in summaries.items()}, "eval"))

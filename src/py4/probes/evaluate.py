@@ -125,7 +125,7 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
             recorder.add_output(name, out / name)
         s = results["summary"]
         recorder.set(probe_accuracy={k: s[k]["accuracy"] for k in ("all", "heldin", "heldout")})
-        from py4.train.tracking import log_to_training_run  # the trained run is the adapter's, else the model's
+        from py4.tracking import log_to_training_run  # the trained run is the adapter's, else the model's
 
         recorder.set(tracking=log_to_training_run(adapter or model, {
             f"probe_accuracy/{k}": s[k]["accuracy"] for k in ("all", "heldin", "heldout")}, "probes"))

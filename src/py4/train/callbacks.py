@@ -70,7 +70,7 @@ class StopAtStep(TrainerCallback):
 
 
 class TrackerRuns(TrainerCallback):
-    """Writes which W&B and MLflow runs the training logs to (`py4.train.tracking.TRACKER_RUNS` in
+    """Writes which W&B and MLflow runs the training logs to (`py4.tracking.TRACKER_RUNS` in
     the output folder), so that the checkpoint's evaluation and probes can log to the same runs.
 
     Those trackers give a run a random id; transformers' callbacks start the runs in their own
@@ -78,6 +78,6 @@ class TrackerRuns(TrainerCallback):
 
     def on_train_begin(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
-            from py4.train.tracking import record_tracker_runs
+            from py4.tracking import record_tracker_runs
 
             record_tracker_runs(args.output_dir, list(args.report_to or []))

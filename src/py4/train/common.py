@@ -175,7 +175,7 @@ class RunSettings(StrictModel):
     @pydantic.field_validator("report_to")
     @classmethod
     def _trackers_that_can_start(cls, value: list[str]) -> list[str]:
-        from py4.train.tracking import check_trackers
+        from py4.tracking import check_trackers
 
         return check_trackers(value)
 
@@ -238,8 +238,8 @@ def check_fields(args_class, names: Collection[str], what: str) -> None:
 
 
 def tracker_run_name(output_dir: str) -> str:
-    """The trackers' name of a training run (`py4.train.tracking` logs its evaluations under it)."""
-    from py4.train.tracking import run_name
+    """The trackers' name of a training run (`py4.tracking` logs its evaluations under it)."""
+    from py4.tracking import run_name
 
     return run_name(output_dir)
 

@@ -13,7 +13,7 @@ Results go, at the run's last step, to the training run's
   Trackio keeps it (``TRACKIO_DIR`` locally, or the Space / server the environment names, as for
   the training);
 - W&B run: W&B and MLflow give a run a random id, so the training writes the ids of its runs to
-  `OUTPUT_DIR/tracker_runs.json` (``callbacks.TrackerRuns``) and the evaluation resumes that id
+  `OUTPUT_DIR/tracker_runs.json` (``py4.train.callbacks.TrackerRuns``) and the evaluation resumes that id
   (``resume="must"``; under ``WANDB_MODE=offline`` W&B starts a local run folder with the same
   id beside the training's, which ``wandb sync`` appends to that run). The results are logged
   with ``train/global_step`` as their step, the step metric transformers defines for every W&B
