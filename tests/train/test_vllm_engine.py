@@ -30,8 +30,10 @@ def config(*overrides: str) -> grpo.GRPOStageConfig:
 
 
 def test_the_settings_become_the_engine_keywords():
-    g = config(*COLOCATE, "grpo.vllm_language_model_only=true", "grpo.vllm_kv_cache_memory_bytes=2147483648").grpo
-    assert colocate_engine_kwargs(g) == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648}
+    g = config(*COLOCATE, "grpo.vllm_language_model_only=true", "grpo.vllm_kv_cache_memory_bytes=2147483648",
+               "grpo.vllm_dtype=float32").grpo
+    assert colocate_engine_kwargs(g) == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648,
+                                         "dtype": "float32"}
     assert colocate_engine_kwargs(config(*COLOCATE).grpo) == {}  # the campaign's: TRL's call as it is
     assert colocate_engine_kwargs(config().grpo) == {}  # server mode builds no engine in the trainer
 
@@ -39,6 +41,7 @@ def test_the_settings_become_the_engine_keywords():
 @pytest.mark.parametrize("overrides, expected", [
     (["grpo.vllm_kv_cache_memory_bytes=1024"], "grpo.vllm_kv_cache_memory_bytes is for vllm_mode: colocate"),
     (["grpo.vllm_language_model_only=true"], "grpo.vllm_language_model_only is for vllm_mode: colocate"),
+    (["grpo.vllm_dtype=float32"], "grpo.vllm_dtype is for vllm_mode: colocate"),
 ])
 def test_impossible_settings_stop_at_config_load(overrides, expected):
     with pytest.raises(ConfigError, match=expected):

@@ -54,6 +54,10 @@ class GRPOSettings(StrictModel):
     vllm_kv_cache_memory_bytes: int | None = pydantic.Field(None, gt=0)
     """Colocate: the engine's KV cache in bytes (vLLM's ``kv_cache_memory_bytes``); None: vLLM's
     default (on its CPU build a share of the machine's memory). Added like ``vllm_language_model_only``."""
+    vllm_dtype: Literal["bfloat16", "float16", "float32"] | None = None
+    """Colocate: the engine's dtype (vLLM's ``dtype``); None: vLLM's ``auto``, the checkpoint's. On a CPU
+    the trainer computes in float32, so a bf16 checkpoint's engine would sample from other log-probabilities.
+    Added like ``vllm_language_model_only``."""
     vllm_server_gpus: list[int] | None = None
     """Server mode: the node's GPU indices the server runs on (its CUDA_VISIBLE_DEVICES); one
     per tensor-parallel rank. The trainer refuses to start unless its own CUDA_VISIBLE_DEVICES

@@ -12,6 +12,10 @@ evaluation servers build theirs (``py4.evaluate.serve``):
 - ``grpo.vllm_kv_cache_memory_bytes``: the KV cache's size (the server's ``--kv-cache-memory-bytes``;
   vLLM's CPU build otherwise takes a share of the machine's memory).
 
+And ``grpo.vllm_dtype``: the engine's dtype (vLLM's ``dtype``; TRL's call leaves vLLM's ``auto``, the
+checkpoint's), for a trainer that computes in another one (on a CPU the trainer runs in float32,
+a bf16 checkpoint's engine in bf16, and every rollout's log-probabilities differ from the trainer's).
+
 :func:`colocate_engine_arguments` adds them to that one ``LLM(...)`` call while TRL's trainer is
 constructed: it replaces the name ``LLM`` in TRL's module for the duration of the ``with`` block
 and puts it back after. TRL's call is otherwise unchanged (every argument TRL passes is TRL's; one
@@ -51,6 +55,8 @@ def colocate_engine_kwargs(g: GRPOSettings) -> dict[str, Any]:
         kwargs["language_model_only"] = True
     if g.vllm_kv_cache_memory_bytes is not None:
         kwargs["kv_cache_memory_bytes"] = g.vllm_kv_cache_memory_bytes
+    if g.vllm_dtype is not None:
+        kwargs["dtype"] = g.vllm_dtype
     return kwargs
 
 

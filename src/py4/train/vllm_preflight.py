@@ -40,7 +40,7 @@ def vllm_layout_problems(g: GRPOSettings, gpus: int) -> list[str]:
     if g.vllm_mode == "server":
         problems += [f"grpo.{name} is for vllm_mode: colocate (a server takes its engine arguments on its own "
                      f"command line: docs/training.md, GRPO with vLLM)"
-                     for name in ("vllm_language_model_only", "vllm_kv_cache_memory_bytes")
+                     for name in ("vllm_language_model_only", "vllm_kv_cache_memory_bytes", "vllm_dtype")
                      if getattr(g, name) not in (None, False)]
     if g.vllm_mode == "colocate":
         if gpus % tp:
