@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/demo.py --subset chain           # 12 runs: the chain, training included
     .venv/bin/python benchmarks/demo.py --runs assets,corpus     # any run ids
     .venv/bin/python benchmarks/demo.py --limit 1200             # stop a configuration after 20 min
+    .venv/bin/python benchmarks/demo.py --loads idle             # only the idle pair (repeat it on a quiet machine)
     .venv/bin/python benchmarks/demo.py --assets /tmp/py4-smoke-assets-KEY   # reuse a built assets folder
 
 Each configuration runs the same runs of configs/campaign/smoke.yaml (every stage kind: the smoke
@@ -195,6 +196,8 @@ def main() -> None:
     parser.add_argument("--dir", default=None, help="where the runs are written (default: a temporary folder)")
     parser.add_argument("--assets", default=None, help="a complete smoke-assets folder to reuse (see above)")
     parser.add_argument("--json", default=None, help="also write every number to this file")
+    parser.add_argument("--loads", choices=["idle", "hog", "both"], default="both",
+                        help="which pair of configurations (default: both; idle alone to repeat it on a quiet machine)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     runs = args.runs or SUBSETS[args.subset]
@@ -209,7 +212,8 @@ def main() -> None:
           + (f" (assets reused from {args.assets})" if args.assets else "")
           + (f"; each configuration stopped after {args.limit:.0f} s" if args.limit else ""), flush=True)
     rows = {}
-    for label, threads in CONFIGURATIONS:
+    labels = ("idle", "hog") if args.loads == "both" else (args.loads,)
+    for label, threads in [c for c in CONFIGURATIONS if c[0] in labels]:
         hogs = args.hogs if label == "hog" else 0
         setting = "today (torch default)" if threads else "new (py4.threads)"
         print(f"{label:4s} {setting:22s} {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}",
@@ -227,7 +231,7 @@ def main() -> None:
                                                    for k, v in rows.items()}, indent=1))
     print("\n| load | hogs | today s | new s | today / new | runs compared | load avg today / new (mean) |")
     print("|---|---|---|---|---|---|---|")
-    for label in ("idle", "hog"):
+    for label in labels:
         today, new = rows[(label, False)], rows[(label, True)]
         stages, common = ratio_rows(today, new)
         t = sum(r[2] for r in stages)
@@ -235,13 +239,13 @@ def main() -> None:
         whole = "" if today["timed_out"] or new["timed_out"] else f" (wall {today['wall']:.0f} / {new['wall']:.0f})"
         print(f"| {label} | {args.hogs if label == 'hog' else 0} | {t:.1f} | {w:.1f} | {t / w:.2f}x{whole} | "
               f"{common} | {today['load']['mean']} / {new['load']['mean']} |")
-    for label in ("idle", "hog"):
+    for label in labels:
         print(f"\nper stage kind, {label} (runs finished in both; sum of the runs' timings.total_s):")
         print("| stage | runs | today s | new s | today / new |\n|---|---|---|---|---|")
         for stage, n, t, w in ratio_rows(rows[(label, False)], rows[(label, True)])[0]:
             ratio = f"{t / w:.2f}x" if w > 0 else "-"
             print(f"| {stage} | {n} | {t:.1f} | {w:.1f} | {ratio} |")
-    for label in ("idle", "hog"):
+    for label in labels:
         today, new = rows[(label, False)]["runs"], rows[(label, True)]["runs"]
         for run in sorted(set(today) | set(new)):
             t, w = today.get(run, {}), new.get(run, {})
