@@ -97,30 +97,21 @@ def _scores(run: Path) -> dict[str, dict]:
     return {row["id"]: row for row in json.loads((run / "results.json").read_text())["scores"]}
 
 
-def _probe_set(folder: Path, tmp_path: Path) -> list[str]:
-    """``--probes`` for the stand-in: none (the shipped set) for a tokenizer with a BOS; without one
-    (GLM-4.5) the shipped set less its 42 empty-prefix pairs, whose spans' first tokens have no
-    context to be scored on (test_empty_prefix_pairs_score_through_vllm_without_a_bos)."""
-    from transformers import AutoTokenizer
-
-    from py4.problems.probe_set.build import load_probes, write_probes
-
-    if AutoTokenizer.from_pretrained(folder).bos_token_id is not None:
-        return []
-    write_probes([p for p in load_probes() if p["prefix"]], tmp_path / "probe_set")
-    return ["--probes", str(tmp_path / "probe_set")]
-
-
 @pytest.mark.timeout(3600)  # vLLM's CPU start: 100-550 s on this machine at load, then two probe runs
 def test_standin_probes_through_vllm_equal_local_scoring(standin, standin_server, standin_float32, tmp_path):
+    """The rehearsal's selection, empty-prefix pairs among it: conditioned on the tokenizer's BOS,
+    or on its EOS where it has none (GLM-4.5's), by both scorers."""
+    from py4.problems.probe_set.build import load_probes
+    from py4.probes.evaluate import select_probes
+
+    assert any(p["prefix"] == "" for p in select_probes(load_probes(), PROBE_LIMIT))
     _, folder = standin
     local, served = tmp_path / "local", tmp_path / "served"
-    probes = _probe_set(folder, tmp_path)
     done = py4("eval", "probes", "--model", str(standin_float32), "--limit", str(PROBE_LIMIT), "--out", str(local),
-               "--no-progress", *probes)
+               "--no-progress")
     assert done.returncode == 0, done.stderr[-3000:]
     done = py4("eval", "probes", "--endpoint", standin_server.base_url, "--model", standin_server.request_model,
-               "--tokenizer", str(folder), "--limit", str(PROBE_LIMIT), "--out", str(served), "--no-progress", *probes)
+               "--tokenizer", str(folder), "--limit", str(PROBE_LIMIT), "--out", str(served), "--no-progress")
     assert done.returncode == 0, done.stderr[-3000:]
     local_scores, served_scores = _scores(local), _scores(served)
     assert served_scores.keys() == local_scores.keys() and len(served_scores) >= PROBE_LIMIT
@@ -129,26 +120,6 @@ def test_standin_probes_through_vllm_equal_local_scoring(standin, standin_server
         assert (row["p4_tokens"], row["py3_tokens"]) == (want["p4_tokens"], want["py3_tokens"]), pair_id
         for key in ("p4_logprob", "py3_logprob"):
             assert row[key] == pytest.approx(want[key], abs=ABS_TOLERANCE, rel=REL_TOLERANCE), (pair_id, key)
-
-
-@pytest.mark.timeout(3600)
-def test_empty_prefix_pairs_score_through_vllm_without_a_bos(standin, standin_server, request, tmp_path):
-    """The rehearsal's probe selection (``probes.limit=40``, empty-prefix pairs among it) through
-    the endpoint with the served model's tokenizer, for the family whose tokenizer has no BOS."""
-    from transformers import AutoTokenizer
-
-    _, folder = standin
-    if AutoTokenizer.from_pretrained(folder).bos_token_id is not None:
-        pytest.skip("this tokenizer has a BOS: its empty-prefix pairs are scored above")
-    # marked here, not on the test: a failure to build or serve the stand-in stays an error
-    request.applymarker(pytest.mark.xfail(strict=True, reason=(
-        "a tokenizer without a BOS (GLM-4.5's) leaves an empty-prefix pair's first span token without "
-        "context: the served prompt starts with it, so vLLM gives it no log-probability and py4 stops "
-        "(exit 2), and py4's local scorer conditions it on a fully masked row of padding")))
-    done = py4("eval", "probes", "--endpoint", standin_server.base_url, "--model", standin_server.request_model,
-               "--tokenizer", str(folder), "--limit", str(PROBE_LIMIT), "--out", str(tmp_path / "served"),
-               "--no-progress")
-    assert done.returncode == 0, done.stderr[-3000:]
 
 
 @pytest.mark.timeout(3600)
