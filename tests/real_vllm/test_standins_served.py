@@ -5,12 +5,11 @@ every evaluated chat model inherits through the graft) and served with the comma
 rehearsal's evaluation nodes get: ``plan_server`` with the rehearsal's ``evaluation.serve`` (the
 campaign's, with the rehearsal's overrides and boundaries): each Gemma-4 as its own multimodal class
 with ``--language-model-only``, GLM-4.5-Air as the model itself (its adapters stay with the
-``glm_moe_lora`` boundary). Three things differ from a rehearsal
-node's command line: the program's absolute path, a free port, and ``--dtype float32``: the
-stand-ins are bf16 on disk, and the server computes in float32 with their weights upcast exactly,
-as py4's local scoring of a float32 copy of the folder does (``py4 eval probes --model`` on a CPU
-keeps a checkpoint's own dtype, and bf16 against float32 differs by up to 0.54 nats on a 40-pair
-sample).
+``glm_moe_lora`` boundary). Three things differ from a rehearsal node's command line: the
+program's absolute path, a free port, and ``--dtype float32``: the stand-ins are bf16 on disk, and
+the server computes in float32 with their weights upcast exactly, as py4's local scoring of a
+float32 copy of the folder does (``py4 eval probes --model`` on a CPU keeps a checkpoint's own
+dtype, and bf16 against float32 differs by up to 0.54 nats on a 40-pair sample).
 
 Against each server, ``py4 eval probes --endpoint`` in token mode equals py4's local scoring of
 those weights pair by pair, and ``py4 eval episodes`` with the rehearsal's evaluation settings
@@ -18,8 +17,8 @@ runs its episodes through the family's tool-call and reasoning parsers and recor
 
 Both Gemma-4 stand-ins: they share tokenizer, chat template, parsers and head sizes, but not their
 class (``gemma4_unified`` with an encoder-free vision embedder, ``gemma4`` with a vision tower), and
-vLLM builds each multimodal class with its own loader; one server each costs a start of 75-125 s
-here (a cold compile cache: up to 545 s, benchmarks/RESULTS.md).
+vLLM builds each multimodal class with its own loader; one server each costs a start of 75-260 s
+here at loads 2-20 (a cold compile cache: up to 545 s, benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
