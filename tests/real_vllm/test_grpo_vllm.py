@@ -134,7 +134,8 @@ def test_the_rehearsals_gemma4_grpo_segment_generates_with_colocated_vllm(gemma4
     assert manifest["sampling"]["engine"] == "vLLM colocate" and manifest["weight_sync"].startswith("exact")
     generation = manifest["vllm_generation"]
     assert (generation["mode"], generation["platform"]) == ("colocate", "cpu")
-    assert generation["engine_arguments"] == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648}
+    assert generation["engine_arguments"] == {"language_model_only": True, "kv_cache_memory_bytes": 3221225472,
+                                              "dtype": "float32"}
     assert generation["weight_syncs"] >= 2 and generation["prompts_generated"] >= 2 * 2  # 2 steps x 2 samples
     assert result["base_identical"] and result["base_tensors"] > 0
     assert any("lora_B" in n for n in result["lora_changed"]), result["lora_changed"]
