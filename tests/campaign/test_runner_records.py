@@ -190,7 +190,19 @@ _CHILD = textwrap.dedent("""
 
 
 @pytest.fixture
-def runner_child(tmp_path):
+def ctrl_c_reaches_children():
+    """SIGINT handled as a terminal's Ctrl-C would find it, in this process and the children it starts.
+
+    A shell without job control starts its background jobs with SIGINT ignored (how CI or a
+    session often launches the suite), every child inherits that, and Python then never raises
+    KeyboardInterrupt. A child started from here gets SIGINT's default disposition instead."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.fixture
+def runner_child(tmp_path, ctrl_c_reaches_children):
     """A runner in another process, stopped inside its run; killed at the end whatever happens."""
     procs: list[subprocess.Popen] = []
 
@@ -242,7 +254,7 @@ def test_a_signal_stops_the_runner_saying_what_stopped_and_how_to_resume(tmp_pat
     assert node_status(tmp_path, Node(id="slow", stage="eval", run_dir=str(tmp_path / "slow"))) == "interrupted"
 
 
-def test_the_console_calls_an_interrupted_run_interrupted_not_failed(tmp_path):
+def test_the_console_calls_an_interrupted_run_interrupted_not_failed(tmp_path, ctrl_c_reaches_children):
     from py4.campaign.runner import run_subprocess
 
     stream = io.StringIO()
