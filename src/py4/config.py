@@ -86,15 +86,19 @@ class StrictModel(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
-def unpinned_hub_reference(value: str | None, revision: str | None) -> bool:
-    """Whether ``value`` names a Hub repository (``owner/name``, not a folder here) without
-    a ``revision``: every Hub reference of a config is pinned, or a re-run may read other
-    files than the run it repeats (a tokenizer's template changes between revisions)."""
-    if value is None or revision:
-        return False
+def is_hub_id(value: str) -> bool:
+    """Whether ``value`` names a Hub repository: exactly ``owner/name``, and not a folder (one that
+    exists here, or one a campaign writes: ``{out}/…``)."""
     if value.startswith((".", "/", "~", "{")) or value.count("/") != 1:
-        return False  # a path (Hub ids are exactly owner/name)
+        return False
     return not Path(value).expanduser().exists()
+
+
+def unpinned_hub_reference(value: str | None, revision: str | None) -> bool:
+    """Whether ``value`` names a Hub repository (:func:`is_hub_id`) without a ``revision``: every
+    Hub reference of a config is pinned, or a re-run may read other files than the run it repeats
+    (a tokenizer's template changes between revisions)."""
+    return value is not None and not revision and is_hub_id(value)
 
 
 def require_pinned(value: str | None, revision: str | None, field: str, revision_field: str) -> None:

@@ -38,10 +38,10 @@ def test_a_sharded_checkpoint_needs_every_shard_its_index_names(tmp_path):
 
 
 def test_a_folder_is_not_a_hub_reference(tmp_path):
-    from py4.campaign.pin_check import is_hub_reference
+    from py4.config import is_hub_id
 
     (tmp_path / "model").mkdir()
-    assert not is_hub_reference(HubPin(hub_id="{out}/assets/base"))
-    assert not is_hub_reference(HubPin(hub_id=str(tmp_path / "model")))
-    assert not is_hub_reference(HubPin(hub_id="campaign-out/smoke/assets/base"))
-    assert is_hub_reference(HubPin(hub_id="google/gemma-4-12b", revision="023679ed"))
+    assert not is_hub_id("{out}/assets/base")
+    assert not is_hub_id(str(tmp_path / "model"))
+    assert not is_hub_id("campaign-out/smoke/assets/base")
+    assert is_hub_id("google/gemma-4-12b")

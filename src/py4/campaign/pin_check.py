@@ -25,17 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from py4.campaign.spec import CampaignSpec, HubPin
+from py4.config import is_hub_id
 
 MODEL_FIELDS = ("base", "it", "it_base")
 WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
-
-
-def is_hub_reference(pin: HubPin) -> bool:
-    """True for an ``owner/name`` Hub id; False for a folder (one that exists, or one the campaign
-    writes: ``{out}/…``)."""
-    value = pin.hub_id
-    return not value.startswith((".", "/", "~", "{")) and value.count("/") == 1 and not Path(value).exists()
 
 
 def _cached(repo: str, filename: str, revision: str, cache_dir: str | Path | None) -> str | None:
@@ -81,7 +75,7 @@ def check_model_pins(spec: CampaignSpec, cache_dir: str | Path | None = None) ->
     for key, model in spec.models.items():
         for field in MODEL_FIELDS:
             pin: HubPin = getattr(model, field)
-            if not is_hub_reference(pin) or (pin.hub_id, pin.revision) in seen:
+            if not is_hub_id(pin.hub_id) or (pin.hub_id, pin.revision) in seen:
                 continue
             seen.add((pin.hub_id, pin.revision))
             missing = model_missing(pin, cache_dir)
