@@ -166,17 +166,18 @@ def log_to_training_run(model: str | Path, metrics: dict[str, float], source: st
     run_dir, manifest = found
     trackers = list(manifest["config"]["run"].get("report_to") or [])
     step = int((manifest.get("result") or {}).get("global_step") or 0)
+    output_dir = Path(manifest["config"]["run"].get("output_dir") or run_dir)
     said = []
     if "tensorboard" in trackers:
         from torch.utils.tensorboard import SummaryWriter
 
-        log_dir = Path(manifest["config"]["run"].get("output_dir") or run_dir) / "runs" / EVAL_LOG_DIR
+        log_dir = output_dir / "runs" / EVAL_LOG_DIR
         with SummaryWriter(log_dir=str(log_dir)) as writer:
             for name, value in metrics.items():
                 writer.add_scalar(f"{source}/{name}", value, global_step=step)
         said.append(f"tensorboard {log_dir} (step {step})")
     prefixed = {f"{source}/{k}": v for k, v in metrics.items()}
-    recorded = _recorded_runs(Path(manifest["config"]["run"].get("output_dir") or run_dir))
+    recorded = _recorded_runs(output_dir)
     for tracker in ("trackio", "wandb", "mlflow"):
         if tracker not in trackers:
             continue

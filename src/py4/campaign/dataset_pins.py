@@ -26,6 +26,7 @@ from py4.campaign.node import Node
 from py4.campaign.node_meta import DatasetMeta
 from py4.campaign.spec import CampaignSpec, HubPin
 from py4.errors import Py4Error
+from py4.overrides import overrides
 
 KINDS = ("bank", "probes", "corpus")
 
@@ -72,8 +73,6 @@ def dataset_dir(out: str, kind: str) -> str:
 def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str, Node]:
     """The DAG's nodes with the spec's pinned datasets read by its runs (module docstring):
     the bank's and probe set's ``dataset`` runs first, the corpus's in the ``corpus`` run's place."""
-    from py4.overrides import overrides
-
     pinned = pins(spec)
     if not pinned:
         return nodes

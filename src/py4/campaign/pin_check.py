@@ -22,21 +22,14 @@ Not checked: the Hub ids a stage config names besides the pins (tokenizers; the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from py4.campaign.spec import CampaignSpec, HubPin
 from py4.config import is_hub_id
+from py4.train.model_shape import cached_file
 
 MODEL_FIELDS = ("base", "it", "it_base")
 WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
-
-
-def _cached(repo: str, filename: str, revision: str, cache_dir: str | Path | None) -> str | None:
-    from huggingface_hub import try_to_load_from_cache
-
-    found: Any = try_to_load_from_cache(repo, filename, cache_dir=cache_dir, revision=revision)
-    return found if isinstance(found, str) else None
 
 
 def model_missing(pin: HubPin, cache_dir: str | Path | None = None) -> str | None:
@@ -47,22 +40,22 @@ def model_missing(pin: HubPin, cache_dir: str | Path | None = None) -> str | Non
     fetch = f"`hf download {repo}" + (f" --revision {revision}`" if revision else "`")
     if not revision:
         return "no revision: a Hub model is read at a pinned commit"
-    if _cached(repo, "config.json", revision, cache_dir) is None:
+    if cached_file(repo, revision, "config.json", cache_dir) is None:
         from huggingface_hub import constants
 
         return f"not in the Hugging Face cache ({cache_dir or constants.HF_HUB_CACHE}): download it first, e.g. {fetch}"
-    index = _cached(repo, WEIGHTS_INDEX, revision, cache_dir)
+    index = cached_file(repo, revision, WEIGHTS_INDEX, cache_dir)
     if index is not None:
         try:
-            shards = sorted(set(json.loads(Path(index).read_text(encoding="utf-8"))["weight_map"].values()))
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
         except (OSError, ValueError, KeyError, AttributeError) as exc:
             return f"its {WEIGHTS_INDEX} in the cache is unreadable ({exc})"
-        absent = [s for s in shards if _cached(repo, s, revision, cache_dir) is None]
+        absent = [s for s in shards if cached_file(repo, revision, s, cache_dir) is None]
         if absent:
             return (f"{len(absent)} of its {len(shards)} weight files are not in the Hugging Face cache "
                     f"(first: {absent[0]}): download them, e.g. {fetch}")
         return None
-    if _cached(repo, WEIGHTS, revision, cache_dir) is None:
+    if cached_file(repo, revision, WEIGHTS, cache_dir) is None:
         return (f"its config is in the Hugging Face cache but not its weights ({WEIGHTS} or {WEIGHTS_INDEX}; "
                 f"`py4 campaign preflight` fetches metadata only): download them, e.g. {fetch}")
     return None

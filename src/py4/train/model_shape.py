@@ -86,13 +86,15 @@ PINNED_CONFIGS: dict[str, dict[str, Any]] = {
 """Architecture fields of the campaign's pinned Hub models (base and -it share them), with their source."""
 
 
-def cached_file(repo_id: str, revision: str | None, filename: str) -> Path | None:
-    """``filename`` of ``repo_id`` at ``revision`` in the local Hugging Face cache, or None (no network)."""
+def cached_file(repo_id: str, revision: str | None, filename: str,
+                cache_dir: str | Path | None = None) -> Path | None:
+    """``filename`` of ``repo_id`` at ``revision`` in the local Hugging Face cache (``cache_dir``, else
+    the environment's), or None (no network)."""
     from huggingface_hub import try_to_load_from_cache
     from huggingface_hub.errors import HFValidationError
 
     try:
-        found = try_to_load_from_cache(repo_id, filename, revision=revision)
+        found = try_to_load_from_cache(repo_id, filename, cache_dir=cache_dir, revision=revision)
     except HFValidationError:  # a path that is not a Hub id (a folder not written yet)
         return None
     return Path(found) if isinstance(found, str) else None
