@@ -124,14 +124,8 @@ def _check_no_probe_text(kind: str, folder: Path, probes_dir: str | Path | None)
     from py4.problems.probe_set.build import load_probes
     from py4.problems.probe_set.verify import bank_leaks, corpus_leaks
 
-    if kind == "corpus":
-        from py4.corpus.export import corpus_from_dataset
-
-        leaks, what = corpus_leaks(corpus_from_dataset(folder)[1], load_probes(probes_dir)), "documents"
-    else:
-        from py4.problems.export import bank_from_dataset
-
-        leaks, what = bank_leaks(bank_from_dataset(folder)[1], load_probes(probes_dir)), "problems"
+    leaks_of, what = (corpus_leaks, "documents") if kind == "corpus" else (bank_leaks, "problems")
+    leaks = leaks_of(_reader(kind)(folder)[1], load_probes(probes_dir))
     if leaks:
         first = sorted(leaks)[0]
         raise DatasetSourceError(f"{len(leaks)} {what} hold the text of probes of "
