@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from py4.hub.dataset_source import DatasetSourceError, pinned_dataset_folder
+from py4.hub.dataset_source import DatasetSourceError, ExportedDataset, pinned_dataset_folder
 
 Kind = Literal["bank", "probes", "corpus"]
 KINDS: tuple[Kind, ...] = ("bank", "probes", "corpus")
@@ -105,11 +105,15 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     with RunRecorder(out, None, kind=f"dataset-{kind}") as recorder:
         try:
             if kind in ("corpus", "bank"):
-                _check_no_probe_text(kind, folder, probes_dir)
+                from py4.hub.dataset_source import read_dataset
                 from py4.problems.probe_set.build import probe_paths
 
+                data = read_dataset(folder)  # read and hashed once: checked for probe text, then installed
+                _check_no_probe_text(kind, data, folder, probes_dir)
                 recorder.add_input("probes", path=probe_paths(probes_dir)[0])
-            written = install(folder, out, source)
+                written = install(folder, out, source, data=data)
+            else:
+                written = install(folder, out, source)
         except (DatasetSourceError, OSError, ValueError) as exc:
             raise DatasetSourceError(f"{field_of(kind, hub_id, revision)}: {exc}") from None
         content = written["dataset"] if isinstance(written, dict) else _dataset_entry(Path(written))
@@ -120,12 +124,16 @@ def install_pinned(kind: str, hub_id: str, revision: str | None, out: str | Path
     return {"kind": kind, **record, "path": str(path)}
 
 
-def _check_no_probe_text(kind: str, folder: Path, probes_dir: str | Path | None) -> None:
+def _check_no_probe_text(kind: str, data: ExportedDataset, folder: Path, probes_dir: str | Path | None) -> None:
+    from py4.corpus.export import _corpus_of
+    from py4.problems.export import _bank_of
     from py4.problems.probe_set.build import load_probes
     from py4.problems.probe_set.verify import bank_leaks, corpus_leaks
 
-    leaks_of, what = (corpus_leaks, "documents") if kind == "corpus" else (bank_leaks, "problems")
-    leaks = leaks_of(_reader(kind)(folder)[1], load_probes(probes_dir))
+    if kind == "corpus":
+        leaks, what = corpus_leaks(_corpus_of(data, folder)[1], load_probes(probes_dir)), "documents"
+    else:
+        leaks, what = bank_leaks(_bank_of(data, folder)[1], load_probes(probes_dir)), "problems"
     if leaks:
         first = sorted(leaks)[0]
         raise DatasetSourceError(f"{len(leaks)} {what} hold the text of probes of "

@@ -72,20 +72,21 @@ def _corpus_of(data: ExportedDataset, folder: str | Path) -> tuple[str, list[dic
 
 
 def install_corpus(folder: str | Path, out_dir: str | Path, source: dict[str, Any] | None = None,
-                   shard_docs: int = 2000) -> dict[str, Any]:
+                   shard_docs: int = 2000, data: ExportedDataset | None = None) -> dict[str, Any]:
     """Write the corpus of a dataset folder as a corpus folder (shards + manifest.json, what
     ``py4 corpus generate`` writes and subset, mix and the held-out loss read). The documents
     must hash (over their ``sha256``, in order, as the generator counts it) to the card's
     ``corpus_content_sha256``: else DatasetSourceError, and no manifest is written. ``source``:
-    where the folder came from (a Hub pin), kept in the manifest's ``dataset`` entry. Returns
-    the manifest."""
+    where the folder came from (a Hub pin), kept in the manifest's ``dataset`` entry; ``data``:
+    the folder already read (`read_dataset`), so it is not read and hashed again. Returns the
+    manifest."""
     from collections import Counter
 
     from py4.corpus.output import MANIFEST, ShardWriter, text_sha256
     from py4.hub.dataset_source import DatasetSourceError, read_dataset
     from py4.runs import atomic_write_json
 
-    data = read_dataset(folder)
+    data = read_dataset(folder) if data is None else data
     digest, documents = _corpus_of(data, folder)
     (Path(out_dir) / MANIFEST).unlink(missing_ok=True)  # a folder without a manifest is no corpus
     writer = ShardWriter(out_dir, shard_docs)

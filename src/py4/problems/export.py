@@ -84,13 +84,15 @@ def _bank_of(data: ExportedDataset, folder: str | Path) -> tuple[str, list[Probl
     return version, sorted(problems, key=lambda p: p.id)
 
 
-def install_bank(folder: str | Path, data_dir: str | Path, source: dict[str, Any] | None = None) -> Path:
+def install_bank(folder: str | Path, data_dir: str | Path, source: dict[str, Any] | None = None,
+                 data: ExportedDataset | None = None) -> Path:
     """Write the bank of a dataset folder into ``data_dir`` in the shipped layout
     (``bank-<version>.jsonl.gz`` and its manifest), so ``load_bank(version, data_dir)`` and a
     stage's ``bank_dir`` read it. The file's bytes are those `py4 problems build` writes for
     the same problems, so its hash is the original bank's. ``source``: where the folder came
     from (a Hub pin: id, revision, commit), kept in the manifest's ``dataset`` entry beside the
-    card's content hash. Returns the bank file."""
+    card's content hash; ``data``: the folder already read (`read_dataset`), so it is not read and
+    hashed again. Returns the bank file."""
     import hashlib
     from collections import Counter
 
@@ -99,7 +101,7 @@ def install_bank(folder: str | Path, data_dir: str | Path, source: dict[str, Any
     from py4.problems.build import _gzip_deterministic, _jsonl
     from py4.runs import atomic_write_json
 
-    data = read_dataset(folder)
+    data = read_dataset(folder) if data is None else data
     version, problems = _bank_of(data, folder)
     bank_path, manifest_path = bank_paths(version, data_dir)
     bank_path.parent.mkdir(parents=True, exist_ok=True)
