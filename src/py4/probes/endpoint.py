@@ -55,8 +55,7 @@ class ProbeEndpoint:
         self.batch_size, self.policy = max(1, batch_size), RetryPolicy(max(0, retries), backoff_s)
         self._http = httpx.Client(base_url=endpoint.rstrip("/"), timeout=timeout_s, headers=auth_headers(api_key))
         self._pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
-        self._lead: int | None = None
-        self._lead_text: list | None = None  # those tokens, as the server names them
+        self._lead_text: list | None = None  # the tokens the server puts before a prompt's text, once learnt
         self._lead_lock = threading.Lock()
 
     def empty_prefix_context(self) -> dict | None:
@@ -110,11 +109,10 @@ class ProbeEndpoint:
     def _lead_tokens(self) -> int:
         """How many tokens the server puts before every prompt's text (1 for a BOS, 0 for none)."""
         with self._lead_lock:
-            if self._lead is None:
+            if self._lead_text is None:
                 (_, a), (_, b) = self._prompt_logprobs(list(_LEAD_PROBES), "the tokens before a prompt's text")
-                self._lead = _common_length(a, b)
-                self._lead_text = a[:self._lead]
-            return self._lead
+                self._lead_text = a[:_common_length(a, b)]
+            return len(self._lead_text)
 
     def _prompt_logprobs(self, prompts: list, what: str) -> list[tuple[list, list]]:
         """(token_logprobs, tokens) of each prompt, in order; ``what`` names the request in errors."""

@@ -51,9 +51,12 @@ def start_token(tokenizer) -> tuple[int, str]:
 def empty_prefix_context(tokenizer) -> dict | None:
     """What conditions an empty prefix, as a probe run's manifest records it: ``{token, id, kind}``
     (``None`` for a tokenizer with neither token, which cannot score one)."""
-    if tokenizer.bos_token_id is None and tokenizer.eos_token_id is None:
+    from py4.errors import Py4Error
+
+    try:
+        token_id, kind = start_token(tokenizer)
+    except Py4Error:
         return None
-    token_id, kind = start_token(tokenizer)
     return {"token": tokenizer.convert_ids_to_tokens(token_id), "id": token_id, "kind": kind}
 
 
