@@ -89,7 +89,6 @@ class LoraSpec(StrictModel):
                           target_modules=self.target_pattern(), task_type="CAUSAL_LM", **extra)
 
 
-
 def stand_in_warm_start(model_dir: str | Path, out: str | Path, lora: LoraSpec, model_class=None, dtype=None) -> Path:
     """A LoRA of ``lora``'s settings on ``model_dir``, saved to ``out``, standing in for a trained
     warm start (the EFT run GRPO starts from): PEFT's initialisation, but B drawn small (normal,
@@ -109,6 +108,7 @@ def stand_in_warm_start(model_dir: str | Path, out: str | Path, lora: LoraSpec, 
                 param.normal_(std=1e-3)
     model.save_pretrained(out)
     return Path(out)
+
 
 def is_mixture_of_experts(text_config) -> bool:
     """Whether the language model routes its MLP through experts (GLM-4.5, Gemma-4 MoE variants)."""
