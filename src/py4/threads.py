@@ -11,10 +11,18 @@ first that applies:
 1. an explicit count: ``PY4_THREADS`` (``py4 demo --threads N``, ``py4 campaign run --threads N``);
 2. ``OMP_NUM_THREADS`` when it is set (the usual knob; torch reads it too);
 3. the cores this process may use — its CPU affinity and cgroup CPU quota — less the cores other
-   processes keep busy when the stage starts (the machine's CPU time over a quarter second, from
-   /proc/stat, less this process's own), divided by the processes of the run that share them
-   (``processes``: e.g. a training run's accelerate ranks), and at least 1. The count is chosen
-   once per stage: a load that comes or goes during a run does not change it.
+   processes keep busy, divided by the processes of the run that share them (``processes``: e.g.
+   a training run's accelerate ranks), and at least 1. The count is chosen once per stage: a load
+   that comes or goes during a run does not change it.
+
+How busy the other processes keep the machine comes, first that applies, from:
+
+a. ``PY4_BUSY_CORES``, which a campaign runner sets for each run it starts (`MachineLoad`): the
+   machine's CPU time since an earlier run's start, from /proc/stat, less the runner's own and its
+   finished children's. A run's start costs no wait that way; the reading covers the previous
+   run(s), at least ``MachineLoad.min_window_s``, rather than the instant the run starts;
+b. a sample taken there and then (`busy_cores`: a quarter second of /proc/stat less this
+   process's own time): a stage run on its own, and a campaign's first run.
 
 ``PY4_THREADS=torch`` leaves torch's own default (the baseline of benchmarks/demo.py).
 """
@@ -23,9 +31,12 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from pathlib import Path
+from typing import Callable
 
 ENV = "PY4_THREADS"
+BUSY_ENV = "PY4_BUSY_CORES"
 TORCH_DEFAULT = "torch"
 
 
@@ -58,8 +69,6 @@ def busy_cores(window_s: float = 0.25) -> float:
     """Cores other processes keep busy now: the machine's CPU time over ``window_s`` less this
     process's own (so a runner that has just finished a run does not count itself), in cores.
     Falls back to the 1-minute load average where /proc/stat is missing."""
-    import time
-
     first = _cpu_jiffies()
     if first is None:
         try:
@@ -94,9 +103,80 @@ def cpu_threads(processes: int = 1, *, environ: dict | None = None, cores: int |
                              + (f" or {TORCH_DEFAULT!r}" if name == ENV else ""))
         return int(value)
     cores = usable_cores() if cores is None else cores
-    busy = busy_cores() if busy is None else busy
+    if busy is None:
+        busy = _busy_from(env)
+    if busy is None:
+        busy = busy_cores()
     free = max(1, cores - int(round(busy)))
     return max(1, free // max(1, processes))
+
+
+def _busy_from(env) -> float | None:
+    """The busy cores a campaign runner measured for this run (``PY4_BUSY_CORES``); None when unset."""
+    value = (env.get(BUSY_ENV) or "").strip()
+    if not value:
+        return None
+    try:
+        busy = float(value)
+    except ValueError:
+        busy = -1.0
+    if not busy >= 0 or math.isinf(busy):
+        raise ValueError(f"{BUSY_ENV}={value!r}: expected the cores other processes keep busy, a number >= 0")
+    return busy
+
+
+def _own_cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class MachineLoad:
+    """The cores other processes keep busy, read without waiting: a campaign runner's reading for
+    each run it starts (`busy`), set for the run as ``PY4_BUSY_CORES``.
+
+    Each reading marks the moment (the machine's busy and total jiffies from /proc/stat, this
+    process's CPU time with its waited-for children's, the clock) and measures from the latest
+    earlier mark at least ``min_window_s`` old: the machine's busy cores over that window less the
+    runner's own. Marks are taken between runs, when no child of the runner is alive, so a child's
+    CPU time is counted as the runner's own in full. The readers are parameters so a test can
+    give the machine's counters.
+    """
+
+    def __init__(self, min_window_s: float = 1.0, *,
+                 jiffies: Callable[[], tuple[int, int] | None] = _cpu_jiffies,
+                 own_cpu: Callable[[], float] = _own_cpu_seconds,
+                 clock: Callable[[], float] = time.monotonic, cpus: int | None = None) -> None:
+        self.min_window_s = min_window_s
+        self._jiffies, self._own_cpu, self._clock = jiffies, own_cpu, clock
+        self._cpus = cpus or os.cpu_count() or 1
+        self._marks: list[tuple[float, tuple[int, int], float]] = []
+        self._mark()
+
+    def _mark(self) -> tuple[float, tuple[int, int], float] | None:
+        jiffies = self._jiffies()
+        if jiffies is None:
+            return None
+        mark = (self._clock(), jiffies, self._own_cpu())
+        self._marks.append(mark)
+        return mark
+
+    def busy(self) -> float | None:
+        """Cores other processes kept busy since the latest mark at least ``min_window_s`` old
+        (None: no such mark yet, or no /proc/stat); marks this moment for the next reading."""
+        now = self._mark()
+        if now is None:
+            return None
+        t, (busy, total), own = now
+        earlier = [i for i, m in enumerate(self._marks[:-1]) if t - m[0] >= self.min_window_s]
+        if not earlier:
+            return None
+        t0, (busy0, total0), own0 = self._marks[earlier[-1]]
+        del self._marks[:earlier[-1]]  # older marks can no longer be the latest one old enough
+        if total <= total0 or t <= t0:
+            return None
+        machine_busy = (busy - busy0) / (total - total0) * self._cpus
+        return max(0.0, machine_busy - (own - own0) / (t - t0))
 
 
 def use_cpu_threads(processes: int = 1) -> int:

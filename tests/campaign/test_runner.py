@@ -286,3 +286,46 @@ def test_the_runner_stops_an_evaluations_server_however_the_run_ends(tmp_path, e
     assert node_status(tmp_path, node) == ("failed" if ending == "fails" else "interrupted")
     recorded = json.loads((record_dir(tmp_path, node) / "run_manifest.json").read_text())["server"]
     assert recorded["language_model_only"] is False and recorded["command"] == server.command
+
+
+def test_each_run_gets_the_runners_reading_of_the_load_and_its_start_samples_nothing(tmp_path, monkeypatch):
+    """The runner measures the machine between runs and hands each run the reading
+    (PY4_BUSY_CORES): the stage's thread choice reads it instead of sampling /proc/stat."""
+    import os
+
+    import py4.threads
+    from py4.threads import BUSY_ENV, MachineLoad, cpu_threads
+
+    clock = {"t": 0.0, "busy": 0, "total": 0, "own": 0.0}
+
+    def jiffies():  # each look at the machine: 2 s more, 1.5 of its 2 cores busy, 0.5 of them the runner's
+        clock["t"] += 2.0
+        clock["busy"] += 300
+        clock["total"] += 400
+        clock["own"] += 1.0
+        return clock["busy"], clock["total"]
+
+    load = MachineLoad(jiffies=jiffies, own_cpu=lambda: clock["own"], clock=lambda: clock["t"], cpus=2)
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("a stage's start sampled the machine")
+
+    monkeypatch.delenv(BUSY_ENV, raising=False)
+    monkeypatch.delenv("PY4_THREADS", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(py4.threads, "busy_cores", no_sampling)
+    monkeypatch.setattr(py4.threads, "_cpu_jiffies", no_sampling)
+    spec = _spec(tmp_path)
+    nodes = build_dag(spec)
+    seen = []
+
+    class Stage(FakeStages):
+        def __call__(self, node):
+            seen.append((os.environ.get(BUSY_ENV), cpu_threads(cores=2)))
+            super().__call__(node)
+
+    fake = Stage()
+    summary = run_campaign(nodes, spec.out_dir, fake.table(nodes), progress=False, log=lambda s: None, load=load)
+    assert summary.ok and len(seen) == len(nodes)
+    assert set(seen) == {("1.00", 1)}  # one core busy elsewhere: one thread
+    assert BUSY_ENV not in os.environ  # the reading is the run's, not the caller's

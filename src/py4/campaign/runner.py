@@ -7,10 +7,13 @@ asked for again (``rerun``): then it runs afresh, saying why. One that says ``ru
 ``failed`` / ``interrupted`` is run again, and the stage itself resumes from its checkpoints
 (``run.resume: auto``). A record that cannot be read is moved aside and its run counts as not
 done. One runner at a time per campaign folder (`py4.campaign.lock`); Ctrl-C and SIGTERM stop
-it with a line saying what stopped and how to resume. Stages are dispatched through an explicit table
-(`default_executors`, stage -> callable) so tests can substitute cheap fakes. In this process a
-node runs through the stage registry (`py4.stages.run_call`: its typed config, its stage's
-``run``); as a child process it runs its command line (`Node.argv`, the one Slurm runs too).
+it with a line saying what stopped and how to resume. The runner reads the machine's load from
+one run's start to the next and hands each run the reading (`py4.threads.MachineLoad`,
+``PY4_BUSY_CORES``), so a stage's start picks its torch threads without sampling. Stages are
+dispatched through an explicit table (`default_executors`, stage -> callable) so tests can
+substitute cheap fakes. In this process a node runs through the stage registry
+(`py4.stages.run_call`: its typed config, its stage's ``run``); as a child process it runs its
+command line (`Node.argv`, the one Slurm runs too).
 
 An evaluation through a served endpoint (``node.server``, campaign ``evaluation.serve``) runs
 inside the server's lifecycle, which the runner owns: the server is started for the node's
@@ -44,6 +47,7 @@ from py4.errors import Py4Error
 from py4.run_owner import RUNNER_ENV
 from py4.runs import MANIFEST_NAME, RunRecorder, read_manifest
 from py4.stages import STAGES, result_summary, run_call
+from py4.threads import BUSY_ENV, MachineLoad
 
 Executor = Callable[[Node], None]
 
@@ -103,7 +107,7 @@ class RunSummary:
 def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Executor] | None = None,
                  selected: set[str] | None = None, progress: bool = True,
                  log: Callable[[str], None] = print, rerun: str | None = None, verify: bool = False,
-                 resume_hint: str | None = None) -> RunSummary:
+                 resume_hint: str | None = None, load: MachineLoad | None = None) -> RunSummary:
     """Run `nodes` (in the given dependency order); only `selected` ids when given.
 
     A node runs when every input is done; a failure blocks its dependants but not the
@@ -111,7 +115,8 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     ``verify``: hash every recorded output of a done run before skipping it. Raises KeyError when
     a node's stage has no executor, CampaignLocked when another runner holds the folder, and
     KeyboardInterrupt (Ctrl-C, or SIGTERM turned into it) after saying what stopped and
-    ``resume_hint`` (the command that resumes).
+    ``resume_hint`` (the command that resumes). ``load``: where each run's reading of the
+    machine's load comes from (default: /proc/stat, from the runner's start).
     """
     executors = executors if executors is not None else default_executors()
     summary = RunSummary()
@@ -119,6 +124,7 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
     prints = fingerprints(nodes)
     again = {n.id for n in select(nodes, rerun)} if rerun else set()
     continued = superseded(nodes)
+    load = load if load is not None else MachineLoad()
     with runner_lock(out_dir) as me, _sigterm_as_interrupt():
         # One display for the whole campaign; each run's own output goes to its stage log (py4.campaign.progress).
         to_run = {n.id for n in todo if n.id in again or not node_is_done(out_dir, n, prints[n.id])}
@@ -146,8 +152,9 @@ def run_campaign(nodes: list[Node], out_dir: str | Path, executors: dict[str, Ex
                     continue
                 current, started = node, time.monotonic()
                 bar.started(node, resumed=afresh is None and resumes(out_dir, node, prints[node.id]))
-                ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
-                              bar.node_log(node), runner=me, afresh=afresh)
+                with _load_for_run(load.busy()):
+                    ok = run_node(node, nodes, out_dir, bar.capturing(executors[node.stage]), prints[node.id],
+                                  bar.node_log(node), runner=me, afresh=afresh)
                 current = None
                 (summary.ran if ok else summary.failed).append(node.id)
                 bar.ended(node, ok)
@@ -255,6 +262,23 @@ def run_node(node: Node, nodes: list[Node], out_dir: str | Path, executor: Execu
         log(f"FAILED {node.id} after {time.monotonic() - t0:.1f}s: {exc}")
         return False
     return True
+
+
+@contextmanager
+def _load_for_run(busy: float | None):
+    """``PY4_BUSY_CORES`` for the run (this process's stage and a child's alike); left as it is
+    when the runner has no reading yet (its first run), so the stage samples the machine itself."""
+    if busy is None:
+        yield
+        return
+    saved = os.environ.get(BUSY_ENV)
+    os.environ[BUSY_ENV] = f"{busy:.2f}"
+    try:
+        yield
+    finally:
+        os.environ.pop(BUSY_ENV, None)
+        if saved is not None:
+            os.environ[BUSY_ENV] = saved
 
 
 @contextmanager
