@@ -56,7 +56,7 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, pr
         root = project_root(campaign)
         out_dir = Path(out) if root == Path.cwd() else Path(out).resolve()  # relative to where we started
         with chdir(root):
-            return _run(str(out_dir), campaign, progress, out, t0)
+            return _run(str(out_dir), campaign, progress, out, t0, threads)
     except Py4Error as exc:  # a ConfigError, a DagError, CampaignLocked
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -65,13 +65,21 @@ def run_demo(out: str = "campaign-out/smoke", campaign: str = SMOKE_CAMPAIGN, pr
         return 143 if exc.args and exc.args[0] == "SIGTERM" else 130
 
 
+def resume_command(out: str, threads: str | None) -> str:
+    """What carries on this demo: its folder and its ``--threads``, as the user gave them."""
+    if out == "campaign-out/smoke" and threads is None:
+        return "make demo"
+    return " ".join(["py4 demo", *([f"--out {out}"] if out != "campaign-out/smoke" else []),
+                     *([f"--threads {threads}"] if threads is not None else [])])
+
+
 def duration(seconds: float) -> str:
     """``5 min 8 s`` (``42 s`` under a minute)."""
     s = int(round(seconds))
     return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
 
 
-def _run(out: str, campaign: str, progress: bool, given_out: str, t0: float) -> int:
+def _run(out: str, campaign: str, progress: bool, given_out: str, t0: float, threads: str | None) -> int:
     from py4.campaign.dag import build_dag, check_dag
     from py4.campaign.ledgers import write_ledgers
     from py4.campaign.runner import default_executors, run_campaign
@@ -81,7 +89,7 @@ def _run(out: str, campaign: str, progress: bool, given_out: str, t0: float) -> 
     spec = load_campaign(campaign, [f"out_dir={out}"])
     nodes = build_dag(spec)
     check_dag(nodes)
-    again = "make demo" if given_out == "campaign-out/smoke" else f"py4 demo --out {given_out}"
+    again = resume_command(given_out, threads)
     summary = run_campaign(nodes, spec.out_dir, default_executors("inprocess"), progress=progress,
                            resume_hint=again)
     ledgers = write_ledgers(nodes, spec.out_dir, spec.name)

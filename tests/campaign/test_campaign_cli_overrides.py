@@ -56,3 +56,27 @@ def test_overrides_are_validated_strictly(monkeypatch):
         assert "eft.dosess: unknown key" in unknown.output and "did you mean 'doses'" in unknown.output
         malformed = _campaign(command, SMOKE, "eft.doses")
         assert malformed.exit_code == 2 and "expected key=value" in malformed.output, (command, malformed.output)
+
+
+def test_threads_reach_the_runs_and_the_resume_command_keeps_them(monkeypatch, tmp_path):
+    """``--threads N`` sets the runs' torch threads (PY4_THREADS, which wins over the machine's
+    load in py4.threads), and the command a stopped runner prints to resume carries it."""
+    import os
+
+    from py4.campaign import runner
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PY4_THREADS", "2")  # restored after the test; the command sets its own
+    seen: dict = {}
+
+    def run_campaign(nodes, out_dir, executors=None, selected=None, progress=True, log=print, **options):
+        seen.update(threads=os.environ.get("PY4_THREADS"), resume_hint=options["resume_hint"])
+        return runner.RunSummary()
+
+    monkeypatch.setattr(runner, "run_campaign", run_campaign)
+    run = _campaign("run", SMOKE, "--only", "assets", "--no-progress", "--threads", "1", f"out_dir={tmp_path}/o")
+    assert run.exit_code == 0, run.output
+    assert seen == {"threads": "1", "resume_hint": f"py4 campaign run {SMOKE} --only assets --threads 1 "
+                                                   f"out_dir={tmp_path}/o"}
+    bad = _campaign("run", SMOKE, "--only", "assets", "--threads", "two", f"out_dir={tmp_path}/o")
+    assert bad.exit_code == 2 and "--threads" in bad.output and "PY4_THREADS='two'" in bad.output, bad.output

@@ -75,3 +75,21 @@ def test_the_demo_says_how_long_it_took_and_how_to_resume_when_stopped(tmp_path,
     seen["interrupt"] = "SIGTERM"
     stopped = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "x")])
     assert stopped.exit_code == 143 and "smoke campaign stopped after" in stopped.output, stopped.output
+
+
+def test_the_demos_resume_command_keeps_its_folder_and_threads(monkeypatch):
+    from py4.demo import resume_command
+
+    assert resume_command("campaign-out/smoke", None) == "make demo"
+    assert resume_command("campaign-out/smoke", "1") == "py4 demo --threads 1"
+    assert resume_command("/tmp/d", "torch") == "py4 demo --out /tmp/d --threads torch"
+    assert resume_command("/tmp/d", None) == "py4 demo --out /tmp/d"
+
+
+def test_the_demo_hands_its_threads_to_the_resume_hint(tmp_path, monkeypatch):
+    seen: dict = {}
+    _fake_campaign(monkeypatch, seen)
+    monkeypatch.setenv("PY4_THREADS", "2")  # restored after the test; the demo sets its own
+    done = CliRunner().invoke(app, ["demo", "--out", str(tmp_path / "x"), "--threads", "1"])
+    assert done.exit_code == 0, done.output
+    assert seen["resume_hint"] == f"py4 demo --out {tmp_path / 'x'} --threads 1"

@@ -244,7 +244,8 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
         _submit(file, spec, nodes, chosen, _spec_overrides(out, overrides), dry_run)
         return
     again = ["py4", "campaign", "run", str(file), *(["--only", only] if only else []), *(["--out", out] if out else []),
-             *(["--subprocess"] if subprocess else []), *(overrides or [])]
+             *(["--subprocess"] if subprocess else []), *(["--threads", threads] if threads else []),
+             *(overrides or [])]
     try:
         summary = run_campaign(nodes, spec.out_dir, default_executors("subprocess" if subprocess else "inprocess"),
                                chosen, progress=not no_progress, log=lambda s: typer.echo(s, err=True),
