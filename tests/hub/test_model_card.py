@@ -8,6 +8,7 @@ import json
 import pytest
 
 from hub_standin import HubStandIn
+from py4.run_owner import RUNNER_ENV
 from py4.runs import RunRecorder, tree_sha256
 
 
@@ -21,7 +22,7 @@ def _model_folder(path, adapter=False):
 def test_a_recorded_model_folder_gets_a_card_with_its_provenance_before_hashing(tmp_path, monkeypatch):
     from huggingface_hub import ModelCard
 
-    monkeypatch.setenv("PY4_CAMPAIGN_NODE", "sft/gemma4_12b")
+    monkeypatch.setenv(RUNNER_ENV, "sft/gemma4_12b")
     model = _model_folder(tmp_path / "run" / "model")
     with RunRecorder(tmp_path / "run", None, "sft") as run:
         run.add_input("model", hub_id="google/gemma-4-12b-it", revision="a" * 40)
@@ -33,6 +34,25 @@ def test_a_recorded_model_folder_gets_a_card_with_its_provenance_before_hashing(
     assert "a" * 40 in card.text and "f" * 64 in card.text and "TRL's generic card" not in card.text
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["outputs"]["model"]["sha256"] == tree_sha256(model)  # the card is part of the hash
+
+
+def test_a_model_a_campaign_run_makes_names_its_node(tmp_path, monkeypatch):
+    """The node comes from what the runner sets for the stage it runs, not from the stage's config."""
+    from huggingface_hub import ModelCard
+
+    from py4.campaign.node import Node
+    from py4.campaign.runner import run_node
+
+    monkeypatch.delenv(RUNNER_ENV, raising=False)
+    node = Node(id="arm/gemma4_12b/sft", stage="sft", run_dir=str(tmp_path / "runs" / "sft"))
+
+    def stage(node):
+        with RunRecorder(node.run_dir, None, "sft") as run:
+            run.add_output("model", _model_folder(tmp_path / "runs" / "sft" / "model"))
+
+    assert run_node(node, [node], tmp_path, stage, "f" * 16, log=lambda line: None)
+    card = ModelCard.load(tmp_path / "runs" / "sft" / "model" / "README.md")
+    assert card.data.py4["campaign_node"] == node.id and f"Campaign node: `{node.id}`" in card.text
 
 
 def test_an_adapter_card_names_peft_and_other_outputs_get_none(tmp_path):

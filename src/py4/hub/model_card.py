@@ -21,9 +21,8 @@ import yaml
 
 from py4.fileio import atomic_write_text, read_json_object
 from py4.hub.cards import CARD_NAME, bullet_list, render_card
+from py4.run_owner import RUNNER_ENV
 
-# Set by the campaign runner for the stage processes it starts.
-CAMPAIGN_NODE_ENV = "PY4_CAMPAIGN_NODE"
 _KIND_TITLES = {"midtrain": "midtrained model", "sft": "SFT model", "graft": "chat-vector graft",
                 "eft": "EFT LoRA adapter", "grpo": "GRPO LoRA adapter"}
 
@@ -48,7 +47,8 @@ def model_card(manifest: dict[str, Any], results: list[dict[str, Any]], adapter:
     kind = str(manifest.get("kind", "model"))
     inputs: dict[str, dict[str, Any]] = manifest.get("inputs", {})
     base = inputs.get("model") or inputs.get("base") or {}
-    node = manifest.get("campaign_node") or os.environ.get(CAMPAIGN_NODE_ENV)
+    # The runner names the node it runs (`py4.run_owner.RUNNER_ENV`) for its stage and that stage's children.
+    node = os.environ.get(RUNNER_ENV)
     metadata: dict[str, Any] = {"library_name": "peft" if adapter else "transformers",
                                 "tags": ["python4", "py4", kind]}
     if base.get("hub_id"):
