@@ -37,3 +37,32 @@ def test_broken_problems_are_caught():
 def test_whole_bank_passes():
     report = validate_problems(load_bank(), held_out=HELD_OUT)
     assert report.failures == [], report.to_json()["failure_counts"]
+
+
+def test_validate_checks_the_probe_set_it_is_given(tmp_path):
+    """`py4 problems validate --probes DIR` (a campaign's pinned probe set): a problem holding the text of
+    one of its pairs fails the no_probe_text gate, while the shipped set finds nothing in the same family."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from py4.problems.cli import app
+    from py4.problems.probe_set.build import load_probes, write_probes
+
+    family = "prefix_sums"
+    problem = next(p for p in load_bank() if p.family == family)
+    pairs = [dict(p) for p in load_probes()]
+    pairs[0] = {**pairs[0], "prefix": "", "p4": problem.prompt.strip(), "suffix": ""}  # a pair only the pinned set has
+    write_probes(pairs, tmp_path / "pinned")
+
+    def gates(*extra):
+        result = CliRunner().invoke(app, ["validate", "--json", "--family", family, "--workers", "1",
+                                          "--run-dir", str(tmp_path / "run"), *extra])
+        failures = json.loads(result.stdout)["failures"]
+        return result.exit_code, {(f["id"], f["gate"]) for f in failures}
+
+    assert gates() == (0, set())
+    code, failed = gates("--probes", str(tmp_path / "pinned"))
+    assert code == 1 and (problem.id, "no_probe_text") in failed
+    manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
+    assert manifest["inputs"]["probes"]["path"] == str(tmp_path / "pinned")

@@ -79,6 +79,9 @@ def validate(as_json: bool = typer.Option(False, "--json"),
                  False, help="fail on coverage shortfalls even for a sample/subset (always for the whole bank)"),
              run_dir: Optional[Path] = typer.Option(None, "--run-dir",
                                                     help="record a run here (report.json, run_manifest.json)"),
+             probes: Optional[Path] = typer.Option(None, help="probe set folder (`py4 probes build`'s, or a "
+                                                   "campaign's pinned one) whose text no problem may hold "
+                                                   "(default: the shipped set)"),
              version: str = _VERSION, data_dir: Optional[Path] = _OUT) -> None:
     """Run the bank's gates; exit 1 on any failure."""
     from py4.problems.bank import load_manifest
@@ -92,7 +95,8 @@ def validate(as_json: bool = typer.Option(False, "--json"),
     if sample:
         problems = sorted(random.Random(0).sample(problems, min(sample, len(problems))), key=lambda p: p.id)
     say = (lambda m: None) if as_json else (lambda m: typer.echo(f"… {m}", err=True))
-    report = validate_problems(problems, held_out=held_out, workers=workers or None, check_coverage=whole, progress=say)
+    report = validate_problems(problems, held_out=held_out, workers=workers or None, check_coverage=whole, progress=say,
+                               probes_dir=probes)
     # Coverage (sizes, per-rule counts, families) is a gate for the whole shipped bank; a
     # sample or a family subset cannot meet it, so there it only counts with --strict-coverage.
     failed = bool(report.failures) or ((whole or strict_coverage) and bool(report.coverage_shortfalls))
@@ -102,6 +106,8 @@ def validate(as_json: bool = typer.Option(False, "--json"),
 
         with RunRecorder(run_dir, None, "problems-validate") as rec:
             rec.add_input("bank", path=bank_paths(version, data_dir)[0])
+            if probes:
+                rec.add_input("probes", path=probes)
             atomic_write_json(Path(run_dir) / "report.json", report.to_json())
             rec.add_output("report", Path(run_dir) / "report.json")
             rec.set(problems=report.problems, failures=len(report.failures), passed=not failed,

@@ -16,6 +16,7 @@ import os
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from py4.problems.family import FamilyError
@@ -56,15 +57,16 @@ class ValidationReport:
                 "migrator": self.migrator, "workers": self.workers, "seconds": self.seconds}
 
 
-def _static_gates(problems: list[Problem], report: ValidationReport) -> None:
+def _static_gates(problems: list[Problem], report: ValidationReport, probes_dir: str | Path | None) -> None:
     ids = Counter(p.id for p in problems)
     for pid, n in ids.items():
         if n > 1:
             report.failures.append({"id": pid, "family": None, "gate": "ids_unique",
                                     "detail": f"{n} problems share it"})
+    from py4.problems.probe_set.build import load_probes
     from py4.problems.probe_set.verify import bank_leaks  # no rule-probe text in the bank (docs/probes.md)
 
-    for pid, probes in bank_leaks(problems).items():
+    for pid, probes in bank_leaks(problems, load_probes(probes_dir)).items():
         report.failures.append({"id": pid, "family": None, "gate": "no_probe_text",
                                 "detail": f"contains the text of probes {probes[:3]}"})
     for p in problems:
@@ -171,8 +173,11 @@ def _coverage(problems: list[Problem], report: ValidationReport) -> None:
 
 def validate_problems(problems: Iterable[Problem], *, held_out: Iterable[str], workers: int | None = None,
                       check_migration: bool = True, check_coverage: bool = True,
-                      progress: Callable[[str], None] | None = None) -> ValidationReport:
+                      progress: Callable[[str], None] | None = None,
+                      probes_dir: str | Path | None = None) -> ValidationReport:
     """Run every gate over ``problems`` with a Boa executor of ``workers`` (default: all cores).
+    ``probes_dir``: the probe set whose text no problem may hold (default: the shipped one; a
+    campaign's pinned set is the folder its ``dataset:probes`` run writes).
 
     Never raises for a bad problem: each one is a failure in the report. Raises
     RuntimeError only when Boa itself cannot start.
@@ -184,7 +189,7 @@ def validate_problems(problems: Iterable[Problem], *, held_out: Iterable[str], w
     report = ValidationReport(problems=len(problems))
     say = progress or (lambda msg: None)
     t0 = time.perf_counter()
-    _static_gates(problems, report)
+    _static_gates(problems, report, probes_dir)
     if check_coverage:
         _coverage(problems, report)
     say("reference tests (Python 3, in-process)")
