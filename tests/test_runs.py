@@ -115,7 +115,7 @@ def test_every_run_manifest_says_which_code_and_command_made_it(tmp_path, monkey
 
     from py4.runs import code_version
 
-    monkeypatch.setattr(sys, "argv", ["py4", "train", "sft", "--config", "x.yaml"])
+    monkeypatch.setattr(sys, "orig_argv", ["python", "py4", "train", "sft", "--config", "x.yaml"])
     with RunRecorder(tmp_path, Cfg(), kind="unit"):
         pass
     manifest = read_manifest(tmp_path)
@@ -123,3 +123,15 @@ def test_every_run_manifest_says_which_code_and_command_made_it(tmp_path, monkey
                                                                            "--config", "x.yaml"]}
     assert manifest["provenance"]["code"]["package"]
     assert {"torch", "transformers", "trl", "peft", "accelerate", "datasets", "vllm"} <= set(manifest["libraries"])
+
+
+def test_a_process_started_with_python_c_records_its_code():
+    """The campaign runner and the rehearsal start each run as ``python -c CODE ARGS``; ``sys.argv``
+    holds ``-c`` in CODE's place, which would leave the command that made the run unrepeatable."""
+    import subprocess
+    import sys
+
+    code = "import json; from py4.runs import provenance; print(json.dumps(provenance()['command']))"
+    done = subprocess.run([sys.executable, "-c", code, "data", "mix", "--config", "x.yaml"], capture_output=True,
+                          text=True, check=True, timeout=120)
+    assert json.loads(done.stdout) == [sys.executable, "-c", code, "data", "mix", "--config", "x.yaml"]

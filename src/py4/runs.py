@@ -46,6 +46,7 @@ __all__ = [
     "code_version",
     "checkout_version",
     "provenance",
+    "provenance_fields",
     "RunStatus",
     "RUN_STATUSES",
     "read_manifest",
@@ -162,8 +163,17 @@ def checkout_version(package_dir: Path, version: str | None) -> dict[str, Any]:
 
 def provenance() -> dict[str, Any]:
     """What made a run: the code (:func:`code_version`) and the command line that started this
-    process (the interpreter and ``sys.argv``)."""
-    return {"code": code_version(), "command": [sys.executable, *sys.argv]}
+    process: the interpreter and its arguments as given (``sys.orig_argv``), so that a process
+    started as ``python -c CODE ARGS`` (the campaign runner's and the rehearsal's) records CODE,
+    which ``sys.argv`` replaces with ``-c``."""
+    return {"code": code_version(), "command": [sys.executable, *sys.orig_argv[1:]]}
+
+
+def provenance_fields(libraries: Iterable[str] = _LIBRARIES) -> dict[str, Any]:
+    """The ``libraries`` (:func:`library_versions`) and ``provenance`` (:func:`provenance`) entries
+    every manifest carries: a run manifest's (`RunRecorder`), and those of a data folder, the smoke
+    assets, a rehearsal or a campaign report, which are not run folders of their own."""
+    return {"libraries": library_versions(libraries), "provenance": provenance()}
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any] | None:
@@ -226,8 +236,7 @@ class RunRecorder:
             "inputs": {},
             "outputs": {},
             "hardware": hardware_info(),
-            "libraries": library_versions(),
-            "provenance": provenance(),
+            **provenance_fields(),
             "timings": {},
         }
         if config is not None:

@@ -223,4 +223,4 @@ def test_the_data_manifest_says_which_code_and_command_made_it(iso):
     config, manifest = iso
     written = json.loads((Path(config.out_dir) / "manifest.json").read_text())
     assert written["provenance"] == manifest["provenance"] == {"code": code_version(),
-                                                               "command": [sys.executable, *sys.argv]}
+                                                               "command": [sys.executable, *sys.orig_argv[1:]]}

@@ -52,6 +52,14 @@ def rendered(tmp_path_factory):
             "probes": json.loads((report / "probes.json").read_text())}
 
 
+def test_results_json_says_which_code_and_command_wrote_it(rendered):
+    from py4.runs import code_version
+
+    data = rendered["data"]
+    assert data["provenance"]["code"] == code_version() and data["provenance"]["command"]
+    assert data["libraries"]["py4"]
+
+
 def test_probes_json_has_one_entry_per_evaluated_model(rendered):
     from py4.report.layout import PROBE_STAGE
 

@@ -110,3 +110,15 @@ def test_replay_prompts_skip_rows_with_tools_whatever_the_tools_hold(tmp_path):
     settings = ReplaySettings(instructions={"path": str(folder), "filter": "none"}, parent={"path": "unused"},
                               prompt_pool=10)
     assert sorted(replay_prompts(settings, 3, random.Random(0))) == ["blank", "plain one", "plain two"]
+
+
+def test_a_dose_folder_records_the_code_and_command_that_built_it(tmp_path):
+    from py4.runs import code_version, read_manifest, tree_sha256
+
+    dose = eft_data.build_dose(eft_data.EFTDoseConfig(out=str(tmp_path / "dose"), gold=2, replay=0))
+    run = read_manifest(dose)
+    assert run["kind"] == "eft_dose" and run["status"] == "done"
+    assert run["provenance"]["code"] == code_version() and run["provenance"]["command"]
+    assert {"py4", "torch", "transformers"} <= set(run["libraries"])
+    assert run["outputs"]["data"]["sha256"] == tree_sha256(dose / "data.jsonl") and run["outputs"]["data"]["rows"] == 2
+    assert json.loads((dose / "manifest.json").read_text())["rows"] == 2

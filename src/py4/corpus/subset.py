@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from py4.corpus.output import MANIFEST, CorpusError, ShardWriter, iter_documents, read_manifest, text_sha256
-from py4.runs import atomic_write_json
+from py4.runs import RunRecorder, atomic_write_json
 
 
 def choose_subset(token_counts: list[int], target_tokens: int, seed: int) -> list[int]:
@@ -50,9 +50,21 @@ def subset(corpus_dir: str | Path, target_tokens: int, seed: int, out_dir: str |
            shard_docs: int = 2000) -> dict:
     """Write the subset of `corpus_dir` to `out_dir` (shards + manifest); returns the manifest.
 
+    `out_dir` is a run folder: its ``run_manifest.json`` records the code, command line and
+    library versions that wrote it, with the source corpus as input.
     Memory: one int per document, plus one document at a time.
     Raises CorpusError for a malformed corpus or an unreachable target.
     """
+    with RunRecorder(out_dir, None, kind="corpus.subset") as recorder:
+        recorder.add_input("corpus", path=corpus_dir, hash_content=False,
+                           content_sha256=read_manifest(corpus_dir).get("content_sha256"))
+        manifest = _write_subset(corpus_dir, target_tokens, seed, out_dir, shard_docs)
+        recorder.add_output("corpus", Path(out_dir) / MANIFEST, docs=manifest["docs"], tokens=manifest["tokens"])
+    return manifest
+
+
+def _write_subset(corpus_dir: str | Path, target_tokens: int, seed: int, out_dir: str | Path,
+                  shard_docs: int) -> dict:
     source = read_manifest(corpus_dir)
     counts = [_tokens_of(r, str(corpus_dir)) for r in iter_documents(corpus_dir)]
     keep = set(choose_subset(counts, target_tokens, seed))

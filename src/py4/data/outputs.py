@@ -9,7 +9,7 @@ from py4.data.configs import ScheduleSpec
 from py4.data.errors import DataError
 from py4.data.packed_io import DATA_MANIFEST
 from py4.data.schedule import StepSchedule, compute_schedule, write_step_schedule
-from py4.runs import atomic_write_json, library_versions, provenance
+from py4.runs import atomic_write_json, provenance_fields
 
 __all__ = ["write_outputs", "schedule_from_spec"]
 
@@ -31,8 +31,7 @@ def write_outputs(out_dir: str | Path, manifest: dict[str, Any], schedule_spec: 
         schedule = schedule_from_spec(schedule_spec, seq_len=seq_len, total_tokens=schedule_tokens)
         write_step_schedule(out_dir, schedule)
         manifest["step_schedule"] = schedule.to_json()
-    manifest["libraries"] = library_versions(("py4", "datasets", "tokenizers", "transformers", "pyarrow", "numpy"))
-    manifest["provenance"] = provenance()
+    manifest.update(provenance_fields(("py4", "datasets", "tokenizers", "transformers", "pyarrow", "numpy")))
     atomic_write_json(Path(out_dir) / DATA_MANIFEST, manifest)
     if expected_max_steps is not None and schedule is not None and schedule.max_steps != expected_max_steps:
         raise DataError(f"max_steps {schedule.max_steps} differs from the expected {expected_max_steps}")

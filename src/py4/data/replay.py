@@ -120,7 +120,7 @@ def build_smoke_replay(out_dir: str | Path, *, target_tokens: int | None = None,
     is given without a tokenizer, or when the standard library yields too little text.
     """
     from py4.data.tokens import DocumentEncoder
-    from py4.runs import atomic_write_json
+    from py4.runs import atomic_write_json, provenance_fields
 
     if target_tokens is not None and tokenizer is None:
         raise DataError("target_tokens needs a tokenizer to count with")
@@ -155,6 +155,7 @@ def build_smoke_replay(out_dir: str | Path, *, target_tokens: int | None = None,
         "kind": "smoke_replay", "source": "python stdlib (sysconfig stdlib path)", "python": platform.python_version(),
         "max_chars_per_doc": max_chars_per_doc, "docs": docs, "chars": chars, "shards": shard_index,
         "tokens": tokens if encoder is not None else None, "content_sha256": digest.hexdigest(),
+        **provenance_fields(("py4", "tokenizers", "transformers")),
     }
     atomic_write_json(out / "manifest.json", manifest)
     return manifest

@@ -16,7 +16,7 @@ from pathlib import Path
 from py4.errors import Py4Error
 from py4.fileio import read_json_object
 from py4.problems.bank import bank_paths
-from py4.runs import atomic_write_json
+from py4.runs import RunRecorder, atomic_write_json
 
 
 class SanityBankError(Py4Error, ValueError):
@@ -32,8 +32,17 @@ def write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str = 
 
     Returns the number of train_sanity problems. Raises SanityBankError when the dose's manifest
     is missing or malformed (naming path:line), names no problem or a problem the bank does not
-    hold; OSError when the bank version is not shipped or out_dir cannot be written.
+    hold; OSError when the bank version is not shipped or out_dir cannot be written. out_dir is a
+    run folder: its ``run_manifest.json`` records the code, command line and library versions.
     """
+    with RunRecorder(out_dir, None, kind="sanity_bank") as recorder:
+        recorder.add_input("dose", path=Path(dose_dir) / "manifest.json")
+        found = _write_sanity_bank(dose_dir, out_dir, version, bank_dir)
+        recorder.add_output("bank", bank_paths(version, out_dir)[0], train_sanity=found)
+    return found
+
+
+def _write_sanity_bank(dose_dir: str | Path, out_dir: str | Path, version: str, bank_dir: str | Path | None) -> int:
     manifest = read_json_object(Path(dose_dir) / "manifest.json", error=SanityBankError,
                                 missing="no such file (an EFT dose folder, written by py4 train eft_dose, is expected)")
     ids = set(manifest.get("problem_ids") or [])

@@ -869,8 +869,10 @@ def environment() -> dict[str, Any]:
 
 def write_report(out: Path, scale: Scale, results: list[StepResult], budget_s: float) -> dict[str, Any]:
     """The report (JSON and markdown); the steps' facts are in their own JSON files beside it."""
+    from py4.runs import provenance
+
     stages = verdicts(results)
-    report = {"scale": scale.name, "budget_s": budget_s, "environment": environment(),
+    report = {"scale": scale.name, "budget_s": budget_s, "environment": environment(), "provenance": provenance(),
               "ok": all(r.status == "done" for r in results),
               "steps": [{"step": r.step, "status": r.status, "seconds": r.seconds, "error": r.error} for r in results],
               "verdicts": [{"stage": stage, "verdict": verdict, "why": why} for stage, verdict, why in stages]}

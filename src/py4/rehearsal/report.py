@@ -48,7 +48,7 @@ def saved_dtypes(run_dir: str | Path) -> dict[str, int] | None:
 def build_report(nodes, selected: set[str], layout, executor, summary, config, campaign_file, seconds: float) -> dict:
     from py4.campaign.records import node_status, record_dir
     from py4.rehearsal.logs import last_error
-    from py4.runs import read_manifest
+    from py4.runs import provenance_fields, read_manifest
 
     rows = []
     for node in nodes:
@@ -89,7 +89,7 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     return {"campaign": str(campaign_file), "out": str(layout.root), "seconds": seconds, "counts": counts,
             "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows,
-            "not_proven": not_proven(layout.standins)}
+            "not_proven": not_proven(layout.standins), **provenance_fields()}
 
 
 def not_proven(standins_dir: Path) -> dict[str, dict[str, str]]:

@@ -49,7 +49,7 @@ from py4.report.probes_report import (
 )
 from py4.report.training_logs import training_logs, training_logs_md
 from py4.report.training_report import UNIFORM_SHARE, midtraining_rows
-from py4.runs import atomic_write_json, atomic_write_text, read_manifest
+from py4.runs import atomic_write_json, atomic_write_text, provenance_fields, read_manifest
 
 
 def _rate(rate: float | None, episodes: int | None) -> dict[str, Any]:
@@ -390,7 +390,7 @@ def write_results(spec: CampaignSpec, out_dir: str | Path, figures: bool = True,
     nodes = build_dag(spec, check=False) if nodes is None else nodes
     data = collect(spec, nodes)
     markdown = render_markdown(data)
-    paths = [atomic_write_json(out / "results.json", data),
+    paths = [atomic_write_json(out / "results.json", {**data, **provenance_fields()}),
              atomic_write_text(out / "results.md", markdown),
              atomic_write_json(out / "probes.json", data["probes"])]
     if figures:

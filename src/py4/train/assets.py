@@ -136,7 +136,7 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
     it longer: ``it_training``).
     """
     from py4.data.smoke_instructions import build_smoke_instructions, write_smoke_instructions
-    from py4.runs import atomic_write_json, tree_sha256
+    from py4.runs import atomic_write_json, provenance_fields, tree_sha256
     from py4.chat.smoke_tokenizer import stdlib_texts, train_tokenizer
     from py4.train.tiny_model import build_tiny_model, save_model
 
@@ -181,6 +181,7 @@ def build_smoke_assets(out: str | Path, config: SmokeAssetsConfig = SmokeAssetsC
         "tool_call_check": check,
         "held_out_rows": held_rows,
         "timings": {k: round(v, 2) for k, v in timings.items()},
+        **provenance_fields(),
     })
     if not ok:
         raise TrainingGuardError(f"the -it model did not emit a parseable tool call on every held-out prompt "

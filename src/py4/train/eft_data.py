@@ -30,8 +30,9 @@
 - Sizes: the configs give each dose's rows and its gold / replay split (docs/training.md,
   "Table sizes"); the 256-row dose is drawn from the 1,024-row one (``draw_from``).
 
-The dose folder holds ``data.jsonl`` and ``manifest.json`` with the counts, the
-problem ids, ``held_out_rules_in_targets`` and content hashes.
+The dose folder holds ``data.jsonl``, ``manifest.json`` with the counts, the problem ids,
+``held_out_rules_in_targets`` and content hashes, and ``run_manifest.json`` (the code, command line
+and library versions that built it).
 """
 
 from __future__ import annotations
@@ -437,9 +438,25 @@ def held_out_rules_in(rows: list[dict], held_out: set[str]) -> int:
 def build_dose(config: EFTDoseConfig) -> Path:
     """Build and write a dose; returns its folder.
 
+    The folder is a run folder (``run_manifest.json``: the code, command line and library versions
+    that built it, the status and timings), beside the dose's own ``manifest.json``.
+
     Raises TrainingError (a ValueError) when too few rows qualify, or when ``draw_from`` holds gold rows of
     another ``gold_format``.
     """
+    from py4.runs import RunRecorder
+
+    out = Path(config.out)
+    with RunRecorder(out, None, kind="eft_dose") as recorder:
+        manifest = dose_rows(config, out)
+        recorder.add_output("data", out / "data.jsonl", rows=manifest["rows"])
+        recorder.add_output("manifest", out / "manifest.json")
+        recorder.set(per_source=manifest["per_source"])
+    return out
+
+
+def dose_rows(config: EFTDoseConfig, out: Path) -> dict[str, Any]:
+    """Draw the dose's rows, write ``data.jsonl`` and ``manifest.json`` into ``out``; the manifest."""
     from py4.lang.rules import DEFAULT_HELD_OUT
     from py4.problems.bank import bank_provenance, load_bank
     from py4.runs import atomic_write_json, atomic_write_text
@@ -469,7 +486,6 @@ def build_dose(config: EFTDoseConfig) -> Path:
     # Keys keep their order: the chat template renders tool schemas as written, and the
     # episode prompt lists "name" before "description" (sorted keys would change the prompt).
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    out = Path(config.out)
     atomic_write_text(out / "data.jsonl", text)
     manifest.update({
         "rows": len(rows),
@@ -480,7 +496,7 @@ def build_dose(config: EFTDoseConfig) -> Path:
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
     })
     atomic_write_json(out / "manifest.json", manifest)
-    return out
+    return manifest
 
 
 def run(config: EFTDoseConfig) -> Path:

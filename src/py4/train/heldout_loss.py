@@ -98,7 +98,21 @@ def document_loss(model, tokenizer, docs: list[dict], max_tokens: int, block: in
 
 
 def heldout_loss(model_dir: str, docs_dir: str, exclude_dirs: list[str], max_tokens: int, out_dir: str | Path) -> dict:
-    """Score ``model_dir`` on the held-out documents; write ``out_dir/results.json``; return it."""
+    """Score ``model_dir`` on the held-out documents; write ``out_dir/results.json``; return it.
+
+    ``out_dir`` is a run folder: its ``run_manifest.json`` records the code, command line and
+    library versions that scored, with the model and documents as inputs."""
+    from py4.runs import RunRecorder
+
+    with RunRecorder(out_dir, None, kind="heldout_loss") as recorder:
+        recorder.add_input("model", path=model_dir, hash_content=False)
+        recorder.add_input("docs", path=docs_dir)
+        result = _score(model_dir, docs_dir, exclude_dirs, max_tokens, out_dir)
+        recorder.add_output("results", Path(out_dir) / "results.json")
+    return result
+
+
+def _score(model_dir: str, docs_dir: str, exclude_dirs: list[str], max_tokens: int, out_dir: str | Path) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
