@@ -35,7 +35,7 @@ def tokenizer_dir(work: Path) -> Path:
 
 
 def generate(out: Path, tokens: int, tok: Path, cache: Path) -> tuple[float, float]:
-    cmd = [sys.executable, "-c", "from py4.cli import main; main()", "corpus", "generate",
+    cmd = [sys.executable, "-m", "py4", "corpus", "generate",
            "--config", str(ROOT / "configs/corpus/smoke.yaml"), "--out", str(out), "--no-progress",
            f"tokenizer.name_or_path={tok}", f"target_tokens={tokens}", "max_docs=null",
            f"validation.cache_dir={cache}", "shard_docs=2000", "pool.variants_per_template=12"]

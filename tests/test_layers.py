@@ -34,9 +34,9 @@ LAYERS: list[set[str]] = [
     {"campaign"},
     {"report"},
     {"rehearsal"},
-    # command lines (python -m py4.train too) and the package's face (``__init__``: py4.load_bank,
+    # command lines (``python -m py4`` too) and the package's face (``__init__``: py4.load_bank,
     # py4.run_eval, py4.load_campaign_results, which call the evaluation, the campaign and the report)
-    {"cli", "cli_help", "boa_cli", "stage_cli", "demo", "rehearsal.cli", "train.__main__", "__init__"},
+    {"cli", "cli_help", "boa_cli", "stage_cli", "demo", "rehearsal.cli", "__main__", "__init__"},
 ]
 
 # (importing module, imported module): arrows that point up today.

@@ -119,7 +119,7 @@ def test_every_node_of_the_campaigns_parses_back_to_its_options(campaign_nodes):
 def test_py4_train_takes_the_registrys_training_stages():
     from py4.stage_cli import TRAINING_STAGES
 
-    assert TRAINING_STAGES == [n for n, s in stages.STAGES.items() if s.launch_module == "py4.train"]
+    assert TRAINING_STAGES == [n for n, s in stages.STAGES.items() if s.multi_gpu]
     assert TRAINING_STAGES == ["midtrain", "sft", "eft_dose", "eft", "grpo"]
     help_text = " ".join(CliRunner().invoke(app, ["train", "--help"]).output.split())
     assert "midtrain | sft | eft_dose | eft | grpo" in help_text
@@ -127,11 +127,11 @@ def test_py4_train_takes_the_registrys_training_stages():
     assert result.exit_code == 2 and "did you mean 'sft'" in result.output
 
 
-def test_python_m_py4_train_is_py4_train():
-    import py4.train.__main__ as entry
-    from py4.stage_cli import main
+def test_python_m_py4_is_the_py4_command():
+    import py4.__main__ as entry
+    from py4.cli import app
 
-    assert entry.main is main
+    assert entry.app is app
 
 
 def test_a_call_is_written_as_its_command_line_and_read_back():
@@ -169,7 +169,7 @@ def test_each_stage_names_importable_config_and_result_types(name):
     stage = stages.get_stage(name)
     assert issubclass(stage.config_class(), pydantic.BaseModel), name
     assert isinstance(resolve_reference(stage.result_type, "result_type", f"stage {name}"), type), stage.result_type
-    if stage.launch_module:  # a training stage: its module trains (run(config, callbacks=()))
+    if stage.multi_gpu:  # a training stage: its module trains (run(config, callbacks=()))
         assert callable(stage.module().run), name
 
 

@@ -91,7 +91,3 @@ def push(model_dir: str = typer.Argument(..., help="a model folder a py4 run wro
     from py4.hub.model_card import push_model
 
     typer.echo(f"pushed to {push_model(model_dir, repo_id, revision=revision, results=results)}")
-
-
-def main() -> None:  # pragma: no cover - console-script entry point
-    app()

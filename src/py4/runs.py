@@ -164,8 +164,9 @@ def checkout_version(package_dir: Path, version: str | None) -> dict[str, Any]:
 def provenance() -> dict[str, Any]:
     """What made a run: the code (:func:`code_version`) and the command line that started this
     process: the interpreter and its arguments as given (``sys.orig_argv``), so that a process
-    started as ``python -c CODE ARGS`` (the campaign runner's and the rehearsal's) records CODE,
-    which ``sys.argv`` replaces with ``-c``."""
+    started as ``python -m py4 ARGS`` (the campaign runner's, the rehearsal's, accelerate's) records
+    ``-m py4``, which ``sys.argv`` replaces with the path of py4/__main__.py (and ``python -c
+    CODE`` records CODE, not ``-c``)."""
     return {"code": code_version(), "command": [sys.executable, *sys.orig_argv[1:]]}
 
 

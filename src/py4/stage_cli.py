@@ -3,10 +3,10 @@ and the generated command of a stage without one of its own (:func:`add_stage_co
 
 The stages it takes are the registry's stages whose command is ``train STAGE`` (`py4.stages`); its
 options are `py4.stages.TrainOptions` (py4.cli_options builds the command from them).
-On several GPUs, launch the same module through accelerate with an FSDP2 config:
-``accelerate launch --config_file configs/accelerate/fsdp2.yaml --num_processes N -m py4.train sft --config FILE``
-(N: the config's ``optimisation.gpus``)
-(``python -m py4.train`` is this command: py4/train/__main__.py).
+On several GPUs, accelerate launches the same command with an FSDP2 config (``python -m py4`` is
+the ``py4`` command, py4/__main__.py):
+``accelerate launch --config_file configs/accelerate/fsdp2.yaml --num_processes N -m py4 train sft --config FILE``
+(N: the config's ``optimisation.gpus``).
 
 A user's error (a :class:`~py4.errors.Py4Error`: an unknown stage, a config problem, a missing or
 malformed input file, a training guard) is one line ``error: …`` and exit 2; anything else a
@@ -99,7 +99,3 @@ def _names(group: typer.Typer) -> set[str]:
     commands = {c.name or (c.callback.__name__.replace("_", "-") if c.callback else "")
                 for c in group.registered_commands}
     return commands | {g.name for g in group.registered_groups if g.name}
-
-
-def main() -> None:
-    typer.run(train)

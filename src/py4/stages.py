@@ -59,9 +59,9 @@ class Stage:
     set config fields: eval, graft). Never touches the run's inputs: it is what plan checks."""
     summary: Callable[[Any], str] | None = None
     """One line of a result for a person (`result_summary`); None: a training run's or the repr."""
-    launch_module: str | None = None
-    """On several GPUs the stage starts under ``python -m accelerate.commands.launch`` with
-    ``-m`` this module (the command's words after the first, then the flags)."""
+    multi_gpu: bool = False
+    """On several GPUs the stage starts as that many processes under accelerate, each running the
+    stage's ``py4`` command: ``python -m accelerate.commands.launch … -m py4 <command>``."""
 
     def module(self) -> Any:
         """The module holding the stage's config type (a training stage's ``run(config, callbacks)``)."""
@@ -349,9 +349,9 @@ def _heldout_loss_summary(result: dict) -> str:
 def _training_stage(name: str, config_type: str, result_type: str = "py4.train.packed:StageResult",
                     summary: Callable[[Any], str] = _training_summary) -> Stage:
     """``py4 train NAME --config FILE [key=value ...]``: the config type's module has ``run(config)``;
-    on several GPUs it starts as ``accelerate launch … -m py4.train NAME …``."""
+    on several GPUs it starts as ``accelerate launch … -m py4 train NAME …``."""
     return Stage(name=name, command=("train", name), options=TrainOptions, config_type=config_type,
-                 run=_run_train, result_type=result_type, summary=summary, launch_module="py4.train")
+                 run=_run_train, result_type=result_type, summary=summary, multi_gpu=True)
 
 
 STAGES: dict[str, Stage] = {s.name: s for s in [

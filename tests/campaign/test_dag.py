@@ -65,10 +65,10 @@ def test_python4_dependencies_and_commands(python4):
     assert "optimisation.epochs=4" in eft2048.argv and "data.allow_held_out_rules=true" in eft2048.argv
     assert ids["glm45_air/iso/eft_1024"].gpus == 4 and ids["gemma4_12b/iso/eft_1024"].gpus == 1
     assert ids["gemma4_31b/prop/midtrain"].gpus == 8
-    # accelerate of this interpreter, never a bare `accelerate` from PATH (defect 16)
+    # accelerate of this interpreter, never a bare `accelerate` from PATH
     assert ids["gemma4_31b/prop/midtrain"].command.startswith(
         f"{sys.executable} -m accelerate.commands.launch --config_file configs/accelerate/fsdp2.yaml "
-        "--num_processes 8 -m py4.train midtrain --config ")
+        "--num_processes 8 -m py4 train midtrain --config ")
     assert ids["gemma4_12b/iso/eft_1024"].command.startswith("py4 train eft --config configs/train/gemma4_12b/eft.yaml")
     assert ids["gemma4_31b/prop/grpo_to32"].argv[-1] == "grpo.stop_at_step=32"
     grpo = ids["gemma4_31b/prop/grpo"]  # one training process; the node's 8 GPUs also hold vLLM
@@ -306,15 +306,15 @@ def test_a_smoke_training_run_on_several_gpus_is_refused_when_the_dag_is_built()
                                 ["stage_overrides.midtrain=[optimisation.gpus=2]"]))
 
 
-def test_several_gpus_for_a_stage_without_a_launch_module_are_refused(monkeypatch):
+def test_several_gpus_for_a_stage_that_is_not_multi_gpu_are_refused(monkeypatch):
     # A stage that cannot be started as several processes cannot train on several GPUs (nor plan as
     # one process asking Slurm for 4 GPUs).
     import dataclasses
 
     from py4 import stages
 
-    monkeypatch.setitem(stages.STAGES, "sft", dataclasses.replace(stages.STAGES["sft"], launch_module=None))
-    with pytest.raises(DagError, match=r"optimisation.gpus is 4, but stage sft has no launch module"):
+    monkeypatch.setitem(stages.STAGES, "sft", dataclasses.replace(stages.STAGES["sft"], multi_gpu=False))
+    with pytest.raises(DagError, match=r"optimisation.gpus is 4, but stage sft does not run as 4 processes"):
         build_dag(load_campaign(ROOT / "configs/campaign/python4.yaml"))
 
 

@@ -237,7 +237,7 @@ def test_subprocess_runs_do_not_depend_on_path_or_an_activated_venv(monkeypatch,
     assert shutil.which("accelerate", path=bare) is None and shutil.which("py4", path=bare) is None
     multi_gpu = Node(id="mid", stage="midtrain", config=str(tmp_path / "nope.yaml"), run_dir=str(tmp_path), gpus=4)
     assert multi_gpu.launch_argv[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
-    with pytest.raises(RunFailed, match="exited with"):  # the stage's own error: accelerate and py4.train started
+    with pytest.raises(RunFailed, match="exited with"):  # the stage's own error: accelerate and py4 started
         run_subprocess(multi_gpu)  # raised FileNotFoundError: 'accelerate' before the fix
     run_subprocess(_gold_eval(tmp_path / "eval"))
     assert (tmp_path / "eval/results.json").is_file()

@@ -32,10 +32,10 @@ def test_the_shipped_rehearsal_runs_grpo_in_the_vllm_environment():
 def test_a_stage_with_an_environment_starts_with_its_interpreter(tmp_path):
     python = str(tmp_path / ".venv-vllm" / "bin" / "python")
     executor = ChildExecutor(Layout(tmp_path), {"configs/accelerate/fsdp2.yaml": "/cpu.yaml"}, (), {"grpo": python})
-    assert executor.command(node("m/prop/grpo", "grpo"))[:3] == [python, "-c", "from py4.cli import main; main()"]
+    assert executor.command(node("m/prop/grpo", "grpo"))[:3] == [python, "-m", "py4"]
     assert executor.command(node("eval:m/base", "eval"))[0] == sys.executable
     launch = ["accelerate", "launch", "--config_file", "configs/accelerate/fsdp2.yaml", "--num_processes", "2",
-              "-m", "py4.train", "grpo"]
+              "-m", "py4", "train", "grpo"]
     assert executor.command(node("m/prop/grpo", "grpo", launch))[:6] == [
         python, "-m", "accelerate.commands.launch", "--config_file", "/cpu.yaml", "--num_processes"]
 
@@ -49,7 +49,7 @@ def test_a_missing_environment_is_named_only_for_chosen_nodes(tmp_path):
 
 
 def test_environment_and_server_per_node():
-    assert environment_of(["/repo/.venv/bin/python", "-c", "from py4.cli import main; main()", "eval"]) == ".venv"
+    assert environment_of(["/repo/.venv/bin/python", "-m", "py4", "eval"]) == ".venv"
     assert environment_of(["/repo/.venv-vllm/bin/python", "-m", "accelerate.commands.launch"]) == ".venv-vllm"
     transformers = {"command": "/repo/.venv/bin/python -m transformers.cli.transformers serve /w --host 127.0.0.1"}
     assert server_of(transformers, None) == "transformers serve (.venv)"

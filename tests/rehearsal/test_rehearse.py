@@ -23,7 +23,7 @@ CAMPAIGN = "configs/campaign/python4.yaml"
 
 def _rehearse(out: Path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = {**os.environ, "HF_HUB_DISABLE_PROGRESS_BARS": "1"}
-    proc = subprocess.run([sys.executable, "-c", "from py4.cli import main; main()", "campaign", "rehearse", CAMPAIGN,
+    proc = subprocess.run([sys.executable, "-m", "py4", "campaign", "rehearse", CAMPAIGN,
                            "--out", str(out), *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     report_path = out / "rehearsal_report.json"
     assert report_path.exists(), proc.stderr[-4000:]

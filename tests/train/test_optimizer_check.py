@@ -82,7 +82,7 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path):
     if importlib.util.find_spec("torchao") is not None:
         pytest.skip("torchao is installed here (campaign extra): nothing to refuse")
     # data.path exists (py4 train names a missing one first): the optimizer is what it refuses.
-    proc = subprocess.run([sys.executable, "-m", "py4.train", "midtrain", "--config", GLM_CONFIGS[0],
+    proc = subprocess.run([sys.executable, "-m", "py4", "train", "midtrain", "--config", GLM_CONFIGS[0],
                            f"data.path={tmp_path}", f"run.output_dir={tmp_path / 'run'}"], cwd=REPO,
                           capture_output=True, text=True,
                           timeout=300)

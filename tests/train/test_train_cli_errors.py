@@ -98,16 +98,21 @@ def test_a_bug_inside_a_stage_keeps_its_traceback(tmp_path, monkeypatch, bug):
     assert "error:" not in result.stderr
 
 
-def test_python_m_py4_train_reports_user_errors_the_same_way(tmp_path):
-    """``python -m py4.train`` (what accelerate launches) is the same command."""
-    import typer
+def test_python_m_py4_is_the_py4_command(tmp_path):
+    """``python -m py4 train …`` (what accelerate launches on several GPUs, and how a campaign starts
+    a run in a child process) is the ``py4`` command: its words, its program name, its errors."""
+    import subprocess
+    import sys
 
-    from py4.stage_cli import train
-
-    application = typer.Typer()
-    application.command()(train)
-    line = _error_line(runner.invoke(application, ["sfy", "--config", str(tmp_path / "c.yaml")]))
-    assert "unknown stage 'sfy'" in line
+    config = tmp_path / "c.yaml"
+    config.write_text("{}\n")
+    proc = subprocess.run([sys.executable, "-m", "py4", "train", "sfy", "--config", str(config)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and "unknown stage 'sfy'" in proc.stderr
+    usage = subprocess.run([sys.executable, "-m", "py4", "train", "--help"], capture_output=True, text=True,
+                           timeout=120)
+    assert usage.returncode == 0 and "Usage: py4 train" in usage.stdout, usage.stdout + usage.stderr
 
 
 @pytest.mark.smoke

@@ -200,7 +200,7 @@ def _resolved(node) -> dict | None:
     """The stage config a training run will use (file + overrides), or None for other stages."""
     from py4.stages import get_stage, load
 
-    if get_stage(node.stage).launch_module is None:
+    if not get_stage(node.stage).multi_gpu:
         return None
     return load(node.call).model_dump(mode="json")
 

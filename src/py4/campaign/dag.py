@@ -179,8 +179,8 @@ def _layout_problem(stage: str, gpus: int, smoke: bool) -> str | None:
         return "; a training run needs at least 1"
     if gpus > 1 and smoke:
         return ", but at smoke scale a training run is one CPU process in the runner (set it to 1)"
-    if gpus > 1 and get_stage(stage).launch_module is None:
-        return f", but stage {stage} has no launch module to start {gpus} processes (py4.stages)"
+    if gpus > 1 and not get_stage(stage).multi_gpu:
+        return f", but stage {stage} does not run as {gpus} processes (py4.stages: multi_gpu)"
     return None
 
 

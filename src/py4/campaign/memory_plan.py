@@ -175,7 +175,7 @@ def plan_runs(spec, nodes, measured: dict[str, Any] | None = None) -> list[RunPl
     plans = []
     gpu_bytes = int((measured or {}).get("gpu_total_bytes") or GPU_TYPES[GPU_TYPE].usable_bytes)
     for node in nodes:
-        if get_stage(node.stage).launch_module is None or node.gpus == 0:
+        if not get_stage(node.stage).multi_gpu or node.gpus == 0:
             continue
         model = node.meta.model
         config = load(node.call)

@@ -72,9 +72,8 @@ class Node:
     def launch_argv(self) -> list[str] | None:
         """Multi-GPU training runs start under accelerate + FSDP2 (`ACCELERATE_CONFIG`) as ``gpus``
         processes (`accelerate_launch`); None otherwise."""
-        module = get_stage(self.stage).launch_module
-        if self.gpus > 1 and module:
-            return accelerate_launch(ACCELERATE_CONFIG, self.gpus, "-m", module, *self.argv[1:])
+        if self.gpus > 1 and get_stage(self.stage).multi_gpu:
+            return accelerate_launch(ACCELERATE_CONFIG, self.gpus, "-m", "py4", *self.argv)
         return None
 
     @property

@@ -77,7 +77,7 @@ def run_inprocess(node: Node) -> None:
 
 def run_subprocess(node: Node) -> None:
     """Run `py4 <argv>` as a child process. Raises RunFailed on a non-zero exit."""
-    cmd = node.launch_argv or [sys.executable, "-c", "from py4.cli import main; main()", *node.argv]
+    cmd = node.launch_argv or [sys.executable, "-m", "py4", *node.argv]
     proc = subprocess.run(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     if proc.returncode in (-signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM):
         # Ctrl-C reaches the child first (one process group): the run was stopped, not failed.

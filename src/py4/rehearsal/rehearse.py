@@ -234,7 +234,7 @@ class ChildExecutor:
     def command(self, node) -> list[str]:
         launch = node.launch_argv
         if not launch:
-            return [self.python(node), "-c", "from py4.cli import main; main()", *node.argv]
+            return [self.python(node), "-m", "py4", *node.argv]
         # Keep the DAG's launch arguments from --config_file on (--num_processes too); start them
         # with the node's interpreter's accelerate (however the DAG spells the launcher) and the CPU copy.
         argv = list(launch[launch.index("--config_file"):])
