@@ -53,15 +53,17 @@ def generation(model, cls=VLLMGeneration):
     return gen
 
 
-def reference(model) -> dict[str, torch.Tensor]:
-    """W + scale·B·A (and b + scale·b_B) in fp32, cast once — computed here from the modules."""
+def reference(model, base: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """W + scale·B·A (and b + scale·b_B) in fp32, cast once — computed here from the modules; with
+    ``base`` (:func:`frozen`'s), from those base weights and the model's LoRA."""
     layer = model.base_model.model.proj
+    base = base or frozen(model)
     scale = layer.scaling["default"]
-    w = layer.base_layer.weight.float() + (layer.lora_B["default"].weight.float()
-                                           @ layer.lora_A["default"].weight.float()) * scale
-    b = layer.base_layer.bias.float() + layer.lora_B["default"].bias.float() * scale
+    w = base["base_model.model.proj.base_layer.weight"].float() + (
+        layer.lora_B["default"].weight.float() @ layer.lora_A["default"].weight.float()) * scale
+    b = base["base_model.model.proj.base_layer.bias"].float() + layer.lora_B["default"].bias.float() * scale
     return {"proj.weight": w.to(torch.bfloat16), "proj.bias": b.to(torch.bfloat16),
-            "head.weight": model.base_model.model.head.weight}
+            "head.weight": base["base_model.model.head.weight"]}
 
 
 def frozen(model) -> dict[str, torch.Tensor]:
@@ -136,3 +138,73 @@ def test_exact_sync_at_full_width():
     after, exact = sync_cycles(model, generation(model, exact_sync_class(VLLMGeneration)))
     assert all(torch.equal(before[n], after[n]) for n in before)
     assert exact == CYCLES
+
+
+class ServerClient:
+    """``trl vllm-serve``'s client as TRL's server-mode sync uses it: the tensors it was sent."""
+
+    def __init__(self):
+        self.pushes, self.metadata = [], None
+
+    def update_named_params(self, metadata, named_params):
+        self.metadata = metadata
+        self.pushes.append({name: tensor.clone() for name, tensor in named_params})
+
+    def reset_prefix_cache(self):
+        pass
+
+
+class ColocatedModel:
+    """vLLM's model in the trainer's process as TRL's colocate sync feeds it (``load_weights``, one
+    tensor at a time, as on a GPU)."""
+
+    def __init__(self):
+        self.pushes: list[dict] = []
+
+    def load_weights(self, weights):
+        self.pushes[-1].update({name: tensor.clone() for name, tensor in weights})
+
+
+def synced(model, cls, mode: str):
+    """TRL's ``sync_weights`` in ``mode`` around ``model``, into a recording server or engine."""
+    from types import SimpleNamespace
+
+    gen = generation(model, cls)
+    gen.mode, gen.enable_sleep_mode, gen._weight_metadata = mode, False, None
+    gen.vllm_client = ServerClient()
+    engine = ColocatedModel()
+    runner = SimpleNamespace(model_runner=SimpleNamespace(model=engine))
+    gen.llm = SimpleNamespace(reset_prefix_cache=lambda: None,
+                              llm_engine=SimpleNamespace(model_executor=SimpleNamespace(driver_worker=runner)))
+    return gen, (gen.vllm_client.pushes if mode == "server" else engine.pushes)
+
+
+@pytest.mark.parametrize("mode", ["server", "colocate"])
+@pytest.mark.parametrize("exact", [True, False], ids=["py4", "trl"])
+def test_every_sync_of_either_mode_sends_the_reference_merge_and_keeps_the_base(mode, exact, monkeypatch):
+    """130 syncs through TRL's own ``sync_weights`` (server mode: metadata walk, then the push; colocate
+    as on a GPU: ``load_weights`` per tensor), a training step between: with py4's walk the base is
+    bit-identical and each sync delivered the reference merge of the untouched base and the LoRA of
+    that step (the policy being trained); TRL's walk fails both on the same run."""
+    from py4.train import weight_sync
+
+    monkeypatch.setattr(weight_sync, "colocated_on_cpu", lambda: False)
+    model = lora_model(256, 16)
+    before = frozen(model)
+    gen, pushes = synced(model, exact_sync_class(VLLMGeneration) if exact else VLLMGeneration, mode)
+    matching = 0
+    for step in range(CYCLES):
+        ref = reference(model, before)
+        if mode == "colocate":
+            pushes.append({})
+        gen.sync_weights()
+        matching += sorted(pushes[-1]) == sorted(ref) and all(torch.equal(pushes[-1][n], ref[n]) for n in ref)
+        train_step(model, step + 1)
+    assert len(pushes) == CYCLES
+    unchanged = all(torch.equal(before[n], frozen(model)[n]) for n in before)
+    if exact:
+        assert unchanged and matching == CYCLES
+        if mode == "server":
+            assert gen.vllm_client.metadata == [(n, "bfloat16", list(ref[n].shape)) for n in ref]
+    else:
+        assert not unchanged and matching < CYCLES
