@@ -371,7 +371,7 @@ class CampaignSpec(StrictModel):
         serve = self.evaluation.serve
         if serve is not None:
             problems += [f"evaluation.serve.{field}.{k}: {k!r} is not one of the models ({', '.join(self.models)})"
-                         for field in ("family", "tensor_parallel", "language_model_only", "adapter_engine")
+                         for field in ("family", "tensor_parallel", "language_model_only", "merge_adapter")
                          for k in getattr(serve, field) if k not in self.models]
             if serve.engine == "vllm":
                 problems += [f"evaluation.serve.family: no family for model {k!r} (vLLM needs its tool-call parser)"

@@ -20,9 +20,10 @@ SIGTERM. Engines:
   input limit 0, so the vision and audio encoders never run, and vLLM builds no processor); the
   plan records the choice. Without it vLLM builds the model's processor from the folder's
   processor files when it starts and refuses a folder without them (every training output holds
-  them: ``py4.train.model_files``). Per model, ``adapter_engine`` serves
-  that model's adapters with another engine (the CPU rehearsal: GLM-4.5's, whose LoRA on vLLM runs
-  the MoE on Triton).
+  them: ``py4.train.model_files``). Per model, ``merge_adapter`` serves that model's adapters
+  merged into their base instead (a servable copy, :func:`merged_copy`; no ``--enable-lora``), with
+  the rest of the command line unchanged: the CPU rehearsal's GLM-4.5, since vLLM with
+  ``--enable-lora`` runs an unquantized MoE on its Triton kernels, which have no CPU backend.
 - ``transformers`` (CPU, rehearsal scale): ``transformers serve`` of this interpreter, pinned to
   one model folder (``force_model``: requests must name exactly that path). It serves a
   *servable copy* written to a scratch folder before it starts and removed after it stops:
@@ -92,20 +93,22 @@ class ServeConfig(StrictModel):
     language_model_only: dict[str, bool] = {}
     """Model key -> serve a multimodal model's language model alone (vllm --language-model-only;
     default false). The transformers engine serves Gemma-4 so in any case (its servable copy)."""
-    adapter_engine: dict[str, Literal["vllm", "transformers"]] = {}
-    """Model key -> the engine that serves this model's adapters (default: ``engine``)."""
+    merge_adapter: dict[str, bool] = {}
+    """Model key -> vllm: serve this model's adapters merged into their base (a servable copy
+    written before the server starts) rather than as a LoRA module on it (default false). The
+    transformers engine serves every adapter merged."""
     max_lora_rank: int = 64
     max_model_len: int | None = None
     device: str = "cpu"
     """transformers: the server's device."""
     extra_args: list[str] = []
-    """Appended as they are to the command of a server of ``engine`` (not of ``adapter_engine``'s)."""
+    """Appended as they are to the command of every server."""
 
     @pydantic.model_validator(mode="after")
     def _check(self) -> "ServeConfig":
         problems = [f"family.{k}: unknown family {v!r}; expected one of {', '.join(FAMILIES)}"
                     for k, v in self.family.items() if v not in FAMILIES]
-        if "vllm" in (self.engine, *self.adapter_engine.values()) and not self.executable:
+        if self.engine == "vllm" and not self.executable:
             problems.append("executable: engine vllm needs the vllm program of vLLM's own environment "
                             "(e.g. .venv-vllm/bin/vllm); it is not looked up on PATH")
         if problems:
@@ -128,7 +131,7 @@ class ServerPlan:
     """For an adapter: the model folder it was trained on (served with it)."""
     servable_copy: str | None = None
     """The scratch folder the served copy is written to before the server starts (and removed from
-    after it stops): transformers engine."""
+    after it stops): transformers engine, and vllm with ``merge_adapter``."""
     family: str | None = None
     gpus: int = 1
     language_model_only: bool = False
@@ -156,19 +159,21 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
                 model_key: str | None = None, scratch: str | None = None) -> ServerPlan:
     """The server for ``weights`` (a model folder; with ``base``, an adapter folder on that model).
 
-    ``name`` becomes the served name; ``scratch`` is where the transformers engine writes its
-    servable copy (default: ``<weights>.served``). Raises ServeError for a model key without
-    a family when the engine is vLLM (its server-side tool parser must be named).
+    ``name`` becomes the served name; ``scratch`` is where a servable copy is written (the
+    transformers engine's, or an adapter merged for vllm; default: ``<weights>.served``). Raises
+    ServeError for a model key without a family when the engine is vLLM (its server-side tool
+    parser must be named).
     """
     family = config.family.get(model_key) if model_key else None
     gpus = config.tensor_parallel.get(model_key, 1) if model_key else 1
     text_only = config.language_model_only.get(model_key, False) if model_key else False
-    engine = config.adapter_engine.get(model_key, config.engine) if (base and model_key) else config.engine
+    merged = bool(base and model_key and config.merge_adapter.get(model_key, False))
+    engine = config.engine
     url = f"http://{config.host}:{config.port}/v1"
     common: dict[str, Any] = dict(weights=weights, base=base, family=family, gpus=gpus, engine=engine,
                                   ready_timeout_s=config.ready_timeout_s, stop_timeout_s=config.stop_timeout_s)
     served = scratch or f"{weights.rstrip('/')}.served"
-    extra_args = config.extra_args if engine == config.engine else []  # they are that engine's flags
+    extra_args = config.extra_args
     if engine == "transformers":
         argv = [sys.executable, "-m", "transformers.cli.transformers", "serve", served, "--host", config.host,
                 "--port", str(config.port), "--device", config.device,
@@ -181,8 +186,9 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
                          f"parser (one of {', '.join(FAMILIES)}) or it answers HTTP 400 to requests with tools")
     model_name = served_name(name)
     assert config.executable  # ServeConfig's check: a vllm engine names its program
-    argv = [config.executable, "serve", base or weights,
-            "--served-model-name", f"{model_name}.base" if base else model_name,
+    lora = bool(base) and not merged
+    argv = [config.executable, "serve", served if merged else (base or weights),
+            "--served-model-name", f"{model_name}.base" if lora else model_name,
             "--host", config.host, "--port", str(config.port), "--tensor-parallel-size", str(gpus),
             "--enable-auto-tool-choice", "--tool-call-parser", VLLM_TOOL_CALL_PARSERS[family],
             "--reasoning-parser", VLLM_REASONING_PARSERS[family],
@@ -193,10 +199,11 @@ def plan_server(config: ServeConfig, weights: str, *, name: str, base: str | Non
         argv += ["--max-model-len", str(config.max_model_len)]
     if text_only:
         argv.append("--language-model-only")
-    if base:
+    if lora:
         argv += ["--enable-lora", "--max-lora-rank", str(config.max_lora_rank),
                  "--lora-modules", f"{model_name}={weights}"]
-    return ServerPlan([*argv, *extra_args], url, model_name, language_model_only=text_only, **common)
+    return ServerPlan([*argv, *extra_args], url, model_name, servable_copy=served if merged else None,
+                      language_model_only=text_only, **common)
 
 
 @dataclass
@@ -233,7 +240,7 @@ def serving(plan: ServerPlan, log_path: str | Path) -> Iterator[RunningServer]:
     try:
         if plan.servable_copy:
             try:
-                transformers_copy(plan)
+                (transformers_copy if plan.engine == "transformers" else merged_copy)(plan)
             except (OSError, ValueError, RuntimeError) as exc:
                 raise ServeError(f"cannot serve {plan.weights}: its servable copy for the {plan.engine} engine "
                                  f"({plan.servable_copy}) could not be made: {exc}") from exc
@@ -375,6 +382,33 @@ def transformers_copy(plan: ServerPlan) -> Path:
                 shutil.copy(folder / name, out / name)
     (out / "py4_served_copy.json").write_text(json.dumps({"weights": plan.weights, "base": plan.base,
                                                           "class": type(model).__name__}))
+    return out
+
+
+def merged_copy(plan: ServerPlan) -> Path:
+    """vllm engine, ``merge_adapter``: the adapter merged into its base, written to ``plan.servable_copy``.
+
+    The merge is ``load_model``'s (float32, the same function as the unmerged adapter); the folder
+    has what vLLM reads from the base folder when it serves the adapter as a LoRA module: the
+    base's tokenizer, chat template, generation config and processor files. vLLM computes in the
+    dtype the server's arguments give, as for any model folder (``--dtype auto`` downcasts a float32
+    checkpoint to the platform's preferred dtype).
+    """
+    from transformers import AutoTokenizer
+
+    from py4.evaluate.local_model import load_model
+    from py4.train.model_files import PROCESSOR_FILES, copy_files
+
+    if not plan.base:
+        raise ValueError("a merged copy is made of an adapter on its base; this plan has no base")
+    out, base = Path(plan.servable_copy), Path(plan.base)
+    shutil.rmtree(out, ignore_errors=True)
+    model = load_model(plan.weights)
+    model.save_pretrained(out)
+    AutoTokenizer.from_pretrained(base, local_files_only=True).save_pretrained(out)
+    copy_files(base, out, [*PROCESSOR_FILES, "generation_config.json"])
+    (out / "py4_served_copy.json").write_text(json.dumps({"weights": plan.weights, "base": plan.base,
+                                                          "class": type(model).__name__, "merged": True}))
     return out
 
 
