@@ -334,14 +334,14 @@ def rollout_sampling(args) -> dict[str, Any]:
 
 def vllm_generation_record(generation) -> dict[str, Any]:
     """The manifest's account of the rollouts vLLM generated: mode, where vLLM ran (colocated: its
-    platform in the trainer's process, cpu or cuda; server: the server's URL), weight syncs and
-    prompts generated for (counted by ``py4.train.weight_sync``)."""
+    platform in the trainer's process, cpu or cuda; server: the server's URL), weight syncs,
+    prompts generated for, and the sampling TRL handed vLLM (all noted by ``py4.train.weight_sync``)."""
     from vllm.platforms import current_platform
 
     where = ({"platform": current_platform.device_type} if generation.mode == "colocate"
              else {"server": getattr(generation, "server_base_url", None)})
     return {"mode": generation.mode, **where, "weight_syncs": generation.weight_syncs,
-            "prompts_generated": generation.prompts_generated}
+            "prompts_generated": generation.prompts_generated, "sampling_sent": generation.sampling_sent}
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:

@@ -18,7 +18,9 @@ convolution LoRA) are refused with :class:`WeightSyncError` rather than sent wro
 The trainer uses it through :func:`use_exact_sync`, which makes the trainer's
 ``vllm_generation`` an instance of a subclass of its own class overriding ``_iter_named_params``
 (the object TRL built and connected is kept; only the walk changes). The subclass counts the syncs
-and the prompts vLLM generated for (the run manifest's ``vllm_generation``).
+and the prompts vLLM generated for, and notes the sampling TRL handed vLLM (the ``SamplingParams``
+TRL builds for a colocated engine, the keywords of its server client's request): the run
+manifest's ``vllm_generation``, so that the record is what vLLM got, not what the config asked.
 
 Colocated on vLLM's CPU build, TRL's push (``model.load_weights`` one tensor at a time) cannot
 work: after loading, vLLM's CPU linear layers hold their weight packed in a kernel handle and keep
@@ -29,12 +31,14 @@ them again. On a GPU, and in server mode, TRL's push is unchanged.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from py4.train.errors import TrainingError
 
-__all__ = ["WeightSyncError", "exact_named_params", "merged_lora_tensor", "exact_sync_class", "use_exact_sync"]
+__all__ = ["WeightSyncError", "exact_named_params", "merged_lora_tensor", "exact_sync_class", "use_exact_sync",
+           "sent_sampling"]
 
 _BASE = ".base_layer."
 
@@ -148,12 +152,56 @@ def exact_sync_class(generation_class: type) -> type:
                 return
             super().sync_weights()
 
+        sampling_sent = None  # what TRL passed vLLM at its first generation (the run manifest's record)
+        sampling_calls = 0
+
         def generate(self, prompts, *args, **kwargs):
             self.prompts_generated += len(prompts)
-            return super().generate(prompts, *args, **kwargs)
+            with self._recording_sampling():
+                return super().generate(prompts, *args, **kwargs)
+
+        @contextlib.contextmanager
+        def _recording_sampling(self):
+            """While TRL generates, note the sampling it hands vLLM: the ``SamplingParams`` it builds
+            for the colocated ``LLM.generate``, or the keywords of the server client's ``generate``."""
+            target = self.llm if self.mode == "colocate" else self.vllm_client
+            if target is None:  # a server-mode process other than the main one sends nothing
+                yield
+                return
+            original, own = target.generate, "generate" in vars(target)
+
+            def generate(*args, **kwargs):
+                sent = sent_sampling(kwargs.get("sampling_params", kwargs) if self.mode == "colocate" else kwargs)
+                self.sampling_calls += 1
+                if self.sampling_sent is None:
+                    self.sampling_sent = sent
+                elif sent != self.sampling_sent:
+                    self.sampling_sent = {**self.sampling_sent, "changed_at_call": self.sampling_calls,
+                                          "changed_to": sent}
+                return original(*args, **kwargs)
+
+            target.generate = generate
+            try:
+                yield
+            finally:
+                if own:
+                    target.generate = original
+                else:
+                    del target.generate  # the bound method of the object's class again
 
     ExactSyncVLLMGeneration.__qualname__ = f"ExactSync{generation_class.__qualname__}"
     return ExactSyncVLLMGeneration
+
+
+SAMPLING_SENT = ("n", "temperature", "top_p", "top_k", "min_p", "repetition_penalty", "max_tokens", "seed",
+                 "logit_bias", "bad_words", "allowed_token_ids", "generation_kwargs")
+
+
+def sent_sampling(params: Any) -> dict[str, Any]:
+    """The sampling fields of what TRL handed vLLM: a ``SamplingParams`` (colocate) or the server
+    client's ``generate`` keywords; fields that are absent or None are left out."""
+    get = params.get if isinstance(params, dict) else (lambda name: getattr(params, name, None))
+    return {name: get(name) for name in SAMPLING_SENT if get(name) not in (None, {}, [])}
 
 
 def colocated_on_cpu() -> bool:
