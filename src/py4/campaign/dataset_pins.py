@@ -35,7 +35,8 @@ BANK_READERS = {"eval": "bank_dir", "eft_dose": "bank_dir", "grpo": "problems.ba
 
 PROBE_READERS = ("probes", "corpus", "heldout_corpus")
 """Stages given the probe set as their ``probes`` option: the probe runs score it, the corpus
-generations keep its text out (and the pinned corpus's and bank's ``dataset`` runs check for it)."""
+generations keep its text out (the pinned corpus's and bank's ``dataset`` runs, which check for
+it, get it where they are made)."""
 
 
 def pins(spec: CampaignSpec) -> dict[str, HubPin]:
@@ -79,10 +80,16 @@ def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str,
     out = spec.out_dir.rstrip("/")
 
     def dataset_node(node_id: str, kind: str) -> Node:
+        """The run that installs ``kind``; a pinned corpus or bank is checked for probe text, so
+        it reads the pinned probe set."""
         pin = pinned[kind]
         where = dataset_dir(out, kind)
-        return Node(id=node_id, stage="dataset", run_dir=where,
-                    options={"kind": kind, "hub_id": pin.hub_id, "revision": pin.revision, "out": where},
+        options = {"kind": kind, "hub_id": pin.hub_id, "revision": pin.revision, "out": where}
+        checked = "probes" in pinned and kind in ("corpus", "bank")
+        if checked:
+            options["probes"] = dataset_dir(out, "probes")
+        return Node(id=node_id, stage="dataset", run_dir=where, options=options,
+                    inputs=["dataset:probes"] if checked else [],
                     meta=DatasetMeta(dataset=kind, hub_id=pin.hub_id, revision=pin.revision))
 
     first = {f"dataset:{k}": dataset_node(f"dataset:{k}", k) for k in ("bank", "probes") if k in pinned}
@@ -98,7 +105,7 @@ def use_pinned_datasets(spec: CampaignSpec, nodes: dict[str, Node]) -> dict[str,
         elif "bank" in pinned and node.stage == "sanity_bank":
             node.options["bank_dir"] = dataset_dir(out, "bank")
             node.inputs.append("dataset:bank")
-        if "probes" in pinned and (node.stage in PROBE_READERS or node.options.get("kind") in ("corpus", "bank")):
+        if "probes" in pinned and node.stage in PROBE_READERS:
             node.options["probes"] = dataset_dir(out, "probes")
             node.inputs.append("dataset:probes")
     return result
