@@ -42,6 +42,7 @@ def test_an_eval_request_carries_every_sampling_parameter_and_the_run_records_th
     effective = results["sampling_effective"]
     assert {k: effective[k] for k in SAMPLING} == SAMPLING and effective["engine"]
     assert json.loads((tmp_path / "eval" / "results.json").read_text())["sampling_effective"] == effective
+    assert json.loads((tmp_path / "eval" / "run_manifest.json").read_text())["sampling"] == effective
 
 
 def test_the_default_eval_sends_top_k_off_rather_than_leaving_it_to_the_server(tmp_path):

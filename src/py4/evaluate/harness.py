@@ -135,7 +135,8 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         if write_inspect_log is not None:
             recorder.add_output("inspect_log", write_inspect_log(results, all_records, inspect_log))
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
-                     certified_rate={s: v["certified_rate"] for s, v in summaries.items()})
+                     certified_rate={s: v["certified_rate"] for s, v in summaries.items()},
+                     sampling=results["sampling_effective"])
         if getattr(config.policy, "model", None):  # a model policy's run is logged to its training run
             from py4.tracking import log_to_training_run
 
