@@ -17,7 +17,8 @@ import torch
 from py4.config import ConfigError, load_config
 from py4.train import grpo
 from py4.train.errors import TrainingError
-from py4.train.vllm_engine import colocate_engine_arguments, colocate_engine_kwargs, own_rendezvous_port
+from py4.train.vllm_engine import (colocate_engine_arguments, colocate_engine_kwargs, colocated_engine,
+                                   own_rendezvous_port)
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "train" / "gemma4_31b" / "grpo.yaml"
@@ -35,7 +36,19 @@ def test_the_settings_become_the_engine_keywords():
     assert colocate_engine_kwargs(g) == {"language_model_only": True, "kv_cache_memory_bytes": 2147483648,
                                          "dtype": "float32"}
     assert colocate_engine_kwargs(config(*COLOCATE).grpo) == {}  # the campaign's: TRL's call as it is
-    assert colocate_engine_kwargs(config().grpo) == {}  # server mode builds no engine in the trainer
+
+
+def test_only_a_colocated_engine_gets_a_port_and_keywords(trl_without_vllm):
+    settings = ["grpo.vllm_language_model_only=false", "grpo.vllm_dtype=float32"]
+    environ: dict[str, str] = {}
+    with colocated_engine(config(*COLOCATE, *settings).grpo, environ) as engines:
+        build_engine(trl_without_vllm)
+    assert engines == [{"dtype": "float32"}] and int(environ["MASTER_PORT"]) > 0
+    for no_engine in (config(), config(*COLOCATE, *settings, "grpo.use_vllm=false")):  # a server; no vLLM
+        environ = {}
+        with colocated_engine(no_engine.grpo, environ) as engines:
+            assert trl_without_vllm.LLM is RecordingLLM
+        assert engines == [] and environ == {}
 
 
 @pytest.mark.parametrize("overrides, expected", [

@@ -45,7 +45,7 @@ from py4.episodes.config import EpisodeConfig
 from py4.train import common, loading, vllm_preflight
 from py4.train.grpo_settings import GRPOSettings
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
-from py4.train.vllm_engine import colocate_engine_arguments, colocate_engine_kwargs, own_rendezvous_port
+from py4.train.vllm_engine import colocated_engine
 from py4.train.weight_sync import use_exact_sync
 
 
@@ -384,9 +384,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
         trainer_class = batched_tools_trainer() if g.batch_tool_calls else GRPOTrainer
-        if g.use_vllm and g.vllm_mode == "colocate":
-            own_rendezvous_port()
-        with colocate_engine_arguments(colocate_engine_kwargs(g)) as engines:  # TRL builds vLLM's engine here
+        with colocated_engine(g) as engines:  # TRL builds vLLM's engine here
             trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
                                     train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                     environment_factory=factory,

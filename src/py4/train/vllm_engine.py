@@ -41,15 +41,27 @@ from py4.train.errors import TrainingError
 if TYPE_CHECKING:
     from py4.train.grpo_settings import GRPOSettings
 
-__all__ = ["colocate_engine_kwargs", "colocate_engine_arguments", "own_rendezvous_port"]
+__all__ = ["colocated_engine", "colocate_engine_kwargs", "colocate_engine_arguments", "own_rendezvous_port"]
 
 TRL_MODULE = "trl.generation.vllm_generation"
 
 
-def colocate_engine_kwargs(g: GRPOSettings) -> dict[str, Any]:
-    """The keywords py4 adds to TRL's colocated ``LLM(...)`` (empty: TRL's call as it is)."""
+@contextlib.contextmanager
+def colocated_engine(g: GRPOSettings, environ: Any = None) -> Iterator[list[dict[str, Any]]]:
+    """Around the construction of TRL's trainer, which builds the colocated engine: this process's
+    own rendezvous port (:func:`own_rendezvous_port`) and py4's engine keywords
+    (:func:`colocate_engine_arguments`). Yields the keywords of each engine built; a run without a
+    colocated engine (no vLLM, or a vLLM server) changes nothing and yields an empty list."""
     if not (g.use_vllm and g.vllm_mode == "colocate"):
-        return {}
+        yield []
+        return
+    own_rendezvous_port(environ)
+    with colocate_engine_arguments(colocate_engine_kwargs(g)) as built:
+        yield built
+
+
+def colocate_engine_kwargs(g: GRPOSettings) -> dict[str, Any]:
+    """The keywords py4 adds to a colocated engine's ``LLM(...)`` (empty: TRL's call as it is)."""
     kwargs: dict[str, Any] = {}
     if g.vllm_language_model_only:
         kwargs["language_model_only"] = True
