@@ -31,7 +31,6 @@ __all__ = [
     "resolve_reference",
     "load_config",
     "read_config_mapping",
-    "parse_overrides",
     "apply_overrides",
     "dump_config",
     "write_resolved_config",
@@ -111,19 +110,15 @@ def require_pinned(value: str | None, revision: str | None, field: str, revision
 T = TypeVar("T", bound=pydantic.BaseModel)
 
 
-def parse_overrides(items: Iterable[str | Override]) -> list[tuple[list[str], Any]]:
-    """``a.b.c=value`` strings (or typed Overrides) as (dotted path, typed value); raises
-    ConfigError naming each malformed string."""
-    return [(o.path, o.value) for o in overrides(items)]
-
-
 def apply_overrides(data: dict[str, Any], items: Iterable[str | Override]) -> dict[str, Any]:
     """Return a copy of ``data`` with dotted ``key=value`` overrides applied: strings are read with
-    YAML's scalar rules, an `Override` gives its typed value as it is."""
+    YAML's scalar rules, an `Override` gives its typed value as it is; a malformed string is a
+    ConfigError naming it (`py4.overrides.overrides`)."""
     import copy
 
     out = copy.deepcopy(data)
-    for path, value in parse_overrides(items):
+    for override in overrides(items):
+        path, value = override.path, override.value
         node = out
         for part in path[:-1]:
             child = node.get(part)
