@@ -68,3 +68,38 @@ def test_rollout_sampling_is_the_configs_and_is_recorded_as_trl_holds_it(tmp_pat
         "temperature": 0.7, "top_p": 0.9, "top_k": 20, "min_p": 0.05, "repetition_penalty": 1.05,
         "max_tokens": config.episode.token_budget, "seed": "the trainer's processes: set_seed(424242)",
         "engine": "transformers generate"}
+
+
+def test_trls_sampler_reads_the_rows_in_order_a_step_s_problems_at_a_time():
+    """With the GRPOConfig py4 builds, TRL's own train sampler takes the rows as laid out: step k
+    generates for problems k·P … k·P + P − 1 (P = problems_per_step) — epoch 0's order, then epoch 1's —
+    each G times, and nothing past the last row."""
+    from types import SimpleNamespace
+
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from py4.config import load_config
+    from py4.train import loading
+
+    config = load_config(grpo.GRPOStageConfig, "configs/train/gemma4_31b/grpo.yaml",
+                         ["grpo.use_vllm=false", "grpo.vllm_server_gpus=null", "run.output_dir=unused",
+                          "run.report_to=[]", "problems.limit=48"])
+    device = loading.DeviceSettings(use_cpu=True, bf16=False, gradient_checkpointing=False, device="cpu")
+    args = grpo.grpo_args(config, device, [1.0])
+    rows = grpo.problem_rows(config.problems, config.episode, config.optimisation.seed)
+    per_step, generations = config.grpo.problems_per_step, config.grpo.num_generations
+    trainer = SimpleNamespace(args=args, num_generations=args.num_generations, num_iterations=args.num_iterations,
+                              shuffle_dataset=args.shuffle_dataset, train_dataset=Dataset.from_list(rows))
+    order = list(GRPOTrainer._get_train_sampler(trainer))
+    block = len(order) // (len(rows) // per_step)
+    steps = [order[i:i + block] for i in range(0, len(order), block)]
+    assert len(steps) == len(rows) // per_step == 6
+    for k, step in enumerate(steps):
+        expected = list(range(k * per_step, (k + 1) * per_step))
+        assert list(dict.fromkeys(step)) == expected and all(step.count(i) % generations == 0 for i in expected)
+    epochs = [[rows[i]["epoch"] for i in dict.fromkeys(s)] for s in steps]
+    assert epochs == [[0] * per_step] * 3 + [[1] * per_step] * 3
+    first = [rows[i]["problem_id"] for s in steps[:3] for i in dict.fromkeys(s)]
+    second = [rows[i]["problem_id"] for s in steps[3:] for i in dict.fromkeys(s)]
+    assert sorted(first) == sorted(second) and first != second  # each epoch one whole pass, in its own order
