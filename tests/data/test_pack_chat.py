@@ -175,7 +175,7 @@ def test_rendering_in_processes_gives_the_same_bytes(tmp_path, chat_dir, tokeniz
     assert one["content_sha256"] == two["content_sha256"] and one["counts"] == two["counts"]
 
 
-# --- Campaign families: the tokenizer's own template has no markers (defect 2) ----------------------------
+# --- Campaign families: the tokenizer's own template has no markers -----------------------------------------
 
 FAMILY_ROW = {
     "tools": [{"type": "function", "function": {"name": "run_code", "description": "Run code.", "parameters": {

@@ -84,7 +84,7 @@ def test_text_without_calls():
     assert turn.calls == [] and turn.content == "I am done." and turn.reasoning is None
 
 
-# --- Each family's format, read from text the real templates render (defect 10) ---------------------------
+# --- Each family's format, read from text the real templates render ---------------------------------------
 
 FAMILY_CODE = [
     'fn main() -> None:\n    d = {"a": 1, \'b\': [1, 2]}\n    print(f"{d}, {{}}")\n',

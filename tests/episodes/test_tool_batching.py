@@ -1,4 +1,4 @@
-"""GRPO's tool calls batched per round (defect 17): TRL's own tool loop, scripted turns, Boa for real.
+"""GRPO's tool calls batched per round: TRL's own tool loop, scripted turns, Boa for real.
 
 TRL 1.16 calls the tools of a generation round one rollout at a time. ``py4.train.grpo``'s
 trainer runs a round's Boa work at once (one ``Executor.run_many`` for the ``run_code`` calls,

@@ -217,7 +217,7 @@ def test_string_arguments_are_restored_before_rendering(standin_tokenizers):
         restore_tool_arguments([{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}])
 
 
-# --- SFT / EFT through TRL with a family tokenizer (defects 3 and 4) ---------------------------------------
+# --- SFT / EFT through TRL with a family tokenizer ----------------------------------------------------------
 
 def tiny_text_model(tokenizer):
     """A tiny causal LM over the stand-in's vocabulary (the template, not the architecture, is under test)."""

@@ -156,7 +156,7 @@ def test_eft_on_the_gemma4_standin_trains_only_language_model_lora(standins, tmp
     the first is warm-up at LR 0, the second moves lora_B away from zero, then lora_A gets a gradient).
 
     The chat template is the smoke one (it has generation markers): TRL's assistant-only loss
-    refuses Gemma-4's own template (defect 3, not this test's subject), the LoRA targets do not
+    refuses Gemma-4's own template (not this test's subject), the LoRA targets do not
     depend on it."""
     import shutil
 

@@ -5,12 +5,12 @@ The campaign's ``configs/accelerate/fsdp2.yaml`` with only ``num_processes: 2`` 
 config with size-only overrides (model, data, steps, batch, save interval; a larger LR so
 that every update survives bf16 rounding), on a tiny Gemma-4 stand-in stored in bf16:
 
-- defect 5: the final model is saved in the source checkpoint's dtype (bf16), not FSDP's fp32
+- the final model is saved in the source checkpoint's dtype (bf16), not FSDP's fp32
   master weights, and its weights moved;
-- defect 13: rank 1 never holds the weights before FSDP shards them (its parameters are on
+- rank 1 never holds the weights before FSDP shards them (its parameters are on
   ``meta`` right after loading) and the trained model equals that of a launch where every
   rank reads the checkpoint;
-- defect 14: the save_steps checkpoints are sharded (DCP folders, no full weights or
+- the save_steps checkpoints are sharded (DCP folders, no full weights or
   optimizer file), and a run killed after its first checkpoint resumes at the right step
   with the same learning rates and the same final weights as the uninterrupted run;
 - FSDP really runs (DTensor parameters, FSDP's non-reentrant activation checkpointing), and
@@ -312,7 +312,7 @@ def test_glm_moe_stand_in_trains_under_the_same_launch(setup, tmp_path):
     seen = _facts(facts)
     assert seen[1]["loaded"]["materialised_bytes"] == 0 and seen[0]["prepared"]["parameter_class"] == "DTensor"
     source, saved = _tensors(standin), _tensors(run_dir / "model")
-    # transformers drops the MTP layer (model.layers.<N>.*) on load: the graft handles it (defect 6)
+    # transformers drops the MTP layer (model.layers.<N>.*) on load: the graft handles it
     assert set(saved) < set(source)
     assert all(saved[name].dtype == source[name].dtype == torch.bfloat16 for name in saved)
     experts = [n for n in saved if ".mlp.experts." in n or n.endswith("proj.weight")]

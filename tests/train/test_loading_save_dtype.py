@@ -1,4 +1,4 @@
-"""A full-parameter stage saves its model in the source checkpoint's dtype, launched or not (defect 5).
+"""A full-parameter stage saves its model in the source checkpoint's dtype, launched or not.
 
 On one process (no accelerate launch) a bf16 checkpoint trains in float32 on CPU; its final
 model must still be bf16, with the same tensors as the source (tied embeddings saved once),
