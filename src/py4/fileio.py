@@ -2,7 +2,7 @@
 field, and atomic writers.
 
 Every reader of the toolkit's JSON artefacts (corpus shards and manifests, data sources,
-problem files, instruction rows) goes through these functions, so a malformed input is
+problem files, instruction rows, a checkpoint's weight index) goes through these functions, so a malformed input is
 reported the same way everywhere: ``path:line: what is wrong, what was expected`` as a
 :class:`~py4.errors.FileFormatError`, or the caller's own :class:`~py4.errors.Py4Error`
 subclass (``error=``) so that a subsystem still catches its own errors.
@@ -23,8 +23,8 @@ from typing import IO, Any
 
 from py4.errors import FileFormatError, Py4Error, where
 
-__all__ = ["read_json_object", "iter_jsonl", "parse_json_line", "open_text", "temp_file_beside", "atomic_write_text",
-           "atomic_write_json"]
+__all__ = ["read_json_object", "read_weight_map", "WEIGHT_INDEX_NAME", "iter_jsonl", "parse_json_line", "open_text",
+           "temp_file_beside", "atomic_write_text", "atomic_write_json"]
 
 
 def open_text(path: Path) -> IO[str]:
@@ -32,6 +32,21 @@ def open_text(path: Path) -> IO[str]:
     if path.name.endswith(".gz"):
         return gzip.open(path, "rt", encoding="utf-8")
     return open(path, encoding="utf-8")
+
+
+WEIGHT_INDEX_NAME = "model.safetensors.index.json"
+"""The index of a sharded checkpoint: ``weight_map`` gives the shard file of every tensor."""
+
+
+def read_weight_map(index: str | Path, *, error: type[Py4Error] = FileFormatError) -> dict[str, str]:
+    """tensor name -> shard file of a ``model.safetensors.index.json`` (a checkpoint folder's, or
+    one in the Hugging Face cache); ``error`` naming the file (and the line of malformed JSON) when
+    it is not a JSON object with such a ``weight_map``."""
+    weight_map = read_json_object(index, error=error).get("weight_map")
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise error(f"{index}: weight_map: expected a mapping of tensor names to shard files, "
+                    f"got {type(weight_map).__name__}")
+    return weight_map
 
 
 def read_json_object(path: str | Path, *, missing: str = "no such file",

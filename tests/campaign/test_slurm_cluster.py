@@ -366,13 +366,16 @@ def test_a_stopped_or_requeued_job_resumes_its_run_from_the_last_checkpoint(slur
     assert read_manifest(record_dir(spec.out_dir, node))["resumed_from"] == "interrupted"
 
 
-def _model_folder(folder: Path, weights: bool) -> Path:
-    """A model folder as the Hub holds one: config.json, and the weights unless ``weights`` is False."""
+def _model_folder(folder: Path, weights: bool, tokenizer: bool = True) -> Path:
+    """A model folder as the Hub holds one: config.json, the tokenizer files unless ``tokenizer`` is
+    False, and the weights unless ``weights`` is False."""
     import torch
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 4}))
+    for name in ("tokenizer_config.json", "tokenizer.json") if tokenizer else ():
+        (folder / name).write_text("{}")
     if weights:
         save_file({"lm_head.weight": torch.zeros(2, 4)}, str(folder / "model.safetensors"))
     return folder
@@ -380,8 +383,9 @@ def _model_folder(folder: Path, weights: bool) -> Path:
 
 def test_the_login_node_refuses_missing_pins_before_any_job_is_submitted(slurm_installed, tmp_path, monkeypatch):
     """`py4 campaign run --backend slurm` with Hub models and a probe set pinned: while the cache lacks
-    the base model's weights and the probe set, one line names both fields and nothing reaches the
-    real Slurm; with them in the cache, the same command submits."""
+    the base model's weights, the -it model's tokenizer files (read by the SFT stage config) and the
+    probe set, one line names those fields and nothing reaches the real Slurm; with them in the cache,
+    the same command submits."""
     from typer.testing import CliRunner
 
     from py4.cli import app
@@ -397,7 +401,7 @@ def test_the_login_node_refuses_missing_pins_before_any_job_is_submitted(slurm_i
     base, it, probes = ("py4-test/tiny-base", "1111aaaa"), ("py4-test/tiny-it", "2222bbbb"), \
         ("arcadia-impact/python4-probes", "582a1a2f")
     install_snapshot(cache, *base, _model_folder(tmp_path / "base", weights=False))  # `preflight` fetched its config
-    install_snapshot(cache, *it, _model_folder(tmp_path / "it", weights=True))
+    install_snapshot(cache, *it, _model_folder(tmp_path / "it", weights=True, tokenizer=False))
     pins = [f"models.tiny.base={{hub_id: {base[0]}, revision: {base[1]}}}",
             f"models.tiny.it={{hub_id: {it[0]}, revision: {it[1]}}}",
             f"models.tiny.it_base={{hub_id: {base[0]}, revision: {base[1]}}}",
@@ -415,9 +419,13 @@ def test_the_login_node_refuses_missing_pins_before_any_job_is_submitted(slurm_i
         in line
     assert f"datasets.probes ({probes[0]}@{probes[1]}): " in line and "not in the Hugging Face cache" in line
     assert "models.tiny.it " not in line and "it_base" not in line  # present; the base pinned twice is named once
+    # the SFT stage config reads the -it model's tokenizer (model.tokenizer_path, at the pin's revision)
+    assert (f"tiny/control/sft: model.tokenizer_path of configs/train/smoke/sft.yaml ({it[0]}@{it[1]}): its "
+            "tokenizer_config.json is not in the Hugging Face cache") in line
     assert slurm_installed.queue() == {} and not jobs_path(str(out)).exists()
 
     install_snapshot(cache, *base, _model_folder(tmp_path / "base", weights=True))
+    install_snapshot(cache, *it, _model_folder(tmp_path / "it", weights=True))
     export_probes(tmp_path / "probes_export")
     install_snapshot(cache, *probes, tmp_path / "probes_export", repo_type="dataset")
     submitted = submit()

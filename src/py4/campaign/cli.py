@@ -90,15 +90,16 @@ def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None,
     return spec, nodes
 
 
-def _refuse_missing_pins(spec, models: bool = False) -> None:
+def _refuse_missing_pins(spec, nodes=None) -> None:
     """The Hub datasets the campaign reads (``datasets:``), found offline in the Hugging Face cache
-    and read back as the exports they name, before anything runs; with ``models``, its pinned
-    models too (`py4.campaign.pin_check`: what a Slurm login node checks before it submits).
+    and read back as the exports they name, before anything runs; given the runs (``nodes``), its
+    pinned models and every Hub model, tokenizer and streamed dataset their stage configs name too
+    (`py4.campaign.pin_check`: what a Slurm login node checks before it submits).
     Py4Error: one line, the problems of every pin joined."""
     from py4.campaign.dataset_pins import check_dataset_pins
     from py4.campaign.pin_check import check_pins
 
-    missing = check_pins(spec) if models else check_dataset_pins(spec)
+    missing = check_pins(spec, nodes) if nodes is not None else check_dataset_pins(spec)
     if missing:
         raise Py4Error("; ".join(missing))
 
@@ -236,7 +237,7 @@ def run(file: Path = typer.Argument(..., help="campaign YAML"), only: Optional[s
     spec, nodes = _load(file, out, overrides, check=True)
     # Slurm: the login node checks the models too, before any job waits in the queue for them
     # (the jobs get this shell's environment, so its Hugging Face cache: `py4.campaign.pin_check`).
-    _refuse_missing_pins(spec, models=backend == "slurm")
+    _refuse_missing_pins(spec, nodes if backend == "slurm" else None)
     chosen = {n.id for n in selected(nodes, only)}
     if rerun:
         selected(nodes, rerun, "--rerun")

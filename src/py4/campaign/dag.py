@@ -257,12 +257,13 @@ def _arm_nodes(b: _Builder, key: str, m: ModelSpec, arm: str, corpus_of: dict, s
                overrides=[*overrides({"out_dir": mix}), *b.tokenizer_overrides("tokenizer"), *overrides(source)]))
     mid_cfg = m.files.of("midtrain", arm)
     mid = overrides({"data.path": mix, "data.schedule": f"{mix}/step_schedule.json", "run.output_dir": f"{d}/midtrain",
-                     **({"model.path": b.p(m.base.hub_id)} if smoke else {})})
+                     **(_source("model.path", "model.revision", b.p(m.base.hub_id), m.base.revision) if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/midtrain", stage="midtrain", config=mid_cfg, overrides=mid, run_dir=f"{d}/midtrain",
                inputs=[f"{key}/{arm}/mix"], meta=NodeMeta(**meta)))
     sft = overrides({"model.path": f"{d}/midtrain/model", "data.path": sft_data,
                      "data.schedule": f"{sft_data}/step_schedule.json", "run.output_dir": f"{d}/sft",
-                     **({"model.tokenizer_path": b.p(m.it.hub_id)} if smoke else {})})
+                     **(_source("model.tokenizer_path", "model.tokenizer_revision", b.p(m.it.hub_id), m.it.revision)
+                        if smoke else {})})
     b.add(Node(id=f"{key}/{arm}/sft", stage="sft", config=m.files.get("sft"), overrides=sft, run_dir=f"{d}/sft",
                inputs=[f"{key}/{arm}/midtrain", f"{key}/sft_data"], meta=NodeMeta(**meta)))
     b.add(Node(id=f"{key}/{arm}/graft", stage="graft", config=m.files.get("graft"), run_dir=f"{d}/graft",
@@ -398,6 +399,11 @@ def _grpo(b: _Builder, key: str, m: ModelSpec, d: str, meta: dict) -> None:
 def _warmstart_overrides(spec: CampaignSpec) -> list[str]:
     e = spec.eft
     return list(e.overrides if e.warmstart_overrides is None else e.warmstart_overrides)
+
+
+def _source(field: str, revision_field: str, value: str, revision: str | None) -> dict[str, str]:
+    """``field`` set to a model the smoke spec names, with its revision when it pins one (a Hub id)."""
+    return {field: value, **({revision_field: revision} if revision else {})}
 
 
 def _eval(b: _Builder, model_node: str, model_path: str, meta: dict, after: str | None = None,

@@ -35,11 +35,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from py4.errors import FileFormatError
+from py4.fileio import WEIGHT_INDEX_NAME, read_weight_map
+
 __all__ = ["METADATA_FILES", "Check", "PreflightReport", "fetch_metadata", "run_checks", "pinned_models"]
 
 METADATA_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                   "special_tokens_map.json", "chat_template.jinja", "chat_template.json", "processor_config.json",
-                  "preprocessor_config.json", "model.safetensors.index.json")
+                  "preprocessor_config.json", WEIGHT_INDEX_NAME)
 """The files preflight fetches when the repository has them: kilobytes to megabytes, never weights."""
 
 
@@ -212,9 +215,12 @@ def _lora_check(key: str, spec) -> tuple[bool, str]:
     expected = model.recorded["adapted_modules"].value if "adapted_modules" in model.recorded else None
     problems = [] if expected is None or len(adapted) == expected else [
         f"PEFT adapts {len(adapted)} modules of the real config, the campaign recorded {expected}"]
-    index = cached_file(model.it.hub_id, model.it.revision, "model.safetensors.index.json")
+    index = cached_file(model.it.hub_id, model.it.revision, WEIGHT_INDEX_NAME)
     if index is not None:
-        stored = set(json.loads(index.read_text(encoding="utf-8"))["weight_map"])
+        try:
+            stored = set(read_weight_map(index))
+        except FileFormatError as exc:
+            return False, str(exc)
         missing = [n for n in adapted if f"{n}.weight" not in stored]
         if missing:
             problems.append(f"{len(missing)} adapted module(s) not in the checkpoint's index (e.g. {missing[:2]})")

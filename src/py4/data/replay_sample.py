@@ -48,7 +48,7 @@ from typing import Any, Literal
 import numpy as np
 
 from py4.data.documents import Document
-from py4.data.sources import TextSourceSpec
+from py4.data.sources import TextSourceSpec, hub_stream
 from py4.data.tokens import DataError
 
 ReplayOrder = Literal["shards", "by_source"]
@@ -205,10 +205,7 @@ def hub_offline() -> bool:
 def _cached_documents(spec: TextSourceSpec, seed: int, shuffle_buffer: int,
                       record: SampleRecord) -> Iterator[Document]:
     """An offline Hub source: the cached copy, shards and buffer shuffled by ``datasets``."""
-    import datasets
-
-    stream = datasets.load_dataset(spec.hub_id, name=spec.name, split=spec.split, revision=spec.revision,
-                                   data_files=spec.data_files, streaming=True)
+    stream = hub_stream(spec.hub_id, spec.revision, name=spec.name, split=spec.split, data_files=spec.data_files)
     entry = {"weight": 1.0, "shards": stream.num_shards, "docs_read": 0,
              "shards_read": "offline: the datasets cache's prepared copy, IterableDataset.shuffle(seed, buffer_size)"}
     record.sources["."] = entry

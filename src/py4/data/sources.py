@@ -28,7 +28,7 @@ from py4.data.tokens import DataError
 from py4.fileio import iter_jsonl, read_json_object
 
 __all__ = ["Document", "TextSourceSpec", "corpus_shards", "iter_corpus", "read_corpus_manifest",
-           "iter_text_source", "open_rows", "local_data_files", "describe_source"]
+           "iter_text_source", "hub_stream", "open_rows", "local_data_files", "describe_source"]
 
 
 class _RowSource(StrictModel):
@@ -131,6 +131,18 @@ def local_data_files(path: str | Path) -> dict[str, list[str]]:
     return found
 
 
+def hub_stream(hub_id: str, revision: str | None, *, name: str | None = None, split: str = "train",
+               data_files: list[str] | None = None):
+    """A Hub dataset's split at its pinned revision, streamed (``datasets.load_dataset(...,
+    streaming=True)``): from the Hub, or offline (``HF_HUB_OFFLINE`` / ``HF_DATASETS_OFFLINE``) from
+    the copy ``datasets`` prepared before in its cache. Opening reads no rows; a dataset, config or
+    split that cannot be found raises what ``datasets`` raises."""
+    import datasets
+
+    return datasets.load_dataset(hub_id, name=name, split=split, revision=revision, data_files=data_files,
+                                 streaming=True)
+
+
 def open_rows(spec: _RowSource) -> Iterator[dict[str, Any]]:
     """Stream a dataset's rows through ``datasets.load_dataset(..., streaming=True)``.
 
@@ -141,9 +153,7 @@ def open_rows(spec: _RowSource) -> Iterator[dict[str, Any]]:
     import datasets
 
     if spec.hub_id is not None:
-        stream = datasets.load_dataset(spec.hub_id, name=spec.name, split=spec.split, revision=spec.revision,
-                                       data_files=spec.data_files, streaming=True)
-        yield from stream
+        yield from hub_stream(spec.hub_id, spec.revision, name=spec.name, split=spec.split, data_files=spec.data_files)
         return
     for builder, files in local_data_files(spec.path).items():
         extra = {"sample_by": "document"} if builder == "text" else {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from py4.errors import Py4Error
-from py4.fileio import read_json_object
+from py4.fileio import WEIGHT_INDEX_NAME, read_weight_map
 from py4.graft.config import ModelSource, RenameRule
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 ROLES = ("mid", "it", "base")
-INDEX_NAME = "model.safetensors.index.json"
+INDEX_NAME = WEIGHT_INDEX_NAME
 _MAX_HEADER_BYTES = 100 * 2**20  # safetensors' own limit
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -183,20 +183,10 @@ def read_safetensors_header(path: Path) -> tuple[dict, int]:
     return header, data_start
 
 
-def read_weight_map(index: Path) -> dict[str, str]:
-    """tensor name -> shard file of a ``model.safetensors.index.json``; GraftError naming the file
-    (and the line of malformed JSON) when it is not a JSON object with such a ``weight_map``."""
-    weight_map = read_json_object(index, error=GraftError).get("weight_map")
-    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
-        raise GraftError(f"{index}: weight_map: expected a mapping of tensor names to shard files, "
-                         f"got {type(weight_map).__name__}")
-    return weight_map
-
-
 def _weight_files(folder: Path) -> list[Path]:
     index = folder / INDEX_NAME
     if index.is_file():
-        weight_map = read_weight_map(index)
+        weight_map = read_weight_map(index, error=GraftError)
         files = [folder / f for f in sorted(set(weight_map.values()))]
         missing = [str(f) for f in files if not f.is_file()]
         if missing:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from py4.graft.checkpoint import (DTYPES, INDEX_NAME, Checkpoint, GraftError, TensorEntry, open_checkpoints,
-                                  read_weight_map)
+from py4.fileio import read_weight_map
+from py4.graft.checkpoint import DTYPES, INDEX_NAME, Checkpoint, GraftError, TensorEntry, open_checkpoints
 from py4.graft.config import GraftConfig
 from py4.graft.plan import ON_BASE, Decision, build_plan
 from py4.runs import file_sha256
@@ -124,7 +124,7 @@ def verify_graft(config: GraftConfig, *, sample: int | None, seed: int = 0,
     index_path = out / INDEX_NAME
     if not index_path.is_file():
         raise GraftError(f"{out}: no {INDEX_NAME}; not a finished graft")
-    weight_map = read_weight_map(index_path)
+    weight_map = read_weight_map(index_path, error=GraftError)
     checkpoints = checkpoints or open_checkpoints(config)
     plan = build_plan(config, checkpoints)
     result = VerifyResult(mismatches=_check_layout(config, plan.decisions, weight_map, checkpoints))
