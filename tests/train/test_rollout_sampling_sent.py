@@ -90,3 +90,19 @@ def test_extra_generation_keywords_and_a_change_between_calls_are_recorded(monke
     gen.temperature = 1.0
     gen.generate([[1, 2]], None, num_generations=1)
     assert gen.sampling_sent["changed_at_call"] == 2 and gen.sampling_sent["changed_to"]["temperature"] == 1.0
+
+
+def test_multimodal_placeholder_ids_in_completions_are_counted(monkeypatch):
+    """Gemma-4's image/video/audio placeholder ids are embedded by vLLM but swapped for pad by
+    transformers' forward: every one a rollout samples is counted (each completion here is [7, 8])."""
+    from py4.train.weight_sync import placeholder_ids
+
+    monkeypatch.setattr(vllm_generation, "SamplingParams", SamplingParams, raising=False)
+    gen = generation("colocate")
+    gen.model.config = SimpleNamespace(image_token_id=7, video_token_id=9, audio_token_id=None)
+    assert placeholder_ids(gen.model) == {7, 9} and placeholder_ids(torch.nn.Linear(2, 2)) == frozenset()
+    gen.generate([[1, 2], [3, 4], [5, 6]], None, num_generations=1)
+    assert gen.placeholders_sampled == 3
+    gen.model.config.image_token_id = 11
+    gen.generate([[1, 2]], None, num_generations=1)
+    assert gen.placeholders_sampled == 3

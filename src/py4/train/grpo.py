@@ -46,7 +46,7 @@ from py4.train import common, loading, vllm_preflight
 from py4.train.grpo_settings import GRPOSettings
 from py4.train.packed import StageResult, common_recorder, finish, stop_at_max_steps
 from py4.train.vllm_engine import colocated_engine
-from py4.train.weight_sync import use_exact_sync
+from py4.train.weight_sync import placeholder_ids, use_exact_sync
 
 
 
@@ -335,13 +335,16 @@ def rollout_sampling(args) -> dict[str, Any]:
 def vllm_generation_record(generation) -> dict[str, Any]:
     """The manifest's account of the rollouts vLLM generated: mode, where vLLM ran (colocated: its
     platform in the trainer's process, cpu or cuda; server: the server's URL), weight syncs,
-    prompts generated for, and the sampling TRL handed vLLM (all noted by ``py4.train.weight_sync``)."""
+    prompts generated for, the sampling TRL handed vLLM and, for a model with multimodal placeholder
+    ids, how many of them the completions hold (all noted by ``py4.train.weight_sync``)."""
     from vllm.platforms import current_platform
 
     where = ({"platform": current_platform.device_type} if generation.mode == "colocate"
              else {"server": getattr(generation, "server_base_url", None)})
     return {"mode": generation.mode, **where, "weight_syncs": generation.weight_syncs,
-            "prompts_generated": generation.prompts_generated, "sampling_sent": generation.sampling_sent}
+            "prompts_generated": generation.prompts_generated, "sampling_sent": generation.sampling_sent,
+            **({"placeholder_tokens_sampled": generation.placeholders_sampled} if placeholder_ids(generation.model)
+               else {})}
 
 
 def run(config: GRPOStageConfig, callbacks=()) -> StageResult:

@@ -21,6 +21,8 @@ The trainer uses it through :func:`use_exact_sync`, which makes the trainer's
 and the prompts vLLM generated for, and notes the sampling TRL handed vLLM (the ``SamplingParams``
 TRL builds for a colocated engine, the keywords of its server client's request): the run
 manifest's ``vllm_generation``, so that the record is what vLLM got, not what the config asked.
+It also counts the multimodal placeholder ids sampled in completions (:func:`placeholder_ids`),
+the one input on which vLLM and transformers' Gemma-4 differ (docs/training.md, "Weight sync").
 
 Colocated on vLLM's CPU build, TRL's push (``model.load_weights`` one tensor at a time) cannot
 work: after loading, vLLM's CPU linear layers hold their weight packed in a kernel handle and keep
@@ -38,7 +40,7 @@ from typing import Any
 from py4.train.errors import TrainingError
 
 __all__ = ["WeightSyncError", "exact_named_params", "merged_lora_tensor", "exact_sync_class", "use_exact_sync",
-           "sent_sampling"]
+           "sent_sampling", "placeholder_ids"]
 
 _BASE = ".base_layer."
 
@@ -155,10 +157,16 @@ def exact_sync_class(generation_class: type) -> type:
         sampling_sent = None  # what TRL passed vLLM at its first generation (the run manifest's record)
         sampling_calls = 0
 
+        placeholders_sampled = 0  # multimodal placeholder ids among the completions (see placeholder_ids)
+
         def generate(self, prompts, *args, **kwargs):
             self.prompts_generated += len(prompts)
             with self._recording_sampling():
-                return super().generate(prompts, *args, **kwargs)
+                out = super().generate(prompts, *args, **kwargs)
+            ids = placeholder_ids(self.model)
+            if ids:
+                self.placeholders_sampled += sum(token in ids for completion in out[1] for token in completion)
+            return out
 
         @contextlib.contextmanager
         def _recording_sampling(self):
@@ -202,6 +210,19 @@ def sent_sampling(params: Any) -> dict[str, Any]:
     client's ``generate`` keywords; fields that are absent or None are left out."""
     get = params.get if isinstance(params, dict) else (lambda name: getattr(params, name, None))
     return {name: get(name) for name in SAMPLING_SENT if get(name) not in (None, {}, [])}
+
+
+PLACEHOLDERS = ("image_token_id", "video_token_id", "audio_token_id")
+
+
+def placeholder_ids(model) -> frozenset[int]:
+    """The model's multimodal placeholder token ids (Gemma-4: image, video, audio; none for a text model).
+
+    transformers' Gemma-4 forward replaces these ids with pad before embedding them, while vLLM
+    embeds them as they are, so a completion that samples one is scored by the trainer for another
+    input than the one vLLM generated from; the manifest counts them (``placeholder_tokens_sampled``)."""
+    config = getattr(model, "config", None)
+    return frozenset(v for v in (getattr(config, name, None) for name in PLACEHOLDERS) if isinstance(v, int))
 
 
 def colocated_on_cpu() -> bool:
