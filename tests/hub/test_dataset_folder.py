@@ -32,6 +32,28 @@ def test_splits_load_back_with_datasets_and_the_card_parses(tmp_path):
     assert "no probes" in card.text
 
 
+def test_the_card_states_the_features_and_split_sizes_datasets_reads(tmp_path):
+    """The card's ``dataset_info``, parsed as the Hub and ``datasets`` parse it, is the schema every
+    split loads with: a column null throughout one split takes the type it has in another."""
+    from datasets import load_dataset
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCard as HubCard
+
+    rows = {"train": [{"id": "a", "score": 0.5, "rules": ["P4-01"], "note": "x"}, {"id": "b", "score": 1.0,
+                                                                                  "rules": [], "note": None}],
+            "test": [{"id": "c", "score": 2.0, "rules": ["P4-02", "P4-03"], "note": None}]}
+    write_dataset(tmp_path / "ds", rows, _card())
+    card = HubCard.load(tmp_path / "ds" / "README.md")
+    info = DatasetInfosDict.from_dataset_card_data(card.data)["default"]
+    loaded = load_dataset(str(tmp_path / "ds"))
+    assert {name: str(feature) for name, feature in info.features.items()} == {
+        "id": "Value('string')", "score": "Value('float64')", "rules": "List(Value('string'))",
+        "note": "Value('string')"}
+    assert all(loaded[split].features == info.features for split in rows)
+    assert {s.name: s.num_examples for s in info.splits.values()} == {"train": 2, "test": 1}
+    assert info.download_size == sum(p.stat().st_size for p in (tmp_path / "ds" / "data").iterdir())
+
+
 def test_the_content_hash_follows_the_rows(tmp_path):
     first = write_dataset(tmp_path / "a", {"train": [{"x": 1}]}, _card())
     second = write_dataset(tmp_path / "b", {"train": [{"x": 2}]}, _card())

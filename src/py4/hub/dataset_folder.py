@@ -1,6 +1,7 @@
 """A dataset folder in the Hub's layout: one JSONL shard per split under `data/` and a
-dataset card whose `configs` metadata names them, so `datasets.load_dataset(folder)`, the Hub
-viewer and `load_dataset("ORG/NAME", revision=...)` all see the real splits.
+dataset card whose `configs` metadata names them and whose `dataset_info` states their features
+and sizes, so `datasets.load_dataset(folder)`, the Hub viewer and `load_dataset("ORG/NAME",
+revision=...)` all see the real splits with the stated schema.
 
 Columns whose values mix types across rows (a problem's tests, provenance) are stored as JSON
 text: Arrow needs one type per column, and the card says which columns to decode.
@@ -65,8 +66,27 @@ def write_dataset(out_dir: str | Path, splits: dict[str, Iterable[dict[str, Any]
         content.update(text.encode())
         rows[split] = len(lines)
     digest = content.hexdigest()
-    atomic_write_text(out / CARD_NAME, _card_text(card, rows, digest))
+    atomic_write_text(out / CARD_NAME, _card_text(card, rows, digest, dataset_info(out, list(rows))))
     return {"out": str(out), "rows": rows, "content_sha256": digest}
+
+
+def dataset_info(out: Path, splits: list[str]) -> dict[str, Any]:
+    """The card's ``dataset_info`` (the Hub's schema of the data): the features as ``datasets``
+    infers them from the shards (one schema over all splits, a column null in one split taking
+    the type it has in another), and per split its rows and Arrow size; the shards' bytes on disk
+    as ``download_size``."""
+    import pyarrow as pa
+    import pyarrow.json as paj
+    from datasets import Features
+
+    tables = {split: paj.read_json(out / DATA_DIR / _shard(split)) for split in splits}
+    schema = pa.unify_schemas([t.schema for t in tables.values()], promote_options="permissive")
+    sizes = {split: table.nbytes for split, table in tables.items()}
+    return {"features": Features.from_arrow_schema(schema)._to_yaml_list(),
+            "splits": [{"name": split, "num_bytes": sizes[split], "num_examples": tables[split].num_rows}
+                       for split in splits],
+            "download_size": sum((out / DATA_DIR / _shard(split)).stat().st_size for split in splits),
+            "dataset_size": sum(sizes.values())}
 
 
 def _shard(split: str) -> str:
@@ -87,13 +107,14 @@ def _with_json_columns(record: dict[str, Any], json_columns: list[str]) -> dict[
     return {k: json.dumps(v, sort_keys=True) if k in json_columns else v for k, v in record.items()}
 
 
-def _card_text(card: DatasetCard, rows: dict[str, int], digest: str) -> str:
+def _card_text(card: DatasetCard, rows: dict[str, int], digest: str, info: dict[str, Any]) -> str:
     metadata: dict[str, Any] = {
         "pretty_name": card.pretty_name,
         "license": card.license,
         "tags": ["python4", "py4", *card.tags],
         "configs": [{"config_name": "default",
                      "data_files": [{"split": s, "path": f"{DATA_DIR}/{s}-*.jsonl"} for s in rows]}],
+        "dataset_info": info,
         "py4": {"content_sha256": digest, "rows": rows, "json_columns": card.json_columns,
                 **card.extra_metadata},
     }
