@@ -156,7 +156,6 @@ def exact_sync_class(generation_class: type) -> type:
 
         sampling_sent = None  # what TRL passed vLLM at its first generation (the run manifest's record)
         sampling_calls = 0
-
         placeholders_sampled = 0  # multimodal placeholder ids among the completions (see placeholder_ids)
 
         def generate(self, prompts, *args, **kwargs):
