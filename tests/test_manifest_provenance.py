@@ -5,7 +5,8 @@ Training, evaluation, probes, graft, corpus generation, the data mix and pack an
 node records go through ``RunRecorder`` (tests/test_runs.py, tests/data/test_mix.py); the EFT dose
 is tests/train/test_eft_data.py. Here: the writers whose folder is not a training run's: a corpus
 subset, the sanity bank, the held-out loss, and the smoke replay (whose manifest sits among its data
-files, so it carries the entries itself); the campaign report is tests/report/test_probes_report.py.
+files, so it carries the entries itself); the rehearsal and GPU-check reports; the campaign report is
+tests/report/test_probes_report.py.
 """
 
 from __future__ import annotations
@@ -75,3 +76,22 @@ def test_the_held_out_loss(tmp_path):
     assert_provenance(run, "heldout_loss")
     assert json.loads((tmp_path / "loss" / "results.json").read_text())["documents"] == result["documents"] == 2
     assert run["inputs"]["docs"]["sha256"]
+
+
+def test_the_rehearsal_report(tmp_path):
+    from types import SimpleNamespace
+
+    from py4.rehearsal.report import build_report, write_report
+
+    layout = SimpleNamespace(root=tmp_path, campaign=tmp_path / "campaign", standins=tmp_path / "standins")
+    report = build_report([], set(), layout, None, None, SimpleNamespace(boundaries={}), "c.yaml", 1.0)
+    write_report(report, tmp_path)
+    assert_provenance(json.loads((tmp_path / "rehearsal_report.json").read_text()))
+
+
+def test_the_gpu_check_report(tmp_path):
+    from py4.rehearsal.gpu_check import TINY, write_report
+
+    report = write_report(tmp_path, TINY, [], 60.0)
+    written = json.loads((tmp_path / "gpu_check_report.json").read_text())
+    assert written["provenance"] == report["provenance"] and report["provenance"]["code"] == code_version()
