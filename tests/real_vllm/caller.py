@@ -9,10 +9,17 @@ LoRA module). Each stops only when, with teacher forcing, every reply token is t
 least ``margin`` logits (so greedy decoding reproduces each reply exactly, and numeric differences
 between this transformers and vLLM's CPU kernels, ~1e-5, cannot flip a token); otherwise it
 raises. Everything is seeded: the same inputs train the same weights.
+
+Lessons whose prompts share a long start (the LLM corpus's prompts share a ~2,700-token system
+prompt) can be trained with ``shared_prefix``: each step runs that start once, without gradient,
+and each lesson's rest on its key-value cache, so only the rest is learned through (the start's
+states follow the weights every step). The stopping check is then repeated on whole sequences.
 """
 
 from __future__ import annotations
 
+import copy
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,9 +37,10 @@ class Lesson:
 
 
 def train_reply_model(base: str | Path, lessons: list[Lesson], out: str | Path, *, margin: float = MARGIN,
-                      max_steps: int = 400, lr: float = 3e-3, seed: int = 0) -> dict:
+                      max_steps: int = 400, lr: float = 3e-3, seed: int = 0, shared_prefix: bool = False) -> dict:
     """Fine-tune ``base`` until every lesson's reply is greedy with ``margin``; a model folder at ``out``.
 
+    ``shared_prefix``: run the lessons' common start once per step, without gradient (module docstring).
     Returns {"steps", "min_margin"}. Raises AssertionError when ``max_steps`` do not suffice.
     """
     import torch
@@ -40,7 +48,7 @@ def train_reply_model(base: str | Path, lessons: list[Lesson], out: str | Path, 
 
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch.float32)
-    result = _train(model, model.parameters(), lessons, margin, max_steps, lr)
+    result = _train(model, model.parameters(), lessons, margin, max_steps, lr, shared_prefix)
     model.save_pretrained(str(out))
     for item in Path(base).iterdir():  # tokenizer, chat template, generation config
         if item.is_file() and not (out / item.name).exists() and not item.name.startswith("model"):
@@ -89,22 +97,70 @@ def _step(model, optimiser, batches) -> None:
     optimiser.step()
 
 
-def _train(model, parameters, lessons: list[Lesson], margin: float, max_steps: int, lr: float) -> dict:
+def _train(model, parameters, lessons: list[Lesson], margin: float, max_steps: int, lr: float,
+           shared_prefix: bool = False) -> dict:
     import torch
 
     from py4.threads import use_cpu_threads
 
     use_cpu_threads()  # torch's default (every core) stalls this loop on a loaded machine
     batches = _batches(lessons)
+    prefix = _common_start(lessons) if shared_prefix else 0
     optimiser = torch.optim.AdamW(parameters, lr=lr, weight_decay=0.0)
     worst = float("-inf")
     for step in range(1, max_steps + 1):
-        _step(model, optimiser, batches)
+        if prefix:
+            _step_on_prefix(model, optimiser, batches, prefix)
+        else:
+            _step(model, optimiser, batches)
         if step % 10 == 0:
-            worst = min(_reply_margin(model, ids, start) for ids, start in batches)
+            worst = (min(_prefix_margins(model, batches, prefix)) if prefix
+                     else min(_reply_margin(model, ids, start) for ids, start in batches))
+            if worst >= margin and prefix:  # the cached path passed: check the whole sequences, as served
+                worst = min(_reply_margin(model, ids, start) for ids, start in batches)
             if worst >= margin:
                 return {"steps": step, "min_margin": worst}
     raise AssertionError(f"the model did not learn its replies in {max_steps} steps (worst margin {worst:.2f})")
+
+
+def _common_start(lessons: list[Lesson]) -> int:
+    """Tokens every prompt starts with, short of each prompt's last (whose logits predict the reply)."""
+    return min(len(os.path.commonprefix([lesson.prompt for lesson in lessons])),
+               *(len(lesson.prompt) - 1 for lesson in lessons))
+
+
+def _prefix_cache(model, batches, prefix: int):
+    import torch
+
+    with torch.no_grad():
+        return model(input_ids=batches[0][0][:, :prefix], use_cache=True).cache
+
+
+def _rest_logits(model, cache, ids, start: int, prefix: int):
+    """The reply positions' logits, the sequence's first ``prefix`` tokens read from ``cache``."""
+    logits = model(input_ids=ids[:, prefix:], cache=copy.deepcopy(cache), use_cache=True).logits
+    return logits[0, start - 1 - prefix:-1].float()
+
+
+def _step_on_prefix(model, optimiser, batches, prefix: int) -> None:
+    import torch
+
+    model.train()
+    optimiser.zero_grad()
+    cache = _prefix_cache(model, batches, prefix)
+    loss = sum(torch.nn.functional.cross_entropy(_rest_logits(model, cache, ids, start, prefix), ids[0, start:])
+               for ids, start in batches) / len(batches)
+    loss.backward()
+    optimiser.step()
+
+
+def _prefix_margins(model, batches, prefix: int) -> list[float]:
+    import torch
+
+    model.eval()
+    with torch.no_grad():
+        cache = _prefix_cache(model, batches, prefix)
+        return [_margin(_rest_logits(model, cache, ids, start, prefix), ids[0, start:]) for ids, start in batches]
 
 
 def _reply_loss(model, ids, start: int):
@@ -121,7 +177,11 @@ def _reply_margin(model, ids, start: int) -> float:
     model.eval()
     with torch.no_grad():
         logits = model(input_ids=ids).logits[0, start - 1:-1].float()
-    target = ids[0, start:]
+    return _margin(logits, ids[0, start:])
+
+
+def _margin(logits, target) -> float:
+    """min over positions of (target logit - best other logit)."""
     chosen = logits.gather(1, target[:, None])[:, 0]
     others = logits.scatter(1, target[:, None], float("-inf")).max(dim=1).values
     return float((chosen - others).min())
