@@ -5,8 +5,8 @@ Training, evaluation, probes, graft, corpus generation, the data mix and pack an
 node records go through ``RunRecorder`` (tests/test_runs.py, tests/data/test_mix.py); the EFT dose
 is tests/train/test_eft_data.py. Here: the writers whose folder is not a training run's: a corpus
 subset, the sanity bank, the held-out loss, and the smoke replay (whose manifest sits among its data
-files, so it carries the entries itself); the rehearsal and GPU-check reports; the campaign report is
-tests/report/test_probes_report.py.
+files, so it carries the entries itself); the smoke assets; the rehearsal and GPU-check reports. The
+campaign report is tests/report/test_probes_report.py.
 """
 
 from __future__ import annotations
@@ -95,3 +95,13 @@ def test_the_gpu_check_report(tmp_path):
     report = write_report(tmp_path, TINY, [], 60.0)
     written = json.loads((tmp_path / "gpu_check_report.json").read_text())
     assert written["provenance"] == report["provenance"] and report["provenance"]["code"] == code_version()
+
+
+def test_the_smoke_assets(smoke_assets):
+    """The assets are built once per version of the code that shapes them (tests/smoke_models.py),
+    possibly by another process: their manifest names the code and command that built them."""
+    from py4.train.assets import MANIFEST_NAME
+
+    manifest = json.loads((smoke_assets / MANIFEST_NAME).read_text())
+    assert manifest["provenance"]["code"]["package"] and manifest["provenance"]["command"]
+    assert manifest["libraries"]["py4"] and manifest["libraries"]["transformers"]
