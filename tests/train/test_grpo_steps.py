@@ -70,6 +70,20 @@ def test_rollout_sampling_is_the_configs_and_is_recorded_as_trl_holds_it(tmp_pat
         "engine": "transformers generate"}
 
 
+
+def test_the_recorded_rollout_seed_is_the_engine_s():
+    """vLLM's rollouts are not seeded by the trainer's set_seed: TRL seeds a colocated engine with the
+    process index // tensor parallel size, and trl vllm-serve leaves vLLM's default."""
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(use_vllm=False, seed=424242)
+    colocate = SimpleNamespace(use_vllm=True, vllm_mode="colocate", vllm_tensor_parallel_size=2, seed=424242)
+    server = SimpleNamespace(use_vllm=True, vllm_mode="server", seed=424242)
+    assert grpo.rollout_seed(plain) == "the trainer's processes: set_seed(424242)"
+    assert "process index // vllm_tensor_parallel_size (2)" in grpo.rollout_seed(colocate)
+    assert "424242" not in grpo.rollout_seed(colocate) + grpo.rollout_seed(server)
+    assert "vLLM's default is 0" in grpo.rollout_seed(server)
+
 def test_trls_sampler_reads_the_rows_in_order_a_step_s_problems_at_a_time():
     """With the GRPOConfig py4 builds, TRL's own train sampler takes the rows as laid out: step k
     generates for problems k·P … k·P + P − 1 (P = problems_per_step) — epoch 0's order, then epoch 1's —

@@ -321,6 +321,19 @@ def grpo_args(config: GRPOStageConfig, device: loading.DeviceSettings, reward_we
     return GRPOConfig(**kwargs)
 
 
+def rollout_seed(args) -> str:
+    """Where the rollouts' randomness is seeded. No request carries a seed: the ``num_generations``
+    samples of one prompt must differ. ``generate`` draws from the trainer's ``set_seed(seed)``;
+    TRL 1.16 builds a colocated engine with ``LLM(seed=process index // vllm_tensor_parallel_size)``;
+    ``trl vllm-serve`` passes no seed, so its engine has vLLM's default (``ModelConfig.seed``, 0)."""
+    if not args.use_vllm:
+        return f"the trainer's processes: set_seed({args.seed})"
+    if args.vllm_mode == "colocate":
+        return (f"the colocated engine's, set by TRL: process index // vllm_tensor_parallel_size "
+                f"({args.vllm_tensor_parallel_size}); 0 on the first process")
+    return "the server's engine: trl vllm-serve sets none, vLLM's default is 0"
+
+
 def rollout_sampling(args) -> dict[str, Any]:
     """The sampling the trainer's rollouts use, read back from its GRPOConfig (what TRL sends)."""
     from py4.episodes.sampling import effective_sampling
@@ -328,7 +341,7 @@ def rollout_sampling(args) -> dict[str, Any]:
     engine = f"vLLM {args.vllm_mode}" if args.use_vllm else "transformers generate"
     extra = dict(args.generation_kwargs or {})
     return {**effective_sampling(args, max_tokens=args.max_completion_length,
-                                 seed=extra.pop("seed", f"the trainer's processes: set_seed({args.seed})"),
+                                 seed=extra.pop("seed", rollout_seed(args)),
                                  engine=engine), **({"generation_kwargs": extra} if extra else {})}
 
 
@@ -382,7 +395,7 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
         resumed_from = common.resume_checkpoint(settings)
         args = grpo_args(config, device, weights)  # a field this transformers lacks stops here, not after loading
         model, frozen_vision = load_policy(config, device)
-        from py4.train.callbacks import GuardCallback, LRTrace, StopAtStep, TrackerRuns
+        from py4.train.callbacks import CheckpointCards, GuardCallback, LRTrace, StopAtStep, TrackerRuns
 
         lr_trace = LRTrace()
         extra = [StopAtStep(g.stop_at_step)] if g.stop_at_step else []
@@ -391,7 +404,8 @@ def run(config: GRPOStageConfig, callbacks=()) -> StageResult:
             trainer = trainer_class(model=model, reward_funcs=rewards, args=args,
                                     train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                                     environment_factory=factory,
-                                    callbacks=[GuardCallback(), lr_trace, TrackerRuns(), *extra, *callbacks])
+                                    callbacks=[GuardCallback(), lr_trace, TrackerRuns(), CheckpointCards(), *extra,
+                                               *callbacks])
         exact_sync = use_exact_sync(trainer)
         if exact_sync:  # vLLM gets W + scale·B·A computed apart; the base is never written
             recorder.set(weight_sync="exact: W + scale·B·A in fp32, cast once; base not modified")
