@@ -57,6 +57,8 @@ def test_grpo_ladder_before_any_evaluation_says_not_evaluated_yet():
 
     fig = figures.grpo_ladder({"campaign": "smoke", "entries": [], "grpo_reward_per_step": []})
     assert any("not evaluated yet" in t.get_text() for t in fig.axes[0].texts)
+    fig.canvas.draw()
+    assert list(fig.axes[0].get_xticks()) == []  # no step ran: no step numbers made up
 
 
 def _full_eval_run(run: Path) -> None:

@@ -183,6 +183,8 @@ def grpo_ladder(data: dict[str, Any]):
     if not es:
         ax.text(0.5, 0.5, "not evaluated yet\n(no GRPO step evaluated)", ha="center", va="center", fontsize=11,
                 color="dimgray", transform=ax.transAxes)
+    if not es and not rewards:
+        ax.set_xticks([])  # no step has run: no step numbers to show
     ax.set_title(f"{data['campaign']}: GRPO ladder")
     fig.tight_layout()
     return fig
