@@ -91,6 +91,25 @@ def test_py4_push_rewrites_the_card_with_results_and_uploads_the_model(tmp_path,
     assert tree_sha256(model) == recorded  # the run's folder is as it recorded it
 
 
+def test_a_pushed_checkpoint_keeps_its_step(tmp_path, monkeypatch):
+    from huggingface_hub import ModelCard
+
+    from py4.hub.model_card import push_model
+
+    run = tmp_path / "run"
+    checkpoint = _model_folder(run / "checkpoint-40", adapter=True)
+    with RunRecorder(run, None, "grpo"):
+        pass
+    with HubStandIn() as hub:
+        monkeypatch.setenv("HF_TOKEN", "hf_standin")
+        monkeypatch.setattr("huggingface_hub.constants.ENDPOINT", hub.endpoint)
+        push_model(checkpoint, "org/grpo-step-40")
+        sent = hub.files("model", "org/grpo-step-40")
+    (tmp_path / "card.md").write_bytes(sent["README.md"])
+    card = ModelCard.load(tmp_path / "card.md")
+    assert card.data.py4["step"] == 40 and "checkpoint at training step 40" in card.text
+
+
 def test_pushing_a_folder_no_run_wrote_is_refused(tmp_path):
     from py4.errors import FileFormatError
     from py4.hub.model_card import push_model

@@ -69,6 +69,7 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lo
     assert logged["reward"] == pytest.approx(env_reward + INDEX_WEIGHT * 1.5)
     assert manifest["adapted_modules"] == 14
     _assert_every_lora_param_and_nothing_else_changed(snapshot)
+    config_sha256 = {1: manifest["config_sha256"]}  # the first run's config (stop_at_step=1) made checkpoint-1
 
     resumed = ParamSnapshot()
     second = grpo.run(_config(smoke_assets, warm_start_adapter, tmp_path / "run"), callbacks=[resumed])
@@ -78,6 +79,14 @@ def test_grpo_calls_tools_takes_rewards_from_the_environment_and_trains_every_lo
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert [h["step"] for h in manifest["reward_log"]] == [1, 2]  # step 1's log restored from the checkpoint
     assert -0.25 <= manifest["reward_log"][1]["rewards/Py4Environment/mean"] <= 1.0
+    # every checkpoint is a model with its own card (the campaign evaluates and probes grpo@N)
+    from huggingface_hub import ModelCard
+
+    config_sha256[2] = manifest["config_sha256"]
+    for step in (1, 2):
+        card = ModelCard.load(tmp_path / "run" / f"checkpoint-{step}" / "README.md")
+        assert card.data.library_name == "peft" and card.data.py4["kind"] == "grpo" and card.data.py4["step"] == step
+        assert card.data.py4["config_sha256"] == config_sha256[step] and str(warm_start_adapter) in card.text
 
 
 def test_reward_function_paths_are_checked():

@@ -120,6 +120,9 @@ def test_killed_run_resumes_from_its_checkpoint_to_the_same_step(kind, model, da
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["status"] == "done" and manifest["attempt"] == 2
     assert manifest["lr_trace"]["steps"][0] == 3  # the trace starts after step 2
+    last = max(int(p.name.split("-")[1]) for p in (tmp_path / "run").glob("checkpoint-*"))
+    card = (tmp_path / "run" / f"checkpoint-{last}" / "README.md").read_text()  # a checkpoint is a model: a card
+    assert f"kind: {kind}" in card and f"step: {last}" in card and manifest["config_sha256"] in card
 
 
 def test_sft_packed_supervises_only_assistant_tokens(smoke_assets, sft_data, tmp_path):

@@ -1,11 +1,13 @@
 """Model cards with provenance for every model folder the toolkit writes.
 
-A run that saves a model (midtraining, SFT, the graft, an EFT adapter, a GRPO checkpoint)
+A run that saves a model (midtraining, SFT, the graft, an EFT adapter, a GRPO adapter)
 records it as an output; the card is written into that folder then, before its hash is
 taken, from what the run manifest knows: the base and its revision, the data with their
 hashes, the stage config and its hash, the code version and command line, and the campaign
-node when a campaign ran it. Evaluation and probe results made later are added when the card
-is rewritten for upload (`py4 push MODEL_DIR ORG/NAME --results RUN_DIR …`).
+node when a campaign ran it. Each ``checkpoint-N`` a training saves gets its card too, with its
+step (`py4.train.callbacks.CheckpointCards`): a GRPO run's checkpoints are the campaign's
+intermediate models, evaluated and probed. Evaluation and probe results made later are added
+when the card is rewritten for upload (`py4 push MODEL_DIR ORG/NAME --results RUN_DIR …`).
 
 TRL's trainers write a generic README.md; this card replaces it.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +37,23 @@ def is_model_folder(path: str | Path) -> bool:
 
 
 def write_model_card(model_dir: str | Path, manifest: dict[str, Any],
-                     results: list[dict[str, Any]] | None = None) -> Path:
-    """Write `model_dir/README.md` from a run manifest (and results, if any); returns its path."""
+                     results: list[dict[str, Any]] | None = None, step: int | None = None) -> Path:
+    """Write `model_dir/README.md` from a run manifest (and results, if any; ``step``: the training
+    step of a checkpoint); returns its path."""
     model_dir = Path(model_dir)
     path = model_dir / CARD_NAME
-    atomic_write_text(path, model_card(manifest, results or [], adapter=(model_dir / "adapter_config.json").exists()))
+    atomic_write_text(path, model_card(manifest, results or [], adapter=(model_dir / "adapter_config.json").exists(),
+                                       step=step))
     return path
 
 
-def model_card(manifest: dict[str, Any], results: list[dict[str, Any]], adapter: bool) -> str:
+def checkpoint_step(model_dir: str | Path) -> int | None:
+    """The step of a Trainer checkpoint folder (``checkpoint-N``), None for any other folder."""
+    match = re.fullmatch(r"checkpoint-(\d+)", Path(model_dir).name)
+    return int(match.group(1)) if match else None
+
+
+def model_card(manifest: dict[str, Any], results: list[dict[str, Any]], adapter: bool, step: int | None = None) -> str:
     """The card's text (see the module docstring for what it holds)."""
     kind = str(manifest.get("kind", "model"))
     inputs: dict[str, dict[str, Any]] = manifest.get("inputs", {})
@@ -54,8 +65,10 @@ def model_card(manifest: dict[str, Any], results: list[dict[str, Any]], adapter:
     if base.get("hub_id"):
         metadata["base_model"] = base["hub_id"]
     metadata["py4"] = {"kind": kind, "config_sha256": manifest.get("config_sha256"), "campaign_node": node,
-                       "code": manifest.get("provenance", {}).get("code")}
-    sections = [f"# {_KIND_TITLES.get(kind, kind)} made by the Python-4 study toolkit",
+                       "code": manifest.get("provenance", {}).get("code"),
+                       **({"step": step} if step is not None else {})}
+    at_step = f", checkpoint at training step {step}" if step is not None else ""
+    sections = [f"# {_KIND_TITLES.get(kind, kind)} made by the Python-4 study toolkit{at_step}",
                 "Made by the `py4` toolkit (github: the Python-4 study). What made it:",
                 "## Base\n" + (_describe(base) or "- not recorded"),
                 "## Data and other inputs\n" + ("\n".join(f"- `{name}`: {_describe_inline(entry)}"
@@ -153,5 +166,5 @@ def push_model(model_dir: str | Path, repo_id: str, *, revision: str | None = No
                 target.mkdir(exist_ok=True)
             elif path.name != CARD_NAME or path.parent != model_dir:
                 target.symlink_to(path.resolve())
-        write_model_card(staging, manifest, summaries)
+        write_model_card(staging, manifest, summaries, step=checkpoint_step(model_dir))
         return push_folder(staging, repo_id, "model", revision=revision)

@@ -1,5 +1,5 @@
 """The Trainer callbacks every training stage uses: the loss guard, the LR trace, a stop, the
-record of the tracker runs.
+record of the tracker runs, the model card of each checkpoint.
 
 Apart from :mod:`py4.train.common` because subclassing ``transformers.TrainerCallback``
 imports transformers (~14 s cold); the stage modules that build trainers import this.
@@ -8,6 +8,7 @@ imports transformers (~14 s cold); the stage modules that build trainers import 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from transformers import TrainerCallback
@@ -81,3 +82,24 @@ class TrackerRuns(TrainerCallback):
             from py4.tracking import record_tracker_runs
 
             record_tracker_runs(args.output_dir, list(args.report_to or []))
+
+
+class CheckpointCards(TrainerCallback):
+    """Writes the model card (`py4.hub.model_card`) into each ``checkpoint-N`` the Trainer saves,
+    from the run manifest as it stands then (the stage's recorder keeps it current in the output
+    folder) and with the step: a checkpoint is a model too (a GRPO run's are the campaign's
+    intermediate models, evaluated, probed, pushed), and the card PEFT or TRL writes there says
+    nothing of what made it. The Trainer calls ``on_save`` once the checkpoint is on disk."""
+
+    def on_save(self, args, state, control, **kwargs):
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        from py4.hub.model_card import is_model_folder, write_model_card
+        from py4.runs import read_manifest
+
+        if not state.is_world_process_zero:
+            return
+        folder = Path(args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"
+        manifest = read_manifest(args.output_dir)
+        if manifest is not None and is_model_folder(folder):
+            write_model_card(folder, manifest, step=state.global_step)

@@ -328,13 +328,13 @@ def run_packed(kind: str, config, callbacks=()) -> StageResult:
         recorder.set(loading=loading.loading_facts(model))
         dataset = load_packed(config.data.path)
         recorder.set(data_rows=len(dataset), max_steps=max_steps if max_steps is not None else -1)
-        from py4.train.callbacks import GuardCallback, LRTrace, TrackerRuns
+        from py4.train.callbacks import CheckpointCards, GuardCallback, LRTrace, TrackerRuns
 
         lr_trace = LRTrace()
         trainer = Trainer(
             model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
             data_collator=common.guarded_collator(PackedBlockCollator(tokenizer.pad_token_id)),
-            callbacks=[GuardCallback(), lr_trace, TrackerRuns(), *callbacks],
+            callbacks=[GuardCallback(), lr_trace, TrackerRuns(), CheckpointCards(), *callbacks],
         )
         stop_at_max_steps(trainer)
         t0 = time.monotonic()

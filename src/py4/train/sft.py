@@ -159,7 +159,7 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     """
     from trl import SFTConfig, SFTTrainer
 
-    from py4.train.callbacks import GuardCallback, TrackerRuns
+    from py4.train.callbacks import CheckpointCards, GuardCallback, TrackerRuns
 
     args = SFTConfig(**checked_chat_kwargs(opt, settings, device, max_steps, max_length, packing))
     own_template = tokenizer.chat_template
@@ -168,7 +168,8 @@ def build_chat_trainer(model, tokenizer, dataset, opt: common.Optimisation, sett
     training_template = use_training_template(tokenizer, chat_template_family)
     try:
         trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                             peft_config=peft_config, callbacks=[GuardCallback(), TrackerRuns(), *callbacks])
+                             peft_config=peft_config,
+                             callbacks=[GuardCallback(), TrackerRuns(), CheckpointCards(), *callbacks])
     finally:
         tokenizer.chat_template = own_template
     trainer.training_template = training_template.describe()
