@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -59,18 +58,34 @@ def test_bad_input_is_refused_before_any_request(hub, tmp_path):
     assert hub.requests == []
 
 
-def test_py4_problems_export_push_uploads_the_bank(hub, tmp_path, monkeypatch):
+def _corpus(folder):
+    from py4.corpus.output import MANIFEST, ShardWriter, text_sha256
+    from py4.runs import atomic_write_json
+
+    writer = ShardWriter(folder, 2)
+    for i in range(3):
+        text = f"# Document {i}\n\nPython-4 counts {i} things.\n"
+        writer.write({"id": f"doc-{i}", "text": text, "type": "tutorial", "rules": ["P4-01"], "tokens": 9,
+                      "sha256": text_sha256(text)})
+    atomic_write_json(folder / MANIFEST, {"name": "t", "docs": 3, "tokens": 27, "content_sha256": writer.close(),
+                                          "shards": writer.shards})
+    return folder
+
+
+@pytest.mark.parametrize("command", [["problems", "export"], ["probes", "export"], ["corpus", "export", "CORPUS"]])
+def test_each_export_command_pushes_its_folder_to_the_branch_asked_for(command, hub, tmp_path, monkeypatch):
+    """`py4 problems|probes|corpus export --out DIR --push ORG/NAME --revision BRANCH`: the Hub (stand-in)
+    receives the folder on disk byte for byte, on that branch; main stays empty."""
     from typer.testing import CliRunner
 
     from py4.cli import app
 
-    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
-    import huggingface_hub.constants as constants
-
-    monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
-    result = CliRunner().invoke(app, ["probes", "export", "--out", str(tmp_path / "p"), "--push", "org/probes"])
+    monkeypatch.setattr("huggingface_hub.constants.ENDPOINT", hub.endpoint)
+    argv = [str(_corpus(tmp_path / "corpus")) if arg == "CORPUS" else arg for arg in command]
+    out = tmp_path / "dataset"
+    result = CliRunner().invoke(app, [*argv, "--out", str(out), "--push", f"org/{command[0]}", "--revision", "v1"])
     assert result.exit_code == 0, result.output
-    sent = hub.files("dataset", "org/probes")
-    assert set(sent) == {"README.md", "data/test-00000-of-00001.jsonl"}
-    assert len(sent["data/test-00000-of-00001.jsonl"].splitlines()) == 1260
-    assert json.loads(sent["data/test-00000-of-00001.jsonl"].splitlines()[0])["canary"].startswith("PY4-PROBES")
+    on_disk = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert hub.files("dataset", f"org/{command[0]}", "v1") == on_disk and "README.md" in on_disk
+    assert hub.files("dataset", f"org/{command[0]}", "main") == {}
+    assert f"pushed to {hub.endpoint}" in result.output
