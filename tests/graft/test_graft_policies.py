@@ -184,6 +184,11 @@ def test_manifest_records_inputs_lambda_dtypes_and_timing(tmp_path):
     shards = manifest["outputs"]["model"]["shards"]
     assert {k: v["sha256"] for k, v in shards.items()} == {s: file_sha256(out / s) for s in result.shards}
     assert (out / "resolved_config.yaml").is_file()
+    from huggingface_hub import ModelCard  # the graft is a model folder: its card says what made it
+
+    card = ModelCard.load(out / "README.md")
+    assert card.data.py4["kind"] == "graft" and card.data.py4["config_sha256"] == manifest["config_sha256"]
+    assert all(manifest["inputs"][role]["sha256"] in card.text for role in ("mid", "it", "base"))
 
 
 def test_metadata_input_hashes_do_not_read_the_weights(tmp_path, monkeypatch):
