@@ -127,6 +127,24 @@ def test_auto_resume_passes_over_a_checkpoint_cut_short(tmp_path):
         common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path), resume=str(tmp_path / "checkpoint-6")))
 
 
+def test_auto_resume_passes_over_a_checkpoint_whose_other_process_was_cut_short(tmp_path):
+    """Each process of a launch writes its own rng_state_<rank>.pth, with no barrier before process 0
+    writes trainer_state.json: a launch killed then leaves the other process's file empty or part
+    written, which torch.load cannot read (an EOFError, after the weights load)."""
+    import torch
+
+    whole = fake_checkpoint(tmp_path / "checkpoint-2")
+    for rank in (0, 1):
+        torch.save({"cpu": torch.random.get_rng_state()}, whole / f"rng_state_{rank}.pth")
+    data = (whole / "rng_state_1.pth").read_bytes()
+    for step, part in ((4, b""), (6, data[: len(data) // 2])):
+        folder = fake_checkpoint(tmp_path / f"checkpoint-{step}")
+        (folder / "rng_state_0.pth").write_bytes(data)
+        (folder / "rng_state_1.pth").write_bytes(part)
+        assert common.checkpoint_problem(folder) == "rng_state_1.pth is not a whole file (a save cut short?)"
+    assert common.resume_checkpoint(common.RunSettings(output_dir=str(tmp_path))) == str(whole)
+
+
 def test_model_sources_must_exist_or_be_pinned(tmp_path):
     with pytest.raises(ValueError, match="pinned revision"):
         loading.load_tokenizer(loading.ModelSource(path="google/gemma-4-31b"))

@@ -271,9 +271,10 @@ class ChildExecutor:
         log.flush()
         proc = subprocess.Popen(cmd, env=self.layout.env(), stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+        processes = node.gpus if node.launch_argv else 1
         while proc.poll() is None:
-            done = [c for c in _checkpoints(node.run_dir) if (c / "trainer_state.json").exists()]
-            if done:  # the trainer writes trainer_state.json last: the checkpoint is complete
+            done = [c for c in _checkpoints(node.run_dir) if _complete(c, processes)]
+            if done:
                 # torchrun starts its workers in sessions of their own: kill the whole tree.
                 for pid in [*_descendants(proc.pid), proc.pid]:
                     with contextlib.suppress(ProcessLookupError):
@@ -301,6 +302,15 @@ def _descendants(pid: int) -> list[int]:
         found.append(child)
         stack.extend(children.get(child, []))
     return found
+
+
+def _complete(checkpoint: Path, processes: int) -> bool:
+    """Whether a checkpoint is whole with every process's part in it: process 0 writes
+    trainer_state.json last of its files, but each other process writes its RNG state apart."""
+    from py4.train.common import checkpoint_problem
+
+    names = [f"rng_state_{i}.pth" for i in range(processes)] if processes > 1 else ["rng_state.pth"]
+    return checkpoint_problem(checkpoint) is None and all((checkpoint / name).is_file() for name in names)
 
 
 def _checkpoints(run_dir: str | Path) -> list[Path]:

@@ -31,6 +31,7 @@ import importlib.util
 import json
 import os
 import sys
+import zipfile
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
@@ -430,6 +431,11 @@ def checkpoint_problem(folder: Path) -> str | None:
     except (ValueError, OSError):
         return f"{_CHECKPOINT_STATE} is not whole JSON (a save cut short?)"
     entries = list(folder.iterdir())
+    # Each process writes its own RNG state (a torch.save zip) with no barrier before process 0
+    # writes trainer_state.json: a launch killed then can leave another process's file cut short.
+    cut = sorted(e.name for e in entries if e.name.startswith("rng_state") and not zipfile.is_zipfile(e))
+    if cut:
+        return f"{cut[0]} is not a whole file (a save cut short?)"
     weights = (any((folder / name).is_file() for name in _CHECKPOINT_WEIGHTS)
                or any("pytorch_model_fsdp" in e.name for e in entries)
                or any(e.is_dir() and any((e / name).is_file() for name in _ADAPTER_WEIGHTS) for e in entries))
