@@ -106,3 +106,12 @@ def test_multimodal_placeholder_ids_in_completions_are_counted(monkeypatch):
     gen.model.config.image_token_id = 11
     gen.generate([[1, 2]], None, num_generations=1)
     assert gen.placeholders_sampled == 3
+
+
+def test_a_server_mode_process_without_the_client_records_nothing_and_generates_as_trl():
+    """TRL gives only the main process a server client; on the others the recording stands aside."""
+    gen = generation("server")
+    del gen.vllm_client
+    with gen._recording_sampling():
+        pass
+    assert gen.sampling_sent is None and gen.sampling_calls == 0

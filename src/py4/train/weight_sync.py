@@ -171,8 +171,9 @@ def exact_sync_class(generation_class: type) -> type:
         def _recording_sampling(self):
             """While TRL generates, note the sampling it hands vLLM: the ``SamplingParams`` it builds
             for the colocated ``LLM.generate``, or the keywords of the server client's ``generate``."""
-            target = self.llm if self.mode == "colocate" else self.vllm_client
-            if target is None:  # a server-mode process other than the main one sends nothing
+            # TRL gives only the main process a server client: the others send nothing
+            target = getattr(self, "llm" if self.mode == "colocate" else "vllm_client", None)
+            if target is None:
                 yield
                 return
             original, own = target.generate, "generate" in vars(target)
