@@ -98,6 +98,24 @@ def test_data_command_keeps_a_bugs_traceback(tmp_path, monkeypatch):
     assert "error: operands" not in result.output
 
 
+def test_an_eof_error_in_a_command_keeps_its_traceback():
+    """click reads an EOFError as the end of a prompt's input: 'Aborted.', exit 1, no traceback.
+    Raised by a command (torch.load of a file cut short), it is a bug like any other."""
+    import typer
+
+    from py4.errors import cli_errors
+
+    @cli_errors
+    def load() -> None:
+        raise EOFError("Ran out of input")
+
+    app = typer.Typer()
+    app.command()(load)
+    result = CliRunner().invoke(app, [])
+    assert isinstance(result.exception, RuntimeError) and isinstance(result.exception.__cause__, EOFError)
+    assert "Aborted" not in result.output and "Ran out of input" in str(result.exception)
+
+
 def test_problem_files_report_file_and_line(tmp_path):
     from py4.problems.schema import load_problem, load_problems
 

@@ -58,7 +58,9 @@ def fail(message: str, exit_code: int = 2) -> Py4Error:
 def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
     """Decorate a typer command: a :class:`Py4Error` becomes ``error: …`` on stderr and its exit code.
 
-    Only user errors are caught; a bug's exception propagates with its traceback.
+    Only user errors are caught; a bug's exception propagates with its traceback. An EOFError
+    goes on as a RuntimeError: click takes an EOFError for the end of a prompt's input and prints
+    only ``Aborted.``, but a command's (torch.load or pickle reading a file cut short) is a bug.
     """
 
     @functools.wraps(command)
@@ -70,5 +72,7 @@ def cli_errors(command: Callable[P, R]) -> Callable[P, R]:
 
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except EOFError as exc:
+            raise RuntimeError(f"EOFError: {exc}") from exc
 
     return wrapper
