@@ -59,6 +59,9 @@ def test_environment_and_server_per_node():
     assert server_of(None, colocated) == "rollouts: vLLM colocate (cpu)"
     assert server_of(None, {"sampling": {"engine": "transformers generate"}}) == "rollouts: transformers generate"
     assert server_of(None, {"steps": 4}) == "" and server_of(None, None) == ""
+    # a probe run is scored in the runner's child process, as the campaign's are: the report says no server ran it
+    assert server_of(None, {"status": "done"}, "probes") == "none: scored in-process"
+    assert server_of(vllm, None, "eval") == "vllm serve (.venv-vllm)" and server_of(None, None, "sft") == ""
 
 
 def test_report_table_has_environment_and_server_columns(tmp_path):

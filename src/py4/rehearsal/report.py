@@ -68,7 +68,7 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
         if record.get("server"):
             row["server_record"] = record["server"]
         row["environment"] = environment_of(row["command"])
-        row["server"] = server_of(record.get("server"), read_manifest(node.run_dir))
+        row["server"] = server_of(record.get("server"), read_manifest(node.run_dir), node.stage)
         dtypes = saved_dtypes(node.run_dir) if status == "done" else None
         if dtypes:
             row["facts"] = {"saved_dtypes": dtypes, **row["facts"]}
@@ -115,11 +115,12 @@ def environment_of(command: list[str]) -> str:
     return _venv_of(command[0]) if command else "?"
 
 
-def server_of(server: dict[str, Any] | None, manifest: dict[str, Any] | None) -> str:
+def server_of(server: dict[str, Any] | None, manifest: dict[str, Any] | None, stage: str | None = None) -> str:
     """What generated a node's model outputs, when something did: for an evaluation, the server
     program of the runner's recorded command and its environment (``vllm serve (.venv-vllm)``); for
     GRPO, the rollouts' engine from its run manifest (``vLLM colocate (cpu)``, ``transformers
-    generate``); empty otherwise."""
+    generate``); for a probe run, which the campaign scores in its own process (``py4 eval probes
+    --model``), that no server ran it; empty otherwise."""
     if server and server.get("command"):
         argv = str(server["command"]).split()
         engine = ("vllm serve" if argv[1:2] == ["serve"] else
@@ -130,7 +131,7 @@ def server_of(server: dict[str, Any] | None, manifest: dict[str, Any] | None) ->
         vllm = (manifest or {}).get("vllm_generation") or {}
         where = vllm.get("platform") or vllm.get("server")
         return f"rollouts: {sampling['engine']}" + (f" ({where})" if where else "")
-    return ""
+    return "none: scored in-process" if stage == "probes" else ""
 
 
 def _first_and_last_line(text: str) -> str:
