@@ -95,6 +95,8 @@ def test_eft_trains_only_the_lora_adapters(smoke_assets, dose, tmp_path):
     manifest = json.loads((tmp_path / "run" / "run_manifest.json").read_text())
     assert manifest["lora"]["adapted_modules"] == 14 and manifest["held_out_rules_in_targets"] == 0
     assert manifest["inputs"]["dose"]["manifest"]["per_source"] == {"gold": 8, "replay": 2}
+    card = (adapter / "README.md").read_text()  # PEFT's generic card replaced by what made the adapter
+    assert "library_name: peft" in card and "kind: eft" in card and manifest["inputs"]["dose"]["sha256"] in card
 
 
 def test_gold_rows_supervise_exactly_the_submit_call(smoke_assets, dose, tmp_path):
