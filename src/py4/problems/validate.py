@@ -57,7 +57,8 @@ class ValidationReport:
                 "migrator": self.migrator, "workers": self.workers, "seconds": self.seconds}
 
 
-def _static_gates(problems: list[Problem], report: ValidationReport, probes_dir: str | Path | None) -> None:
+def _static_gates(problems: list[Problem], report: ValidationReport,
+                  probes_dir: str | Path | None = None) -> None:
     ids = Counter(p.id for p in problems)
     for pid, n in ids.items():
         if n > 1:
