@@ -12,6 +12,7 @@ was given and what was expected.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
@@ -85,12 +86,14 @@ class StrictModel(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
 
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+"""A Hub repository id as the Hub spells one: ``owner/name`` of letters, digits, ``_ . -``."""
+
+
 def is_hub_id(value: str) -> bool:
-    """Whether ``value`` names a Hub repository: exactly ``owner/name``, and not a folder (one that
-    exists here, or one a campaign writes: ``{out}/…``)."""
-    if value.startswith((".", "/", "~", "{")) or value.count("/") != 1:
-        return False
-    return not Path(value).expanduser().exists()
+    """Whether ``value`` names a Hub repository: exactly ``owner/name`` (`HUB_ID`), and not a
+    folder (one that exists here; one a campaign writes, ``{out}/…``, does not match)."""
+    return HUB_ID.match(value) is not None and not Path(value).expanduser().exists()
 
 
 def unpinned_hub_reference(value: str | None, revision: str | None) -> bool:

@@ -51,6 +51,9 @@ def test_a_folder_is_not_a_hub_reference(tmp_path):
     assert not is_hub_id(str(tmp_path / "model"))
     assert not is_hub_id("campaign-out/smoke/assets/base")
     assert is_hub_id("google/gemma-4-12b")
+    assert is_hub_id("zai-org/GLM-4.5-Air") and is_hub_id("unsloth/gemma-3-12b-pt")
+    for not_an_id in ("owner/na me", "owner/name/extra", "-owner/name", "owner/", "/name", "owner"):
+        assert not is_hub_id(not_an_id), not_an_id
 
 
 def test_an_unreadable_weight_index_is_one_line_naming_the_file(tmp_path):

@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from py4.config import is_hub_id
 from py4.errors import Py4Error
 from py4.fileio import WEIGHT_INDEX_NAME, read_weight_map
 from py4.graft.config import ModelSource, RenameRule
@@ -38,7 +39,6 @@ __all__ = [
 ROLES = ("mid", "it", "base")
 INDEX_NAME = WEIGHT_INDEX_NAME
 _MAX_HEADER_BYTES = 100 * 2**20  # safetensors' own limit
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -135,7 +135,7 @@ def resolve_source(role: str, source: ModelSource, *, allow_patterns: list[str],
         return local, None, None
     if local.exists():
         raise GraftError(f"{role}: {local} is a file; expected a checkpoint folder or a Hub id")
-    if not _HUB_ID.match(source.path):
+    if not is_hub_id(source.path):
         raise GraftError(f"{role}: {source.path!r} is neither an existing folder nor a Hub id (owner/name)")
     from huggingface_hub import snapshot_download
 

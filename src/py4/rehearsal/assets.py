@@ -13,7 +13,6 @@ stand-in, at that pin. An unpinned reference is served from the ``main`` ref.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +22,6 @@ from py4.rehearsal import datasets as standin_data
 from py4.rehearsal.hub_cache import install_snapshot
 from py4.rehearsal.standins import build_standin
 
-HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-# Config keys whose value may be a Hub id, and the key holding its revision.
-HUB_KEYS = {"path": "revision", "tokenizer": "tokenizer_revision", "tokenizer_path": "tokenizer_revision",
-            "count_tokenizer": "count_tokenizer_revision", "name_or_path": "revision", "hub_id": "revision"}
 DATASET_IDS = (standin_data.DOLMINO_ID, standin_data.DOLCI_ID)
 TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 
@@ -53,23 +48,10 @@ class HubRef:
     where: str  # the file (and key) that names it
 
 
-def hub_refs_in(data: Any, where: str) -> list[HubRef]:
-    """Hub model references in a parsed config: ``key: owner/name`` with its revision key."""
-    found: list[HubRef] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key in HUB_KEYS and isinstance(value, str) and HUB_ID.match(value) and family_of(value):
-                found.append(HubRef(value, data.get(HUB_KEYS[key]), f"{where}:{key}"))
-            elif isinstance(value, (dict, list)):
-                found += hub_refs_in(value, f"{where}:{key}")
-    elif isinstance(data, list):
-        for item in data:
-            found += hub_refs_in(item, where)
-    return found
-
-
 def campaign_hub_refs(spec) -> list[HubRef]:
-    """Every Hub model reference of the campaign: model pins, then those in its stage configs."""
+    """Every Hub model reference of the campaign: model pins, then those its stage configs' files
+    name (read as the pin check reads a resolved config, `py4.campaign.pin_check.stage_refs`)."""
+    from py4.campaign.pin_check import stage_refs
     from py4.config import read_yaml
 
     refs = []
@@ -81,7 +63,8 @@ def campaign_hub_refs(spec) -> list[HubRef]:
     for model in spec.models.values():
         files += model.files.paths()
     for path in dict.fromkeys(files):
-        refs += hub_refs_in(read_yaml(path), path)
+        refs += [HubRef(ref.hub_id, ref.revision, f"{path}:{ref.field}") for ref in stage_refs(read_yaml(path))
+                 if ref.kind != "dataset" and family_of(ref.hub_id)]
     return refs
 
 
