@@ -161,6 +161,8 @@ def test_python4_evaluations_go_through_a_server_per_model(python4):
         flags = " ".join(server.argv)
         assert f"--enable-auto-tool-choice --tool-call-parser {family} --reasoning-parser {family}" in flags
         assert f"policy.family={family}" in argv and n.gpus == (4 if family == "glm45" else 1)
+        # the folder served (an adapter, not its base): the record's model and the trackers' run
+        assert f"policy.weights={n.meta.weights}" in argv
         if n.meta.base:  # an adapter: a LoRA module on its base, served under the name the client sends
             assert f"--enable-lora --max-lora-rank 64 --lora-modules {sent}={n.meta.weights}" in flags
         else:

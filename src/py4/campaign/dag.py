@@ -437,10 +437,12 @@ def _eval_node(b: _Builder, node_id: str, run: str, weights: tuple[str, str | No
     else:
         server = plan_server(ev.serve, model_path, name=node_id.removeprefix("eval:"), base=base,
                              model_key=meta["model"], scratch=f"{run}/served_model")
-        # The client sends the served name (not the weights' path); tool results are counted
-        # with the model's own tokenizer; text tool calls are read in the family's format.
+        # The client sends the served name (not the weights' path), and names the weights for the
+        # record and the training run's trackers; tool results are counted with the model's own
+        # tokenizer; text tool calls are read in the family's format.
         model, gpus = {"endpoint": server.base_url, "model": server.request_model}, server.gpus
-        served = {"policy.tokenizer": base or model_path, **({"policy.family": server.family} if server.family else {}),
+        served = {"policy.tokenizer": base or model_path, "policy.weights": model_path,
+                  **({"policy.family": server.family} if server.family else {}),
                   **({"policy.engine": server.engine} if server.engine != "vllm" else {})}
     b.add(Node(id=node_id, stage="eval", config=ev.config, run_dir=run, inputs=inputs, gpus=gpus, server=server,
                options={"out": run, **model, "split": splits, "progress": False},

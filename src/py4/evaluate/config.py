@@ -55,7 +55,8 @@ def load_eval_config(config: str | Path | None, items: Iterable[str | Override])
     if problems:
         raise ConfigError(source, problems)
     for field, folder in (("policy.model", cfg.policy.model if cfg.policy.name == "local" else None),
-                          ("policy.tokenizer", getattr(cfg.policy, "tokenizer", None))):
+                          ("policy.tokenizer", getattr(cfg.policy, "tokenizer", None)),
+                          ("policy.weights", getattr(cfg.policy, "weights", None))):
         if folder is not None and not Path(folder).is_dir():  # local files only: never a Hub id
             flag = " (--model)" if field == "policy.model" else ""
             raise ConfigError(source, [f"{field}{flag} {folder!r}: no such folder (a local model folder is expected)"])

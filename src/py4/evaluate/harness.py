@@ -100,6 +100,7 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         # a bank taken from the Hub: its id, pin, commit and content hash (`install_bank`)
         dataset = {"dataset": manifest["dataset"]} if manifest.get("dataset") else {}
         recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"), **dataset)
+        weights = _add_model_input(recorder, config.policy)
         policy = policy or build_policy(config.policy, config.sampling)
         executor = shared_executor(config.episode.output_cap, config.workers)
         split_problems = problems or {s: select_problems(bank, s, config.limit, config.limit_seed)
@@ -137,12 +138,31 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         recorder.set(bank_sha256=results["bank"]["sha256"], boa=results["boa"],
                      certified_rate={s: v["certified_rate"] for s, v in summaries.items()},
                      sampling=results["sampling_effective"])
-        if getattr(config.policy, "model", None):  # a model policy's run is logged to its training run
+        if weights is not None:  # a model's results are logged to the run that trained it
             from py4.tracking import log_to_training_run
 
-            recorder.set(tracking=log_to_training_run(config.policy.model, {
+            recorder.set(tracking=log_to_training_run(weights, {
                 f"{s}/certified_rate": v["certified_rate"] for s, v in summaries.items()}, "eval"))
+        elif config.policy.name == "endpoint":
+            recorder.set(tracking="eval: the served weights are not named (policy.weights): no training run "
+                                  "to log to")
     return results
+
+
+def _add_model_input(recorder: Any, policy: Any) -> str | None:
+    """Record the evaluated model as the run's input; returns its local folder, if known.
+
+    A local policy's folder, or what an endpoint serves: its served name and URL, and the folder
+    behind it when ``policy.weights`` names it. Weights are not hashed (a 31B folder would take
+    minutes); the folder's own run records them."""
+    if policy.name == "local":
+        recorder.add_input("model", path=policy.model, hash_content=False)
+        return policy.model
+    if policy.name == "endpoint":
+        recorder.add_input("model", path=policy.weights, hash_content=False, served_model=policy.model,
+                           endpoint=policy.endpoint)
+        return policy.weights
+    return None
 
 
 def _inspect_log_writer():

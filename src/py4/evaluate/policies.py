@@ -140,6 +140,11 @@ class EndpointPolicyConfig(PolicySettings):
     family: str | None = None
     """The chat family whose tool-call text to read when calls arrive in ``content``
     (gemma4, glm45; None: ``<tool_call>{json}</tool_call>`` blocks)."""
+    weights: str | None = None
+    """The local folder the server serves (a model, or a LoRA adapter), when the evaluation knows
+    it (a campaign's runner starts the server for it): recorded as the run's model input, and the
+    results are logged to the trackers of the run that trained it. The served name alone names
+    no training run."""
 
     def problems(self) -> list[str]:
         if self.endpoint and self.model:
