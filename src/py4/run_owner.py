@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from py4.errors import Py4Error
 
@@ -30,29 +32,36 @@ def campaign_owner(path: str | Path) -> tuple[Path, str] | None:
     campaign folder above it (one holding ``_campaign/runs``); None otherwise."""
     target = Path(path).resolve()
     for folder in (target, *target.parents):
-        runs = folder / "_campaign" / "runs"
-        if not runs.is_dir():
+        if not (folder / "_campaign" / "runs").is_dir():
             continue
-        for record in runs.glob("*/run_manifest.json"):
-            try:
-                node = json.loads(record.read_text(encoding="utf-8")).get("node") or {}
-            except (OSError, ValueError, AttributeError):
-                continue
+        for record in campaign_records(folder):
+            node = record.get("node") or {}
             run_dir = node.get("run_dir")
-            if run_dir and _is_within(target, folder, Path(run_dir)):
-                return folder, str(node.get("id", record.parent.name))
+            if run_dir and any(c == target or c in target.parents for c in placed(folder, run_dir)):
+                return folder, str(node.get("id"))
         return None
     return None
 
 
-def _is_within(target: Path, campaign: Path, run_dir: Path) -> bool:
-    """Whether ``target`` is ``run_dir`` or inside it; a relative ``run_dir`` (a campaign's out_dir
-    given relative to where it ran) is placed in ``campaign`` by its trailing parts."""
-    if run_dir.is_absolute():
-        candidates = [run_dir.resolve()]
-    else:
-        candidates = [campaign.joinpath(*run_dir.parts[i:]) for i in range(len(run_dir.parts))]
-    return any(c == target or c in target.parents for c in candidates)
+def campaign_records(campaign: Path) -> Iterator[dict[str, Any]]:
+    """Every readable runner record of a campaign folder (a record that cannot be read is the
+    runner's to report, not this reader's)."""
+    for record in sorted((campaign / "_campaign" / "runs").glob("**/run_manifest.json")):
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("node"), dict):
+            yield data
+
+
+def placed(campaign: Path, path: str | Path) -> list[Path]:
+    """Where a path a record names may be: itself when absolute; a relative one (a campaign's
+    out_dir given relative to where it ran) is placed in ``campaign`` by its trailing parts."""
+    path = Path(path)
+    if path.is_absolute():
+        return [path.resolve()]
+    return [campaign.joinpath(*path.parts[i:]) for i in range(len(path.parts))]
 
 
 def check_not_owned(path: str | Path) -> None:

@@ -48,6 +48,24 @@ def test_the_runner_writes_its_run_folders_and_a_hand_run_stage_is_refused(tmp_p
     RunRecorder(tmp_path / "readme" / "eval", None, "eval")  # a folder of its own: fine
 
 
+@pytest.mark.parametrize("run_id, run_dir", [("tiny/iso/sft", "tiny/iso/sft"),
+                                              ("eval:tiny/iso/eft_8", "eval/tiny__iso__eft_8"),
+                                              ("eval:gemma4_31b/prop/grpo@8", "eval/gemma4_31b__prop__grpo_at_8")])
+def test_a_run_whose_id_has_slashes_is_owned_too(run_id, run_dir, tmp_path):
+    """Most of a campaign's runs (midtraining, SFT, EFT, their evaluations) have ids with slashes,
+    so their records sit in nested folders under ``_campaign/runs``."""
+    node = Node(id=run_id, stage="sft", run_dir=str(tmp_path / run_dir))
+
+    def stage(n):
+        with RunRecorder(n.run_dir, None, "sft"):
+            pass
+
+    assert run_campaign([node], tmp_path, {"sft": stage}, progress=False, log=lambda s: None).ok
+    assert campaign_owner(tmp_path / run_dir / "model") == (tmp_path.resolve(), run_id)
+    with pytest.raises(OwnedRunFolder, match=f"run '{run_id}' of the campaign"):
+        RunRecorder(tmp_path / run_dir, None, "sft")
+
+
 def test_a_campaign_given_a_relative_out_dir_owns_its_folders_too(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "campaign-out" / "smoke"
