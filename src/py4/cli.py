@@ -86,8 +86,15 @@ def push(model_dir: str = typer.Argument(..., help="a model folder a py4 run wro
          repo_id: str = typer.Argument(..., help="Hub model repository ORG/NAME (created private if missing)"),
          revision: str = typer.Option(None, "--revision", help="branch to upload to (made if missing)"),
          results: list[str] = typer.Option([], "--results", help="an evaluation or probes run folder whose "
-                                                                 "results go into the card (repeatable)")) -> None:
+                                                                 "results go into the card (repeatable; "
+                                                                 "default: the campaign's runs that measured "
+                                                                 "this folder)")) -> None:
     """Upload a model with a card saying what made it (base, data, config, code, results)."""
-    from py4.hub.model_card import push_model
+    from py4.hub.model_card import campaign_results, push_model
 
-    typer.echo(f"pushed to {push_model(model_dir, repo_id, revision=revision, results=results)}")
+    chosen = results or campaign_results(model_dir)
+    if not results:
+        typer.echo(f"results in the card: {', '.join(str(r) for r in chosen)}" if chosen else
+                   "results in the card: none (no evaluation or probe run of a campaign measured this folder; "
+                   "--results RUN_DIR adds one)")
+    typer.echo(f"pushed to {push_model(model_dir, repo_id, revision=revision, results=chosen)}")

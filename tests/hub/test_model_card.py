@@ -119,3 +119,49 @@ def test_pushing_a_folder_no_run_wrote_is_refused(tmp_path):
         push_model(model, "org/m")
     with pytest.raises(FileFormatError, match="not a model folder"):
         push_model(tmp_path, "org/m")
+
+
+def test_py4_push_finds_the_campaigns_results_for_the_folder_it_uploads(tmp_path, monkeypatch):
+    """Without --results the card holds the evaluation and probe runs of the campaign that measured
+    this very folder: the EFT adapter's, not its base's (the SFT model's), nor another dose's."""
+    from typer.testing import CliRunner
+
+    from py4.campaign.dag import Node
+    from py4.campaign.node_meta import EvalMeta, ProbeMeta
+    from py4.campaign.runner import run_campaign
+    from py4.cli import app
+
+    monkeypatch.setattr("py4.runs.library_versions", lambda *a, **k: {})
+    out = tmp_path / "campaign"
+    sft, eft, other = (str(out / "tiny/iso" / name / "model") for name in ("sft", "eft_8", "eft_4"))
+
+    def train(node):
+        with RunRecorder(node.run_dir, None, "eft") as run:
+            run.add_output("model", _model_folder(out / node.id / "model", adapter="eft" in node.id))
+
+    def measure(node):
+        with RunRecorder(node.run_dir, None, node.stage):
+            (out / node.run_dir / "results.json").write_text(json.dumps({"measured": node.id}))
+
+    meta = dict(model="tiny", arm="iso")
+    nodes = [Node(id=f"tiny/iso/{name}", stage="eft", run_dir=str(out / "tiny/iso" / name))
+             for name in ("sft", "eft_8", "eft_4")]
+    nodes += [Node(id=f"eval:tiny/iso/{name}", stage="eval", run_dir=str(out / "eval" / name), inputs=[f"tiny/iso/{name}"],
+                   meta=EvalMeta(**meta, model_node=f"tiny/iso/{name}", weights=weights, model_kind="eft",
+                                 base=None if name == "sft" else sft))
+              for name, weights in (("sft", sft), ("eft_8", eft), ("eft_4", other))]
+    nodes += [Node(id=f"probes:tiny/iso/{name}", stage="probes", run_dir=str(out / "probes" / name),
+                   inputs=[f"tiny/iso/{name}"],
+                   meta=ProbeMeta(**meta, model_node=f"tiny/iso/{name}", weights=sft, kind="eft", adapter=adapter))
+              for name, adapter in (("sft", None), ("eft_8", eft))]
+    assert run_campaign(nodes, out, {"eft": train, "eval": measure, "probes": measure}, progress=False,
+                        log=lambda s: None).ok
+    with HubStandIn() as hub:
+        monkeypatch.setenv("HF_TOKEN", "hf_standin")
+        monkeypatch.setattr("huggingface_hub.constants.ENDPOINT", hub.endpoint)
+        result = CliRunner().invoke(app, ["push", eft, "org/eft-8"])
+        assert result.exit_code == 0, result.output
+        card = hub.files("model", "org/eft-8")["README.md"].decode()
+    assert f"results in the card: {out.resolve() / 'eval/eft_8'}, {out.resolve() / 'probes/eft_8'}" in result.output
+    assert "eval:tiny/iso/eft_8" in card and "probes:tiny/iso/eft_8" in card
+    assert "tiny/iso/sft" not in card.split("## Results")[1] and "eft_4" not in card

@@ -7,7 +7,9 @@ hashes, the stage config and its hash, the code version and command line, and th
 node when a campaign ran it. Each ``checkpoint-N`` a training saves gets its card too, with its
 step (`py4.train.callbacks.CheckpointCards`): a GRPO run's checkpoints are the campaign's
 intermediate models, evaluated and probed. Evaluation and probe results made later are added
-when the card is rewritten for upload (`py4 push MODEL_DIR ORG/NAME --results RUN_DIR …`).
+when the card is rewritten for upload (`py4 push MODEL_DIR ORG/NAME`): those of the campaign's
+evaluation and probe runs that measured this folder (`campaign_results`), or the run folders
+``--results`` names.
 
 TRL's trainers write a generic README.md; this card replaces it.
 """
@@ -125,6 +127,28 @@ def run_results(run_dir: str | Path) -> dict[str, Any]:
     return {"run": run_dir.name, "kind": manifest.get("kind"), "summary": summary}
 
 
+def campaign_results(model_dir: str | Path) -> list[Path]:
+    """The run folders of the done evaluation and probe runs of the campaign that made
+    `model_dir` which measured that folder (an adapter's runs, not its base's; a checkpoint's, not
+    its run's end), read from the runner's records; [] outside a campaign."""
+    from py4.run_owner import campaign_owner, campaign_records, placed
+
+    owner = campaign_owner(model_dir)
+    if owner is None:
+        return []
+    campaign, target = owner[0], Path(model_dir).resolve()
+    found = []
+    for record in campaign_records(campaign):
+        node = record["node"]
+        meta = node.get("meta") or {}
+        measured = meta.get("adapter") or meta.get("weights")
+        if (record.get("status") != "done" or node.get("stage") not in ("eval", "probes") or not measured
+                or not node.get("run_dir") or target not in placed(campaign, measured)):
+            continue
+        found += [d for d in placed(campaign, node["run_dir"]) if (d / "results.json").is_file()][:1]
+    return found
+
+
 def run_manifest_of(model_dir: str | Path) -> dict[str, Any]:
     """The manifest of the run that wrote `model_dir` (in the folder itself, as a graft's, or in
     its parent, as a training run's `model/`). Raises FileFormatError when neither has one."""
@@ -139,9 +163,10 @@ def run_manifest_of(model_dir: str | Path) -> dict[str, Any]:
 
 
 def push_model(model_dir: str | Path, repo_id: str, *, revision: str | None = None,
-               results: list[str | Path] = ()) -> str:
+               results: list[str | Path] | None = None) -> str:
     """Upload the model folder to the Hub model repository `repo_id` with its card rewritten to
-    hold the given evaluation/probes runs' results; returns the commit URL.
+    hold the given evaluation/probes runs' results (None: the campaign's runs that measured it,
+    `campaign_results`); returns the commit URL.
 
     The folder itself is left as its run recorded it (a campaign checks a finished run's files
     and would redo a run whose card changed): the upload is staged in a temporary folder of
@@ -158,7 +183,7 @@ def push_model(model_dir: str | Path, repo_id: str, *, revision: str | None = No
 
         raise FileFormatError(f"{model_dir}: no config.json or adapter_config.json: not a model folder")
     manifest = run_manifest_of(model_dir)
-    summaries = [run_results(r) for r in results]
+    summaries = [run_results(r) for r in (campaign_results(model_dir) if results is None else results)]
     with tempfile.TemporaryDirectory(prefix="py4-push-") as staging:
         for path in model_dir.rglob("*"):
             target = Path(staging) / path.relative_to(model_dir)
