@@ -46,15 +46,20 @@ def saved_dtypes(run_dir: str | Path) -> dict[str, int] | None:
 
 
 def build_report(nodes, selected: set[str], layout, executor, summary, config, campaign_file, seconds: float) -> dict:
-    from py4.campaign.records import node_status, record_dir
+    """The report of one invocation over the whole folder: the nodes it ran or skipped, and each
+    node an earlier invocation left a record of (``earlier``; ``stale`` when its command or an input
+    changed since), so a narrower rehearsal in the same folder does not hide the rest."""
+    from py4.campaign.records import fingerprints, node_status, record_dir
     from py4.rehearsal.logs import last_error
     from py4.runs import provenance_fields, read_manifest
 
     rows = []
+    current = fingerprints(nodes)
     for node in nodes:
-        if node.id not in selected:
-            continue
         record = read_manifest(record_dir(layout.campaign, node)) or {}
+        earlier = node.id not in selected
+        if earlier and not record:
+            continue
         status = node_status(layout.campaign, node)
         if node.id in summary.blocked:
             status = "blocked"
@@ -63,6 +68,9 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
                                                round((record.get("timings") or {}).get("total_s") or 0, 1) or None),
                "skipped_as_done": node.id in summary.skipped, "command": executor.command(node),
                "facts": key_facts(read_manifest(node.run_dir))}
+        if earlier:
+            row["earlier"] = True
+            row["stale"] = status == "done" and record.get("fingerprint") != current[node.id]
         if node.id in executor.drills:
             row["resume_drill"] = executor.drills[node.id]
         if record.get("server"):
@@ -85,9 +93,14 @@ def build_report(nodes, selected: set[str], layout, executor, summary, config, c
             row["needs"] = [i for i in node.inputs if node_status(layout.campaign, _by_id(nodes, i)) != "done"]
         rows.append(row)
     counts: dict[str, int] = {}
+    folder_counts: dict[str, int] = {}
     for row in rows:
-        counts[row["status"]] = counts.get(row["status"], 0) + 1
+        status = "stale" if row.get("stale") else row["status"]
+        folder_counts[status] = folder_counts.get(status, 0) + 1
+        if not row.get("earlier"):
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
     return {"campaign": str(campaign_file), "out": str(layout.root), "seconds": seconds, "counts": counts,
+            "folder_counts": folder_counts,
             "boundaries": {k: v.model_dump() for k, v in config.boundaries.items()}, "nodes": rows,
             "not_proven": not_proven(layout.standins), **provenance_fields()}
 
@@ -139,6 +152,14 @@ def _first_and_last_line(text: str) -> str:
     return lines[0] if len(lines) < 2 else f"{lines[0][:300]} ... {lines[-1][:300]}"
 
 
+def _when(row: dict[str, Any]) -> str:
+    if row.get("stale"):
+        return " (earlier invocation; its command or an input changed since)"
+    if row.get("earlier"):
+        return " (earlier invocation)"
+    return " (done before)" if row["skipped_as_done"] else ""
+
+
 def _by_id(nodes, node_id: str):
     return next(n for n in nodes if n.id == node_id)
 
@@ -147,8 +168,11 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
     json_path = root / "rehearsal_report.json"
     json_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
     lines = [f"# Rehearsal of {report['campaign']}", "",
-             f"Folder: `{report['out']}`; {report['seconds']} s; "
-             + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items())), "",
+             f"Folder: `{report['out']}`; this invocation: {report['seconds']} s, "
+             + ", ".join(f"{k} {v}" for k, v in sorted(report["counts"].items()))
+             + ("; the folder's records (earlier invocations included): "
+                + ", ".join(f"{k} {v}" for k, v in sorted(report["folder_counts"].items()))
+                if report.get("folder_counts", report["counts"]) != report["counts"] else ""), "",
              *([f"Not importable here (pyproject's campaign extra): {', '.join(report['missing_campaign_extras'])}", ""]
                if report.get("missing_campaign_extras") else []),
              "| node | stage | status | s | environment | server | key facts / error |",
@@ -158,7 +182,7 @@ def write_report(report: dict, root: Path) -> tuple[Path, Path]:
                                       "; ".join(f"{k}={v}" for k, v in list(row["facts"].items())[:6]))
         detail = str(detail).replace("|", "\\|").replace("\n", " ")[:400]
         lines.append(f"| {row['id']} | {row['stage']} | "
-                     f"{row['status']}{' (done before)' if row['skipped_as_done'] else ''} | "
+                     f"{row['status']}{_when(row)} | "
                      f"{row['seconds'] if row['seconds'] is not None else ''} | {row.get('environment', '')} | "
                      f"{row.get('server', '')} | "
                      f"{detail} |")
