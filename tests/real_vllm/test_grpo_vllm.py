@@ -72,6 +72,11 @@ def test_grpo_rollouts_come_from_a_colocated_vllm_on_cpu(grpo_inputs, tmp_path):
     assert (generation["mode"], generation["platform"]) == ("colocate", "cpu")
     assert generation["weight_syncs"] >= 2  # before each step's rollouts
     assert generation["prompts_generated"] >= 2 * 4  # 2 steps x 1 problem x 4 samples, tool-loop turns on top
+    # what vLLM was handed, read off the call, is the sampling the run says it used
+    sent, said = generation["sampling_sent"], manifest["sampling"]
+    assert sent is not None, generation
+    for name in ("temperature", "top_p", "top_k", "min_p", "repetition_penalty"):
+        assert sent[name] == said[name], (name, sent, said)
     assert result["base_identical"] and result["base_tensors"] > 0
     assert any("lora_B" in n for n in result["lora_changed"]), result["lora_changed"]
     assert len(result["generation_s_per_step"]) == 2
