@@ -146,7 +146,8 @@ def test_py4_push_finds_the_campaigns_results_for_the_folder_it_uploads(tmp_path
     meta = dict(model="tiny", arm="iso")
     nodes = [Node(id=f"tiny/iso/{name}", stage="eft", run_dir=str(out / "tiny/iso" / name))
              for name in ("sft", "eft_8", "eft_4")]
-    nodes += [Node(id=f"eval:tiny/iso/{name}", stage="eval", run_dir=str(out / "eval" / name), inputs=[f"tiny/iso/{name}"],
+    nodes += [Node(id=f"eval:tiny/iso/{name}", stage="eval", run_dir=str(out / "eval" / name),
+                   inputs=[f"tiny/iso/{name}"],
                    meta=EvalMeta(**meta, model_node=f"tiny/iso/{name}", weights=weights, model_kind="eft",
                                  base=None if name == "sft" else sft))
               for name, weights in (("sft", sft), ("eft_8", eft), ("eft_4", other))]
