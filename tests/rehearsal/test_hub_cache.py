@@ -91,8 +91,8 @@ def test_campaign_references_all_get_snapshots(tmp_path):
         assert (repo / "refs" / ref_name).exists(), ref
         commit = (repo / "refs" / ref_name).read_text()
         assert (repo / "snapshots" / commit / "tokenizer.json").exists(), ref
-    assert ("google/gemma-4-12B-it", "707f0a3b") in have  # the -it pin, which the SFT pack reads too
-    assert {"zai-org/GLM-4.5-Air", "google/gemma-4-31B"} <= {r for r, _ in have}
+    assert ("google/gemma-4-12b-it", "707f0a3b") in have  # the SFT pack's spelling, at the -it pin
+    assert {"zai-org/GLM-4.5-Air", "google/gemma-4-31b"} <= {r for r, _ in have}
     gemma3 = next(row for row in installed if row["repo_id"] == "unsloth/gemma-3-12b-pt")
     assert gemma3["standin"] == "gemma3-tokenizer" and gemma3["revision"] == "54ba4a26"
 

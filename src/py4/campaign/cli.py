@@ -78,20 +78,15 @@ def _load_spec(file: Path, out: Optional[str], overrides: Optional[list[str]] = 
 
 
 def _load(file: Path, out: Optional[str], overrides: Optional[list[str]] = None, check: bool = False):
-    """The spec and its DAG; with ``check``, every run's stage call is checked against its types,
-    and every Hub repository must be spelled one way (`py4.campaign.pin_check.spelling_conflicts`).
+    """The spec and its DAG; with ``check``, every run's stage call is checked against its types.
 
     A ConfigError or DagError (Py4Error) goes to the command's cli_errors as it is."""
     from py4.campaign.dag import build_dag, check_dag
-
-    from py4.campaign.pin_check import spelling_conflicts
 
     spec = _load_spec(file, out, overrides)
     nodes = build_dag(spec, check=check)
     if check:
         check_dag(nodes)
-        if conflicts := spelling_conflicts(spec, nodes):
-            raise Py4Error(f"{file}: " + "; ".join(conflicts))
     return spec, nodes
 
 

@@ -13,8 +13,7 @@ pinned Hub reference the jobs read is in the local Hugging Face cache, resolvabl
   field) by its ``tokenizer_config.json`` and ``tokenizer.json`` or ``tokenizer.model``. The cache
   is keyed by the id as spelled (``google/gemma-4-12B-it`` and ``google/gemma-4-12b-it`` are two
   folders), so an id a config spells otherwise than its pin is checked as spelled, as the run
-  will look it up (and `spelling_conflicts`, which every campaign command runs, refuses such a
-  campaign before it gets here);
+  will look it up;
 - each pinned dataset (``datasets.<kind>``): read back as the export it names, hashes checked
   (`py4.campaign.dataset_pins.check_dataset_pins`, what the local backend checks);
 - the streamed datasets (the mixes' ``replay``, the SFT pack's ``instructions``: the spec's
@@ -37,7 +36,6 @@ share).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal
@@ -215,40 +213,6 @@ def streamed_missing(ref: StageRef) -> str | None:
     finally:
         datasets_logging.set_verbosity(level)
     return None
-
-
-def spelling_conflicts(spec: CampaignSpec, nodes: Iterable[Node] = ()) -> list[str]:
-    """One line per Hub repository the campaign names in more than one spelling (its pins, its
-    datasets and every run's stage config, as the run resolves it).
-
-    The Hub resolves an id whatever its case, but the Hugging Face cache keys a repository by the
-    id as spelled, so two spellings of one checkpoint are two downloads and two copies on disk
-    (a 12B Gemma: 24 GB each) and two entries for the pin check to find."""
-    places: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for key, model in spec.models.items():
-        for field in MODEL_FIELDS:
-            hub_id = getattr(model, field).hub_id
-            if is_hub_id(hub_id):
-                places[hub_id.lower()][hub_id].append(f"models.{key}.{field}")
-    for kind in ("bank", "probes", "corpus"):
-        if (pin := getattr(spec.datasets, kind, None)) is not None:
-            places[pin.hub_id.lower()][pin.hub_id].append(f"datasets.{kind}")
-    for node, ref in run_refs(nodes):
-        places[ref.hub_id.lower()][ref.hub_id].append(f"{node.id}: {ref.field} of {node.config}")
-    problems = []
-    for spellings in places.values():
-        if len(spellings) < 2:
-            continue
-        named = "; ".join(f"`{hub_id}` in {_first_places(where)}" for hub_id, where in sorted(spellings.items()))
-        problems.append(f"one Hub repository spelled {len(spellings)} ways ({named}): the Hugging Face cache "
-                        "keys a repository by its id as spelled, so each spelling would be downloaded and "
-                        "stored on its own; spell it one way everywhere")
-    return problems
-
-
-def _first_places(where: list[str], shown: int = 2) -> str:
-    more = len(where) - shown
-    return ", ".join(where[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def check_pins(spec: CampaignSpec, nodes: Iterable[Node] = (), cache_dir: str | Path | None = None) -> list[str]:
