@@ -266,6 +266,18 @@ class RunRecorder:
         self.manifest["inputs"][name] = entry
         self.flush()
 
+    def add_model_input(self, name: str, model: str, *, endpoint: str | None = None,
+                        weights: str | None = None) -> None:
+        """Record a model the run evaluates: its served name at ``endpoint`` (with ``weights``, the
+        folder the server serves, when known), else a local folder or file, else a Hub id. Weights
+        are not hashed (a 31B folder would take minutes); the run that wrote them records them."""
+        if endpoint is not None and not Path(model).is_file():
+            self.add_input(name, path=weights, hash_content=False, served_model=model, endpoint=endpoint)
+        elif Path(model).exists():
+            self.add_input(name, path=model, hash_content=Path(model).is_file())
+        else:
+            self.add_input(name, hub_id=model)
+
     def add_output(self, name: str, path: str | Path, hash_content: bool = True, **extra: Any) -> None:
         """Record an output; a model folder gets its model card first (hashed with it)."""
         from py4.hub.model_card import is_model_folder, write_model_card

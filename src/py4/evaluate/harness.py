@@ -100,7 +100,10 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
         # a bank taken from the Hub: its id, pin, commit and content hash (`install_bank`)
         dataset = {"dataset": manifest["dataset"]} if manifest.get("dataset") else {}
         recorder.add_input("bank", path=bank_file, jsonl_sha256=manifest.get("jsonl_sha256"), **dataset)
-        weights = _add_model_input(recorder, config.policy)
+        weights = config.policy.model if config.policy.name == "local" else getattr(config.policy, "weights", None)
+        if config.policy.name in ("local", "endpoint"):  # the model measured (the scripted policies have none)
+            recorder.add_model_input("model", config.policy.model, endpoint=getattr(config.policy, "endpoint", None),
+                                     weights=weights)
         policy = policy or build_policy(config.policy, config.sampling)
         executor = shared_executor(config.episode.output_cap, config.workers)
         split_problems = problems or {s: select_problems(bank, s, config.limit, config.limit_seed)
@@ -147,22 +150,6 @@ def run(config: EvalConfig, out_dir: str | Path, *, progress: bool = True, polic
             recorder.set(tracking="eval: the served weights are not named (policy.weights): no training run "
                                   "to log to")
     return results
-
-
-def _add_model_input(recorder: Any, policy: Any) -> str | None:
-    """Record the evaluated model as the run's input; returns its local folder, if known.
-
-    A local policy's folder, or what an endpoint serves: its served name and URL, and the folder
-    behind it when ``policy.weights`` names it. Weights are not hashed (a 31B folder would take
-    minutes); the folder's own run records them."""
-    if policy.name == "local":
-        recorder.add_input("model", path=policy.model, hash_content=False)
-        return policy.model
-    if policy.name == "endpoint":
-        recorder.add_input("model", path=policy.weights, hash_content=False, served_model=policy.model,
-                           endpoint=policy.endpoint)
-        return policy.weights
-    return None
 
 
 def _inspect_log_writer():

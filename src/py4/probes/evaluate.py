@@ -100,7 +100,7 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
         # What the selection's empty prefixes were conditioned on (py4.probes.score: BOS, else EOS).
         empty_prefixes: dict[str, Any] = {"pairs": sum(not p["prefix"] for p in probes), "model": conditioned}
         recorder.set(empty_prefixes=empty_prefixes)
-        _add_model_input(recorder, "model", model, endpoint)
+        recorder.add_model_input("model", model, endpoint=endpoint)
         results: dict[str, Any] = {
             "schema": SCHEMA, "model": model, "adapter": adapter, "endpoint": endpoint,
             "probes": {"version": manifest["version"], "jsonl_sha256": manifest["jsonl_sha256"],
@@ -111,7 +111,7 @@ def evaluate_probes(model: str, out_dir: str | Path, *, adapter: str | None = No
             if not base_file:
                 base_scores, empty_prefixes["base"] = _score(base, None, probes, **how)
                 recorder.set(empty_prefixes=empty_prefixes)
-            _add_model_input(recorder, "base", base, endpoint)
+            recorder.add_model_input("base", base, endpoint=endpoint)
             results["base"] = {"model": base, "scores": base_scores,
                                "summary": summarize(base_scores, probes, b=bootstrap)}
             results["minus_base"] = paired_difference(scores, base_scores, probes, b=bootstrap)
@@ -178,15 +178,6 @@ def _score(model: str, adapter: str | None, probes: list[dict], *, endpoint: str
     finally:
         close()
     return scores, conditioned()
-
-
-def _add_model_input(recorder, name: str, model: str, endpoint: str | None) -> None:
-    if endpoint is not None and not Path(model).is_file():
-        recorder.add_input(name, served_model=model, endpoint=endpoint)
-    elif Path(model).exists():  # weights are not hashed: a 31B folder would take minutes
-        recorder.add_input(name, path=model, hash_content=Path(model).is_file())
-    else:
-        recorder.add_input(name, hub_id=model)
 
 
 def _read_results(path: str | Path, flag: str) -> dict:
